@@ -1,0 +1,43 @@
+#ifndef BRIGADE_CORE_INFER_RESPONSE_H_
+#define BRIGADE_CORE_INFER_RESPONSE_H_
+
+// InferResponse: the protocol-neutral answer to one InferRequest. Codecs turn it into JSON,
+// binary-extension bytes or a gRPC ModelInferResponse; nothing here knows about wire formats.
+// A plain value type; output tensors may share storage with a batched backend output.
+
+#include <string>
+#include <vector>
+
+#include "core/parameters.h"
+#include "core/stage_clock.h"
+#include "core/tensor.h"
+
+namespace brigade {
+
+struct InferOutput {
+  std::string name;
+  Tensor tensor;
+  Parameters parameters;
+};
+
+struct InferResponse {
+  std::string model_name;
+  std::string model_version;  // resolved version, decimal ("1")
+  std::string id;             // echoed from the request
+  Parameters parameters;
+  std::vector<InferOutput> outputs;
+  // The request's stage stamps, carried back so the transport can add t5 and report the whole.
+  StageClock clock;
+
+  // The output with this name, or null.
+  const InferOutput* FindOutput(std::string_view output_name) const {
+    for (const InferOutput& output : outputs) {
+      if (output.name == output_name) return &output;
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace brigade
+
+#endif  // BRIGADE_CORE_INFER_RESPONSE_H_

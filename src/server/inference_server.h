@@ -1,0 +1,143 @@
+#ifndef BRIGADE_SERVER_INFERENCE_SERVER_H_
+#define BRIGADE_SERVER_INFERENCE_SERVER_H_
+
+// InferenceServer: Brigade's in-process API. The HTTP and gRPC front ends are thin clients of
+// this class (as Triton's front ends are clients of its C API): they decode bytes into the types
+// below, call one method, and encode the answer. Everything between arrival and answer —
+// version resolution, request validation, routing, caching, queueing, batching, execution,
+// statistics — happens behind it.
+//
+// Request path of Infer():
+//   resolve model version → validate & reorder inputs (t1) → scheduler queue → batch → instance
+//   → backend Execute (t2..t3) → slice outputs (t4) → request->Complete()
+//
+// Thread safety: every method is safe to call from any thread, concurrently.
+// Blocking: Infer() never blocks; it answers through the request's callback, possibly before it
+// returns (e.g. validation errors) and otherwise from an instance thread. LoadModel/UnloadModel
+// block until the change is done (a new version is loaded and warmed up before it is served).
+// Errors: NOT_FOUND for unknown models/versions/inputs-by-name lookups, INVALID_ARGUMENT for bad
+// requests (messages name the model and the input or field at fault), UNAVAILABLE when the server
+// is draining, a model is not ready, or a queue is full.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "core/infer_request.h"
+#include "engine/model.h"
+#include "observe/model_stats.h"
+#include "repo/model_config.pb.h"
+
+namespace brigade {
+
+namespace engine {
+class BackendRegistry;
+}
+namespace repo {
+class ModelRepository;
+}
+
+struct TensorMetadata {
+  std::string name;
+  DataType dtype = DataType::kInvalid;
+  Shape shape;  // -1 marks a variable dimension (including the batch dimension)
+};
+
+struct ModelMetadata {
+  std::string name;
+  std::vector<std::string> versions;  // ready versions, ascending
+  std::string platform;
+  std::vector<TensorMetadata> inputs;
+  std::vector<TensorMetadata> outputs;
+};
+
+struct ServerMetadata {
+  std::string name;
+  std::string version;
+  std::vector<std::string> extensions;
+};
+
+struct RepositoryIndexEntry {
+  std::string name;
+  std::string version;  // empty for a model with no version loaded
+  std::string state;    // "READY", "LOADING", "UNLOADING", "UNAVAILABLE"
+  std::string reason;
+};
+
+// Parameters of a repository load request (Triton's model repository extension).
+struct LoadModelRequest {
+  std::string name;
+  // Optional config override, as JSON (the `config` parameter). Empty: read config.pbtxt.
+  std::string config_json;
+};
+
+enum class ModelControlMode { kNone, kPoll, kExplicit };
+
+class InferenceServer {
+ public:
+  struct Options {
+    // Root of the model repository (Triton layout).
+    std::string model_repository;
+    ModelControlMode control_mode = ModelControlMode::kNone;
+    // Models loaded at start-up in explicit mode (Triton's --load-model); "*" loads all.
+    std::vector<std::string> startup_models;
+    // Poll mode: seconds between repository scans.
+    int repository_poll_secs = 15;
+    // Abort start-up if any model fails to load (Triton's --exit-on-error, default true).
+    bool exit_on_error = true;
+    // Compute threads available to all instances together; 0 = hardware concurrency.
+    int compute_threads = 0;
+    // Backends to load models with; must outlive the server. Null: the built-in registry.
+    const engine::BackendRegistry* backends = nullptr;
+    const Clock* clock = Clock::Real();
+  };
+
+  static absl::StatusOr<std::unique_ptr<InferenceServer>> Create(Options options);
+  ~InferenceServer();
+
+  InferenceServer(const InferenceServer&) = delete;
+  InferenceServer& operator=(const InferenceServer&) = delete;
+
+  // Health. Live until destroyed; ready once start-up models are loaded and until draining.
+  bool IsLive() const;
+  bool IsReady() const;
+  ServerMetadata Metadata() const;
+
+  // `version` -1 = the version the policy serves (the highest ready one).
+  absl::StatusOr<bool> ModelReady(std::string_view name, int64_t version) const;
+  absl::StatusOr<ModelMetadata> GetModelMetadata(std::string_view name, int64_t version) const;
+  absl::StatusOr<config::ModelConfig> GetModelConfig(std::string_view name, int64_t version) const;
+
+  // Runs one request; see the class comment. Always answers through request->on_complete.
+  void Infer(std::unique_ptr<InferRequest> request);
+
+  absl::StatusOr<std::vector<RepositoryIndexEntry>> RepositoryIndex(bool ready_only) const;
+  absl::Status LoadModel(const LoadModelRequest& request);
+  absl::Status UnloadModel(std::string_view name);
+
+  // Statistics for one model (and version), or all models when `name` is empty.
+  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> Statistics(std::string_view name,
+                                                                      int64_t version) const;
+
+  // Readiness turns false and new inference requests get UNAVAILABLE; requests already accepted
+  // finish. Returns at once; WaitIdle() waits for them.
+  void StartDrain();
+  // Waits until no request is in flight or `timeout_ns` passes; true when idle.
+  bool WaitIdle(int64_t timeout_ns);
+
+  const Clock* clock() const;
+
+ private:
+  class Impl;
+  explicit InferenceServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace brigade
+
+#endif  // BRIGADE_SERVER_INFERENCE_SERVER_H_
