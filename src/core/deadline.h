@@ -31,9 +31,7 @@ class Deadline {
   constexpr int64_t ns() const { return ns_; }
   constexpr bool ExpiredAt(int64_t now_ns) const { return now_ns >= ns_; }
   // Nanoseconds left at `now_ns`; negative once expired; int64 max when infinite.
-  constexpr int64_t RemainingNs(int64_t now_ns) const {
-    return infinite() ? ns_ : ns_ - now_ns;
-  }
+  constexpr int64_t RemainingNs(int64_t now_ns) const { return infinite() ? ns_ : ns_ - now_ns; }
 
   static constexpr Deadline Earliest(Deadline a, Deadline b) {
     return Deadline(std::min(a.ns_, b.ns_));

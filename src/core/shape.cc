@@ -3,7 +3,6 @@
 #include "absl/status/status.h"
 #include "core/strings.h"
 
-
 namespace brigade {
 
 absl::StatusOr<int64_t> ElementCount(std::span<const int64_t> dims) {

@@ -14,9 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define BRIGADE_RETURN_IF_ERROR(expr)                 \
-  do {                                                \
-    ::absl::Status brigade_status_ = (expr);          \
+#define BRIGADE_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status brigade_status_ = (expr);           \
     if (!brigade_status_.ok()) return brigade_status_; \
   } while (false)
 
@@ -27,8 +27,8 @@
   BRIGADE_ASSIGN_OR_RETURN_IMPL_(BRIGADE_STATUS_CONCAT_(brigade_statusor_, __LINE__), lhs, expr)
 
 #define BRIGADE_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
-  auto statusor = (expr);                                    \
-  if (!statusor.ok()) return std::move(statusor).status();   \
+  auto statusor = (expr);                                   \
+  if (!statusor.ok()) return std::move(statusor).status();  \
   lhs = std::move(statusor).value()
 
 #endif  // BRIGADE_CORE_STATUS_MACROS_H_

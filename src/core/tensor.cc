@@ -4,8 +4,8 @@
 #include <cstring>
 #include <new>
 
-#include "core/strings.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 
 namespace brigade {
 namespace {
@@ -15,11 +15,11 @@ namespace {
 std::shared_ptr<std::byte> AllocateAligned(size_t byte_size) {
   // Round up so a kernel may read a full vector past the last element without faulting.
   const size_t padded = (byte_size + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* raw = ::operator new(padded == 0 ? kTensorAlignment : padded,
-                             std::align_val_t{kTensorAlignment}, std::nothrow);
+  void* raw = ::operator new (padded == 0 ? kTensorAlignment : padded,
+                              std::align_val_t{kTensorAlignment}, std::nothrow);
   if (raw == nullptr) return nullptr;
   return std::shared_ptr<std::byte>(static_cast<std::byte*>(raw), [](std::byte* p) {
-    ::operator delete(p, std::align_val_t{kTensorAlignment});
+    ::operator delete (p, std::align_val_t{kTensorAlignment});
   });
 }
 
@@ -54,14 +54,14 @@ absl::Status ValidateSerializedBytes(std::span<const std::byte> bytes, int64_t c
     offset += sizeof(uint32_t);
     if (bytes.size() - offset < length) {
       return absl::InvalidArgumentError(StrCat("BYTES element ", i, " declares ", length,
-                                                     " bytes but only ", bytes.size() - offset,
-                                                     " remain"));
+                                               " bytes but only ", bytes.size() - offset,
+                                               " remain"));
     }
     offset += length;
   }
   if (offset != bytes.size()) {
     return absl::InvalidArgumentError(StrCat("BYTES data has ", bytes.size() - offset,
-                                                   " trailing bytes after ", count, " elements"));
+                                             " trailing bytes after ", count, " elements"));
   }
   return absl::OkStatus();
 }
@@ -97,8 +97,8 @@ absl::StatusOr<Tensor> Tensor::Zeros(DataType type, Shape shape) {
 absl::StatusOr<Tensor> Tensor::AllocateBytes(Shape shape, size_t byte_size) {
   BRIGADE_ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
   if (byte_size > kMaxTensorBytes) {
-    return absl::ResourceExhaustedError(StrCat("BYTES tensor of ", byte_size,
-                                                     " bytes exceeds the size limit"));
+    return absl::ResourceExhaustedError(
+        StrCat("BYTES tensor of ", byte_size, " bytes exceeds the size limit"));
   }
   std::shared_ptr<std::byte> storage = AllocateAligned(byte_size);
   if (storage == nullptr) {
@@ -113,12 +113,12 @@ absl::StatusOr<Tensor> Tensor::View(DataType type, Shape shape, void* data, size
   int64_t count = 0;
   BRIGADE_ASSIGN_OR_RETURN(size_t expected, FixedByteSize(type, shape, &count));
   if (type == DataType::kBytes) {
-    BRIGADE_RETURN_IF_ERROR(ValidateSerializedBytes(
-        {static_cast<const std::byte*>(data), byte_size}, count));
+    BRIGADE_RETURN_IF_ERROR(
+        ValidateSerializedBytes({static_cast<const std::byte*>(data), byte_size}, count));
   } else if (expected != byte_size) {
-    return absl::InvalidArgumentError(StrCat(
-        "shape ", ShapeToString(shape), " of ", DataTypeName(type), " needs ", expected,
-        " bytes, got ", byte_size));
+    return absl::InvalidArgumentError(StrCat("shape ", ShapeToString(shape), " of ",
+                                             DataTypeName(type), " needs ", expected,
+                                             " bytes, got ", byte_size));
   }
   return Tensor(type, std::move(shape), count, static_cast<std::byte*>(data), byte_size,
                 std::move(owner));
@@ -126,17 +126,17 @@ absl::StatusOr<Tensor> Tensor::View(DataType type, Shape shape, void* data, size
 
 absl::StatusOr<Tensor> Tensor::Copy(DataType type, Shape shape, std::span<const std::byte> bytes) {
   // Validate against the source first so a bad size never allocates.
-  BRIGADE_ASSIGN_OR_RETURN(Tensor view, View(type, std::move(shape),
-                                             const_cast<std::byte*>(bytes.data()), bytes.size(),
-                                             nullptr));
+  BRIGADE_ASSIGN_OR_RETURN(
+      Tensor view,
+      View(type, std::move(shape), const_cast<std::byte*>(bytes.data()), bytes.size(), nullptr));
   return view.Clone();
 }
 
 absl::StatusOr<Tensor> Tensor::FromStrings(Shape shape, std::span<const std::string> values) {
   BRIGADE_ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
   if (count != static_cast<int64_t>(values.size())) {
-    return absl::InvalidArgumentError(StrCat("shape ", ShapeToString(shape), " needs ",
-                                                   count, " strings, got ", values.size()));
+    return absl::InvalidArgumentError(
+        StrCat("shape ", ShapeToString(shape), " needs ", count, " strings, got ", values.size()));
   }
   std::string serialized;
   for (const std::string& value : values) AppendSerializedString(value, &serialized);
@@ -170,8 +170,7 @@ absl::StatusOr<Tensor> Tensor::SliceRows(int64_t begin, int64_t count) const {
   if (shape_.empty()) return absl::InvalidArgumentError("cannot slice a scalar tensor");
   if (begin < 0 || count < 0 || begin > shape_[0] || count > shape_[0] - begin) {
     return absl::InvalidArgumentError(StrCat("rows [", begin, ", ", begin + count,
-                                                   ") out of range for shape ",
-                                                   ShapeToString(shape_)));
+                                             ") out of range for shape ", ShapeToString(shape_)));
   }
   Shape shape = shape_;
   shape[0] = count;
@@ -199,15 +198,15 @@ absl::StatusOr<Tensor> Tensor::SliceRows(int64_t begin, int64_t count) const {
 absl::StatusOr<Tensor> Tensor::Reshaped(Shape shape) const {
   BRIGADE_ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
   if (count != num_elements_) {
-    return absl::InvalidArgumentError(StrCat("cannot reshape ", ShapeToString(shape_),
-                                                   " to ", ShapeToString(shape)));
+    return absl::InvalidArgumentError(
+        StrCat("cannot reshape ", ShapeToString(shape_), " to ", ShapeToString(shape)));
   }
   return Tensor(dtype_, std::move(shape), count, data_, byte_size_, owner_);
 }
 
 absl::StatusOr<Tensor> Tensor::Clone() const {
-  absl::StatusOr<Tensor> copy = dtype_ == DataType::kBytes ? AllocateBytes(shape_, byte_size_)
-                                                          : Allocate(dtype_, shape_);
+  absl::StatusOr<Tensor> copy =
+      dtype_ == DataType::kBytes ? AllocateBytes(shape_, byte_size_) : Allocate(dtype_, shape_);
   if (!copy.ok()) return copy.status();
   if (byte_size_ > 0) std::memcpy(copy->mutable_data(), data_, byte_size_);
   return copy;
@@ -223,9 +222,9 @@ absl::StatusOr<Tensor> ConcatRows(std::span<const Tensor> parts) {
   for (const Tensor& part : parts) {
     if (part.dtype() != first.dtype() || part.shape().size() != first.shape().size() ||
         !std::equal(part.shape().begin() + 1, part.shape().end(), first.shape().begin() + 1)) {
-      return absl::InvalidArgumentError(StrCat(
-          "cannot concatenate ", DataTypeName(part.dtype()), ShapeToString(part.shape()),
-          " with ", DataTypeName(first.dtype()), ShapeToString(first.shape())));
+      return absl::InvalidArgumentError(
+          StrCat("cannot concatenate ", DataTypeName(part.dtype()), ShapeToString(part.shape()),
+                 " with ", DataTypeName(first.dtype()), ShapeToString(first.shape())));
     }
     rows += part.shape()[0];
     byte_size += part.byte_size();

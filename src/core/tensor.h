@@ -107,9 +107,7 @@ class Tensor {
   absl::StatusOr<Tensor> Clone() const;
 
   // True when the data pointer is kTensorAlignment-aligned.
-  bool aligned() const {
-    return reinterpret_cast<uintptr_t>(data_) % kTensorAlignment == 0;
-  }
+  bool aligned() const { return reinterpret_cast<uintptr_t>(data_) % kTensorAlignment == 0; }
 
  private:
   Tensor(DataType type, Shape shape, int64_t num_elements, std::byte* data, size_t byte_size,

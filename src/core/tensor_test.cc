@@ -63,12 +63,12 @@ TEST(TensorTest, MalformedBytesAreRejected) {
   AppendSerializedString("abc", &wire);
   auto bytes = std::as_bytes(std::span<const char>(wire.data(), wire.size()));
   EXPECT_TRUE(ValidateSerializedBytes(bytes, 1).ok());
-  EXPECT_FALSE(ValidateSerializedBytes(bytes, 2).ok());                // too few elements
-  EXPECT_FALSE(ValidateSerializedBytes(bytes.first(5), 1).ok());       // truncated element
-  EXPECT_FALSE(ValidateSerializedBytes(bytes.first(2), 1).ok());       // truncated prefix
+  EXPECT_FALSE(ValidateSerializedBytes(bytes, 2).ok());           // too few elements
+  EXPECT_FALSE(ValidateSerializedBytes(bytes.first(5), 1).ok());  // truncated element
+  EXPECT_FALSE(ValidateSerializedBytes(bytes.first(2), 1).ok());  // truncated prefix
   wire.push_back('x');
   bytes = std::as_bytes(std::span<const char>(wire.data(), wire.size()));
-  EXPECT_FALSE(ValidateSerializedBytes(bytes, 1).ok());                // trailing byte
+  EXPECT_FALSE(ValidateSerializedBytes(bytes, 1).ok());  // trailing byte
 }
 
 TEST(TensorTest, SliceRowsSharesStorage) {

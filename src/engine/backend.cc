@@ -5,7 +5,6 @@
 #include "absl/status/status.h"
 #include "core/strings.h"
 
-
 namespace brigade::engine {
 
 void BackendRegistry::Register(std::unique_ptr<Backend> backend) {
@@ -24,9 +23,8 @@ absl::StatusOr<Backend*> BackendRegistry::Find(std::string_view platform,
       if (candidate->platform() == platform) return candidate.get();
     }
   }
-  return absl::NotFoundError(StrCat("no backend for platform '", platform, "' backend '",
-                                          backend, "'; available: ",
-                                          fmt::format("{}", fmt::join(names(), ", "))));
+  return absl::NotFoundError(StrCat("no backend for platform '", platform, "' backend '", backend,
+                                    "'; available: ", fmt::format("{}", fmt::join(names(), ", "))));
 }
 
 Backend* BackendRegistry::FindByModelFile(const std::string& version_dir) const {

@@ -49,8 +49,8 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
     const BatchRow& row = batches_[size];
     const StatDuration infer = row.infer.Read();
     if (infer.count == 0) continue;
-    out.batch_stats.push_back({static_cast<uint64_t>(size), row.input.Read(), infer,
-                               row.output.Read()});
+    out.batch_stats.push_back(
+        {static_cast<uint64_t>(size), row.input.Read(), infer, row.output.Read()});
   }
   return out;
 }

@@ -12,14 +12,16 @@
 namespace brigade::serve {
 
 struct ProtocolStatus {
-  int http_status;         // e.g. 400
-  int grpc_code;           // grpc::StatusCode value, e.g. 3 (INVALID_ARGUMENT)
-  std::string_view reason; // HTTP reason phrase, e.g. "Bad Request"
+  int http_status;          // e.g. 400
+  int grpc_code;            // grpc::StatusCode value, e.g. 3 (INVALID_ARGUMENT)
+  std::string_view reason;  // HTTP reason phrase, e.g. "Bad Request"
 };
 
 ProtocolStatus MapStatus(absl::StatusCode code);
 
-inline int HttpStatusFor(const absl::Status& status) { return MapStatus(status.code()).http_status; }
+inline int HttpStatusFor(const absl::Status& status) {
+  return MapStatus(status.code()).http_status;
+}
 inline int GrpcCodeFor(const absl::Status& status) { return MapStatus(status.code()).grpc_code; }
 
 // Payload key under which an UNAVAILABLE status carries a suggested retry delay in seconds

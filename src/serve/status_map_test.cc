@@ -28,8 +28,7 @@ TEST(StatusMapTest, GrpcCodesMatchGrpcsEnum) {
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(MapStatus(absl::StatusCode::kNotFound).grpc_code, grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(MapStatus(absl::StatusCode::kUnavailable).grpc_code, grpc::StatusCode::UNAVAILABLE);
-  EXPECT_EQ(MapStatus(absl::StatusCode::kUnimplemented).grpc_code,
-            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(MapStatus(absl::StatusCode::kUnimplemented).grpc_code, grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_EQ(MapStatus(absl::StatusCode::kDeadlineExceeded).grpc_code,
             grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(MapStatus(absl::StatusCode::kDataLoss).grpc_code, grpc::StatusCode::INTERNAL);

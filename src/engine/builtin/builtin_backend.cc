@@ -4,9 +4,8 @@
 #include <cstring>
 #include <string>
 
-
-#include "core/strings.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 
 namespace brigade::engine {
 namespace {
@@ -59,9 +58,8 @@ class BuiltinInstance final : public ModelInstance {
       return absl::OkStatus();
     }
     if (inputs.size() != 2) {
-      return absl::InvalidArgumentError(StrCat("model '", model_name_,
-                                                     "': add_sub takes 2 inputs, got ",
-                                                     inputs.size()));
+      return absl::InvalidArgumentError(
+          StrCat("model '", model_name_, "': add_sub takes 2 inputs, got ", inputs.size()));
     }
     const Tensor& a = inputs[0];
     const Tensor& b = inputs[1];
@@ -112,9 +110,9 @@ absl::StatusOr<int64_t> IntParameter(const ModelLoadOptions& options, const std:
   if (it == options.parameters.end()) return 0;
   int64_t value = 0;
   if (!ParseInteger(it->second, &value) || value < 0) {
-    return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': parameter ",
-                                                   key, " must be a non-negative integer, got '",
-                                                   it->second, "'"));
+    return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': parameter ", key,
+                                             " must be a non-negative integer, got '", it->second,
+                                             "'"));
   }
   return value;
 }
@@ -131,11 +129,12 @@ absl::StatusOr<std::shared_ptr<Model>> BuiltinBackend::Load(const ModelLoadOptio
     settings.op = Op::kAddSub;
   } else {
     return absl::InvalidArgumentError(StrCat("model '", options.model_name,
-                                                   "': unknown builtin op '", op_name,
-                                                   "' (expected identity or add_sub)"));
+                                             "': unknown builtin op '", op_name,
+                                             "' (expected identity or add_sub)"));
   }
   BRIGADE_ASSIGN_OR_RETURN(settings.compute_us, IntParameter(options, "compute_us"));
-  BRIGADE_ASSIGN_OR_RETURN(settings.compute_us_per_row, IntParameter(options, "compute_us_per_row"));
+  BRIGADE_ASSIGN_OR_RETURN(settings.compute_us_per_row,
+                           IntParameter(options, "compute_us_per_row"));
 
   ModelSignature signature;
   signature.inputs = options.declared_inputs;
@@ -147,21 +146,20 @@ absl::StatusOr<std::shared_ptr<Model>> BuiltinBackend::Load(const ModelLoadOptio
     for (size_t i = 0; i < signature.inputs.size(); ++i) {
       TensorSpec output = signature.inputs[i];
       output.name = i < options.declared_outputs.size() ? options.declared_outputs[i].name
-                                                         : StrCat("OUTPUT", i);
+                                                        : StrCat("OUTPUT", i);
       signature.outputs.push_back(std::move(output));
     }
   } else {
     if (signature.inputs.size() != 2) {
-      return absl::InvalidArgumentError(StrCat(
-          "model '", options.model_name, "': add_sub needs exactly two inputs, config declares ",
-          signature.inputs.size()));
+      return absl::InvalidArgumentError(
+          StrCat("model '", options.model_name,
+                 "': add_sub needs exactly two inputs, config declares ", signature.inputs.size()));
     }
     for (const TensorSpec& input : signature.inputs) {
       if (input.dtype != DataType::kFp32 && input.dtype != DataType::kInt32) {
         return absl::InvalidArgumentError(StrCat("model '", options.model_name,
-                                                       "': add_sub supports FP32 and INT32, input '",
-                                                       input.name, "' is ",
-                                                       DataTypeName(input.dtype)));
+                                                 "': add_sub supports FP32 and INT32, input '",
+                                                 input.name, "' is ", DataTypeName(input.dtype)));
       }
     }
     for (int i = 0; i < 2; ++i) {

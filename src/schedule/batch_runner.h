@@ -1,0 +1,54 @@
+#ifndef BRIGADE_SCHEDULE_BATCH_RUNNER_H_
+#define BRIGADE_SCHEDULE_BATCH_RUNNER_H_
+
+// BatchRunner: executes one batch of requests on one ModelInstance and answers every request in
+// it. The three timed steps are Triton's compute_input / compute_infer / compute_output:
+//
+//   gather   concatenate each input along dimension 0 (a batch of one request is passed through
+//            without a copy)                                           (t2 = infer start after it)
+//   execute  ModelInstance::Execute                                     (t3 = infer end)
+//   scatter  slice each output per request (views, no copy) and keep only the outputs each
+//            request asked for                                          (t4 = postprocessed)
+//
+// Requests reach the runner validated: inputs in signature order, dtypes and non-batch dims as
+// the model declares, requested outputs known (server/request_validator.h guarantees it).
+//
+// Thread safety: Run() may be called concurrently from several instance threads (each with its
+// own instance); the runner itself is immutable. `signature`, `stats` and `clock` are borrowed
+// and must outlive the runner. Failure: an error in gather/execute/scatter answers every request
+// of the batch with that error (naming the model); other batches are unaffected.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "engine/model.h"
+#include "observe/model_stats.h"
+#include "schedule/batch_queue.h"
+
+namespace brigade::schedule {
+
+class BatchRunner {
+ public:
+  BatchRunner(std::string model_name, int64_t version, int max_batch_size,
+              const engine::ModelSignature* signature, observe::ModelStats* stats,
+              const Clock* clock);
+
+  void Run(engine::ModelInstance* instance, std::vector<QueuedRequest> batch) const;
+
+ private:
+  absl::Status Execute(engine::ModelInstance* instance, std::vector<QueuedRequest>& batch) const;
+  void Fail(std::vector<QueuedRequest>& batch, const absl::Status& status) const;
+
+  const std::string model_name_;
+  const std::string version_;
+  const int max_batch_size_;
+  const engine::ModelSignature* signature_;
+  observe::ModelStats* stats_;
+  const Clock* clock_;
+};
+
+}  // namespace brigade::schedule
+
+#endif  // BRIGADE_SCHEDULE_BATCH_RUNNER_H_
