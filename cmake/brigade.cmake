@@ -27,3 +27,45 @@ function(brigade_test)
   endif()
   set_tests_properties(${ARG_NAME} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
 endfunction()
+
+# C++ code (and, with GRPC, gRPC service code) for .proto files, rooted at src/: the file
+# src/repo/model_config.proto is imported as "repo/model_config.proto" and its header included
+# as "repo/model_config.pb.h", both generated under BRIGADE_GENERATED_DIR.
+#
+#   brigade_proto_library(NAME grpc_proto PROTOS grpc_service.proto GRPC
+#                         DEPS brigade_model_config_proto)
+#
+# (FindProtobuf's protobuf_generate puts the proto's own folder first on protoc's import path,
+# which names the file "model_config.proto" and generates it at the top of the output folder, so
+# an import of "repo/model_config.proto" would define its messages a second time.)
+function(brigade_proto_library)
+  cmake_parse_arguments(ARG "GRPC" "NAME" "PROTOS;DEPS" ${ARGN})
+  set(_generated)
+  foreach(_proto ${ARG_PROTOS})
+    get_filename_component(_abs ${_proto} ABSOLUTE)
+    file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR}/src ${_abs})
+    string(REGEX REPLACE "\\.proto$" "" _stem ${_rel})
+    set(_outs ${BRIGADE_GENERATED_DIR}/${_stem}.pb.h ${BRIGADE_GENERATED_DIR}/${_stem}.pb.cc)
+    set(_args --cpp_out=${BRIGADE_GENERATED_DIR})
+    set(_deps ${_abs} protobuf::protoc)
+    if(ARG_GRPC)
+      list(APPEND _outs ${BRIGADE_GENERATED_DIR}/${_stem}.grpc.pb.h
+                        ${BRIGADE_GENERATED_DIR}/${_stem}.grpc.pb.cc)
+      list(APPEND _args --grpc_out=${BRIGADE_GENERATED_DIR}
+                        --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>)
+      list(APPEND _deps gRPC::grpc_cpp_plugin)
+    endif()
+    add_custom_command(OUTPUT ${_outs}
+      COMMAND protobuf::protoc ${_args} -I ${PROJECT_SOURCE_DIR}/src ${_abs}
+      DEPENDS ${_deps}
+      COMMENT "protoc ${_rel}"
+      VERBATIM)
+    list(APPEND _generated ${_outs})
+  endforeach()
+  add_library(brigade_${ARG_NAME} STATIC ${_generated})
+  target_include_directories(brigade_${ARG_NAME} PUBLIC ${BRIGADE_GENERATED_DIR})
+  target_link_libraries(brigade_${ARG_NAME} PUBLIC protobuf::libprotobuf ${ARG_DEPS})
+  if(ARG_GRPC)
+    target_link_libraries(brigade_${ARG_NAME} PUBLIC gRPC::grpc++)
+  endif()
+endfunction()
