@@ -14,6 +14,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "fmt/format.h"
@@ -33,9 +34,9 @@ namespace brigade {
 // Concatenates the text form of each argument (strings, string views of either kind, numbers,
 // anything fmt can print): the absl::StrCat of this project.
 template <typename... Args>
-std::string StrCat(const Args&... args) {
+std::string StrCat(Args&&... args) {
   std::string out;
-  (fmt::format_to(std::back_inserter(out), "{}", args), ...);
+  (fmt::format_to(std::back_inserter(out), "{}", std::forward<Args>(args)), ...);
   return out;
 }
 

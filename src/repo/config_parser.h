@@ -1,0 +1,59 @@
+#ifndef BRIGADE_REPO_CONFIG_PARSER_H_
+#define BRIGADE_REPO_CONFIG_PARSER_H_
+
+// Reading, validating and completing a model's config.pbtxt.
+//
+// A Triton config.pbtxt for an ONNX or TorchScript model must load unchanged: fields Brigade's
+// schema does not declare are skipped by the parser and reported, fields it declares but does not
+// act on are reported by IgnoredFields(); neither fails the load. Genuine errors (syntax, bad
+// values) fail with the file, line and column, or the field at fault.
+//
+// All functions are pure (no I/O except ReadModelConfigFile) and thread-safe.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/data_type.h"
+#include "repo/model_config.pb.h"
+
+namespace brigade::repo {
+
+struct ParsedConfig {
+  config::ModelConfig config;
+  // Human-readable notes about unknown fields the parser skipped ("line 12: unknown field ...").
+  std::vector<std::string> skipped;
+};
+
+// Parses protobuf text format. `source` names the file in messages.
+absl::StatusOr<ParsedConfig> ParseModelConfigText(std::string_view text, std::string_view source);
+
+// Parses a JSON config (the repository extension's `config` load parameter). Unknown fields are
+// skipped like in text format.
+absl::StatusOr<ParsedConfig> ParseModelConfigJson(std::string_view json, std::string_view source);
+
+// Reads and parses <model_dir>/config.pbtxt. A missing file yields a config that only carries the
+// name, for the backend to complete (Triton's auto-complete).
+absl::StatusOr<ParsedConfig> ReadModelConfigFile(const std::string& model_dir,
+                                                 std::string_view model_name);
+
+// Checks values and fills defaults: name (must equal the directory name when set), max_batch_size
+// >= 0, data types and dims of every input/output, reshape element counts, dynamic batching
+// settings (preferred sizes within max_batch_size, priority levels), instance counts.
+absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfig* config);
+
+// Sections present in `config` that Brigade parses but does not act on, e.g.
+// "sequence_batching", "optimization", "instance_group[0].kind: KIND_GPU (runs on CPU)".
+std::vector<std::string> IgnoredFields(const config::ModelConfig& config);
+
+// The config serialized as JSON with proto field names (the /config endpoint's body).
+absl::StatusOr<std::string> ModelConfigToJson(const config::ModelConfig& config);
+
+// DataType conversions between the config enum and core.
+DataType FromConfigDataType(config::DataType type);
+config::DataType ToConfigDataType(DataType type);
+
+}  // namespace brigade::repo
+
+#endif  // BRIGADE_REPO_CONFIG_PARSER_H_

@@ -1,0 +1,152 @@
+#include "repo/config_parser.h"
+
+#include <algorithm>
+
+#include "gtest/gtest.h"
+
+namespace brigade::repo {
+namespace {
+
+// A Triton config for an ONNX model using sections Brigade does not implement, plus a field
+// neither schema knows.
+constexpr char kTritonConfig[] = R"pb(
+  name: "densenet_onnx"
+  platform: "onnxruntime_onnx"
+  max_batch_size: 8 input
+  [ {
+    name: "data_0"
+    data_type: TYPE_FP32
+    format: FORMAT_NCHW
+    dims: [ 3, 224, 224 ]
+    reshape: { shape: [ 1, 3, 224, 224 ] }
+  }] output
+  [ {
+    name: "fc6_1"
+    data_type: TYPE_FP32
+    dims: [ 1000 ]
+    reshape: { shape: [ 1, 1000, 1, 1 ] }
+    label_filename: "densenet_labels.txt"
+  }] instance_group
+  [ {
+    count: 2
+    kind: KIND_GPU
+    gpus: [ 0 ]
+  }]
+  optimization {
+    execution_accelerators {
+      gpu_execution_accelerator:
+      [ { name: "tensorrt" }]
+    }
+  }
+  dynamic_batching {
+    preferred_batch_size: [ 4, 8 ]
+    max_queue_delay_microseconds: 100
+  } model_warmup
+  [ {
+    name: "w"
+    batch_size: 1
+    inputs {
+      key: "data_0"
+      value {
+        data_type: TYPE_FP32
+        dims: [ 3, 224, 224 ]
+        zero_data: true
+      }
+    }
+  }]
+  some_future_field: 42
+)pb";
+
+TEST(ConfigParserTest, TritonConfigParsesAndReportsWhatIsIgnored) {
+  auto parsed = ParseModelConfigText(kTritonConfig, "config.pbtxt");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->config.input(0).dims_size(), 3);
+  ASSERT_EQ(parsed->skipped.size(), 1u);
+  EXPECT_NE(parsed->skipped[0].find("some_future_field"), std::string::npos);
+  EXPECT_TRUE(ValidateModelConfig("densenet_onnx", &parsed->config).ok());
+  const auto ignored = IgnoredFields(parsed->config);
+  auto has = [&](std::string_view text) {
+    return std::any_of(ignored.begin(), ignored.end(),
+                       [&](const std::string& s) { return s.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("optimization"));
+  EXPECT_TRUE(has("KIND_GPU"));
+  EXPECT_FALSE(has("dynamic_batching"));
+}
+
+TEST(ConfigParserTest, SyntaxErrorsNameFileLineAndColumn) {
+  auto parsed = ParseModelConfigText("name: \"m\"\nmax_batch_size: \"eight\"\n", "m/config.pbtxt");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.status().message().find("m/config.pbtxt:2:"), std::string::npos)
+      << parsed.status();
+}
+
+TEST(ConfigParserTest, UnknownEnumValuesAreErrors) {
+  auto parsed = ParseModelConfigText("input [{ name: \"x\" data_type: TYPE_FP33 dims: [1] }]", "c");
+  EXPECT_FALSE(parsed.ok());
+}
+
+TEST(ConfigParserTest, ValidationNamesTheFieldAtFault) {
+  struct Case {
+    const char* text;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"name: \"other\"", "does not match"},
+      {"max_batch_size: -1", "negative"},
+      {"input [{ name: \"x\" dims: [1] }]", "'x' needs a data_type"},
+      {"input [{ name: \"x\" data_type: TYPE_FP32 dims: [0] }]", "invalid dims"},
+      {"input [{ name: \"x\" data_type: TYPE_FP32 dims: [4] }, { name: \"x\" data_type: "
+       "TYPE_FP32 dims: [4] }]",
+       "declared twice"},
+      {"input [{ name: \"x\" data_type: TYPE_FP32 dims: [4] reshape { shape: [3] } }]",
+       "reshape [3] has 3 elements"},
+      {"max_batch_size: 4 dynamic_batching { preferred_batch_size: [8] }",
+       "preferred_batch_size 8"},
+      {"max_batch_size: 4 dynamic_batching { priority_levels: 2 default_priority_level: 3 }",
+       "default_priority_level 3"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = ParseModelConfigText(c.text, "c");
+    ASSERT_TRUE(parsed.ok()) << c.text;
+    absl::Status status = ValidateModelConfig("m", &parsed->config);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.text;
+    EXPECT_NE(status.message().find(c.expected), std::string::npos) << status << " for " << c.text;
+  }
+}
+
+TEST(ConfigParserTest, MissingNameIsTakenFromTheDirectory) {
+  auto parsed = ParseModelConfigText("max_batch_size: 2", "c");
+  ASSERT_TRUE(ValidateModelConfig("dir_name", &parsed->config).ok());
+  EXPECT_EQ(parsed->config.name(), "dir_name");
+}
+
+TEST(ConfigParserTest, JsonOverrideUsesTheSameSchema) {
+  auto parsed = ParseModelConfigJson(
+      R"({"name":"m","max_batch_size":4,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[2]}],"unknown":1})",
+      "override");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->config.max_batch_size(), 4);
+  EXPECT_EQ(parsed->config.input(0).data_type(), config::TYPE_FP32);
+  EXPECT_FALSE(ParseModelConfigJson("{not json", "override").ok());
+}
+
+TEST(ConfigParserTest, ConfigJsonUsesProtoFieldNames) {
+  config::ModelConfig config;
+  config.set_name("m");
+  config.set_max_batch_size(8);
+  auto json = ModelConfigToJson(config);
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->find("\"max_batch_size\":8"), std::string::npos) << *json;
+}
+
+TEST(ConfigParserTest, DataTypesConvertBothWays) {
+  for (int i = 1; i < kNumDataTypes; ++i) {
+    const auto type = static_cast<DataType>(i);
+    EXPECT_EQ(FromConfigDataType(ToConfigDataType(type)), type) << DataTypeName(type);
+  }
+}
+
+}  // namespace
+}  // namespace brigade::repo

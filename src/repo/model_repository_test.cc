@@ -1,0 +1,243 @@
+#include "repo/model_repository.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/synchronization/notification.h"
+#include "engine/builtin/builtin_backend.h"
+#include "gtest/gtest.h"
+
+namespace brigade::repo {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kIdentityConfig[] = R"pb(
+  backend: "brigade"
+  max_batch_size: 8 input
+  [ {
+    name: "INPUT0"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }] output
+  [ {
+    name: "OUTPUT0"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }]
+)pb";
+
+class RepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("brigade_repo_test_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    backends_.Register(std::make_unique<engine::BuiltinBackend>());
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void WriteModel(const std::string& name, const std::string& config,
+                  std::vector<int> versions = {1}) {
+    fs::create_directories(root_ / name);
+    std::ofstream(root_ / name / "config.pbtxt") << config;
+    for (int version : versions) fs::create_directories(root_ / name / std::to_string(version));
+  }
+
+  ModelRepository::Options Options(ControlMode mode) {
+    ModelRepository::Options options;
+    options.root = root_.string();
+    options.mode = mode;
+    options.poll_interval_secs = 3600;  // tests call Poll() themselves
+    options.backends = &backends_;
+    options.pin_threads = false;
+    return options;
+  }
+
+  fs::path root_;
+  engine::BackendRegistry backends_;
+};
+
+TEST_F(RepositoryTest, NoneModeLoadsEveryModelAndServesTheHighestVersion) {
+  WriteModel("a", kIdentityConfig, {1, 2});
+  WriteModel("b", kIdentityConfig);
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  EXPECT_TRUE(errors.empty());
+  auto a = (*repo)->Get("a", -1);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ((*a)->version(), 2);
+  EXPECT_EQ((*repo)->Get("a", 1).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*repo)->Get("zzz", -1).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE((*repo)->Get("b", 1).ok());
+}
+
+TEST_F(RepositoryTest, LoadedConfigIsCompletedWithPlatform) {
+  WriteModel("a", kIdentityConfig);
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), nullptr);
+  auto a = (*repo)->Get("a", -1);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ((*a)->platform(), "brigade_builtin");
+  EXPECT_EQ((*a)->inputs()[0].shape, (Shape{-1, 4}));
+}
+
+TEST_F(RepositoryTest, ABrokenModelIsReportedAndTheOthersStillLoad) {
+  WriteModel("good", kIdentityConfig);
+  WriteModel("bad_syntax", "max_batch_size: \"x\"");
+  WriteModel("bad_backend", "platform: \"tensorrt_plan\"");
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_TRUE(repo.ok());
+  EXPECT_EQ(errors.size(), 2u);
+  EXPECT_TRUE((*repo)->Get("good", -1).ok());
+  EXPECT_EQ((*repo)->Get("bad_syntax", -1).status().code(), absl::StatusCode::kUnavailable);
+  bool saw_reason = false;
+  for (const IndexEntry& entry : (*repo)->Index(false)) {
+    if (entry.name == "bad_backend") {
+      EXPECT_EQ(entry.state, "UNAVAILABLE");
+      saw_reason = entry.reason.find("tensorrt_plan") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(saw_reason);
+  EXPECT_EQ((*repo)->Index(true).size(), 1u);
+}
+
+TEST_F(RepositoryTest, ExplicitModeLoadsOnlyWhatIsAskedFor) {
+  WriteModel("a", kIdentityConfig);
+  WriteModel("b", kIdentityConfig);
+  ModelRepository::Options options = Options(ControlMode::kExplicit);
+  options.startup_models = {"a"};
+  auto repo = ModelRepository::Create(options, nullptr);
+  ASSERT_TRUE(repo.ok());
+  EXPECT_TRUE((*repo)->Get("a", -1).ok());
+  EXPECT_FALSE((*repo)->Get("b", -1).ok());
+  ASSERT_TRUE((*repo)->Load("b", "").ok());
+  EXPECT_TRUE((*repo)->Get("b", -1).ok());
+  ASSERT_TRUE((*repo)->Unload("a").ok());
+  EXPECT_EQ((*repo)->Get("a", -1).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ((*repo)->Load("nope", "").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*repo)->Unload("nope").code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(RepositoryTest, LoadAndUnloadNeedExplicitMode) {
+  WriteModel("a", kIdentityConfig);
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), nullptr);
+  EXPECT_EQ((*repo)->Load("a", "").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*repo)->Unload("a").code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(RepositoryTest, LoadWithAConfigOverride) {
+  WriteModel("a", kIdentityConfig);
+  auto repo = ModelRepository::Create(Options(ControlMode::kExplicit), nullptr);
+  ASSERT_TRUE((*repo)
+                  ->Load("a", R"({"backend":"brigade","max_batch_size":2,
+                      "input":[{"name":"INPUT0","data_type":"TYPE_INT32","dims":[3]}]})")
+                  .ok());
+  auto a = (*repo)->Get("a", -1);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ((*a)->max_batch_size(), 2);
+  EXPECT_EQ((*a)->inputs()[0].dtype, DataType::kInt32);
+}
+
+TEST_F(RepositoryTest, PollLoadsNewVersionsAndRetiresOldOnes) {
+  WriteModel("a", kIdentityConfig, {1});
+  auto repo = ModelRepository::Create(Options(ControlMode::kPoll), nullptr);
+  ASSERT_EQ((*(*repo)->Get("a", -1))->version(), 1);
+  fs::create_directories(root_ / "a" / "2");
+  WriteModel("c", kIdentityConfig);
+  ASSERT_TRUE((*repo)->Poll().ok());
+  EXPECT_EQ((*(*repo)->Get("a", -1))->version(), 2);
+  EXPECT_EQ((*repo)->Get("a", 1).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE((*repo)->Get("c", -1).ok());
+  fs::remove_all(root_ / "c");
+  ASSERT_TRUE((*repo)->Poll().ok());
+  EXPECT_EQ((*repo)->Get("c", -1).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(RepositoryTest, AChangedConfigReloadsAndQueuedRequestsOnTheOldLoadFinish) {
+  // Declared first: the repository (and the queued request's callback) must not outlive them.
+  absl::Notification answered;
+  absl::Status answer = absl::UnknownError("not answered");
+  // A one-minute batching delay keeps the request queued on the old load until it is drained.
+  WriteModel("a", std::string(kIdentityConfig) +
+                      "dynamic_batching { max_queue_delay_microseconds: 60000000 }");
+  auto repo = ModelRepository::Create(Options(ControlMode::kPoll), nullptr);
+  auto old = (*repo)->Get("a", -1);
+  ASSERT_TRUE(old.ok());
+
+  auto request = std::make_unique<InferRequest>();
+  std::vector<float> values = {1, 2, 3, 4};
+  request->inputs.push_back({"INPUT0", *Tensor::FromValues<float>({1, 4}, values), {}});
+  request->on_complete = [&](absl::StatusOr<InferResponse> result) {
+    answer = result.status();
+    answered.Notify();
+  };
+  (*old)->Enqueue(std::move(request));
+  EXPECT_FALSE(answered.HasBeenNotified());
+
+  WriteModel("a", R"pb(
+    backend: "brigade"
+    max_batch_size: 4 input
+    [ {
+      name: "INPUT0"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }]
+  )pb");
+  ASSERT_TRUE((*repo)->Poll().ok());
+  answered.WaitForNotification();
+  EXPECT_TRUE(answer.ok()) << answer;
+  auto fresh = (*repo)->Get("a", -1);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE(fresh->get(), old->get());
+  EXPECT_EQ((*fresh)->max_batch_size(), 4);
+}
+
+TEST_F(RepositoryTest, AFailedReloadLeavesThePreviousLoadServing) {
+  WriteModel("a", kIdentityConfig);
+  auto repo = ModelRepository::Create(Options(ControlMode::kPoll), nullptr);
+  auto old = (*repo)->Get("a", -1);
+  WriteModel("a", std::string(kIdentityConfig) +
+                      "parameters { key: \"op\" value { string_value: \"bogus\" } }");
+  EXPECT_FALSE((*repo)->Poll().ok());
+  auto still = (*repo)->Get("a", -1);
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->get(), old->get());
+  bool reported = false;
+  for (const IndexEntry& entry : (*repo)->Index(false)) {
+    reported |= entry.reason.find("bogus") != std::string::npos && entry.state == "READY";
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST_F(RepositoryTest, ConfigInputsMustExistInTheModel) {
+  WriteModel("a", R"pb(
+    backend: "brigade"
+    parameters {
+      key: "op"
+      value { string_value: "add_sub" }
+    } input
+    [ {
+      name: "INPUT0"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }]
+  )pb");
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message().find("two inputs"), std::string::npos) << errors[0];
+}
+
+TEST_F(RepositoryTest, AMissingRepositoryFailsCreate) {
+  ModelRepository::Options options = Options(ControlMode::kNone);
+  options.root = (root_ / "does_not_exist").string();
+  EXPECT_EQ(ModelRepository::Create(options, nullptr).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace brigade::repo

@@ -1,0 +1,221 @@
+#include "repo/model_version.h"
+
+#include <filesystem>
+#include <utility>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "repo/config_parser.h"
+#include "repo/warmup.h"
+
+namespace brigade::repo {
+namespace {
+
+// Queue bound when the config sets none (Triton's default is unbounded; ours never is).
+constexpr size_t kDefaultMaxQueueSize = 1024;
+
+template <typename ConfigTensor>
+Shape ClientShape(const ConfigTensor& tensor, bool batching) {
+  Shape shape;
+  if (batching) shape.push_back(-1);
+  for (int64_t dim : tensor.dims()) shape.push_back(dim);
+  return shape;
+}
+
+template <typename ConfigTensor>
+Shape ModelShape(const ConfigTensor& tensor, bool batching) {
+  if (!tensor.has_reshape()) return ClientShape(tensor, batching);
+  Shape shape;
+  if (batching) shape.push_back(-1);
+  for (int64_t dim : tensor.reshape().shape()) shape.push_back(dim);
+  return shape;
+}
+
+template <typename ConfigTensors>
+std::vector<engine::TensorSpec> Declared(const ConfigTensors& tensors, bool batching) {
+  std::vector<engine::TensorSpec> specs;
+  for (const auto& tensor : tensors) {
+    specs.push_back(
+        {tensor.name(), FromConfigDataType(tensor.data_type()), ModelShape(tensor, batching)});
+  }
+  return specs;
+}
+
+// Aligns the config's tensors with the backend's signature. With no config tensors the
+// signature is taken as is (and written back into `config_tensors`).
+template <typename ConfigTensors>
+absl::StatusOr<std::vector<IoSpec>> Reconcile(std::string_view model, std::string_view what,
+                                              const std::vector<engine::TensorSpec>& signature,
+                                              bool batching, ConfigTensors* config_tensors) {
+  std::vector<IoSpec> specs;
+  if (config_tensors->empty()) {
+    for (const engine::TensorSpec& spec : signature) {
+      IoSpec io{spec.name, spec.dtype, spec.shape, spec.shape, false, false};
+      auto* added = config_tensors->Add();
+      added->set_name(spec.name);
+      added->set_data_type(ToConfigDataType(spec.dtype));
+      for (size_t i = batching ? 1 : 0; i < spec.shape.size(); ++i) added->add_dims(spec.shape[i]);
+      specs.push_back(std::move(io));
+    }
+    return specs;
+  }
+  for (const auto& declared : *config_tensors) {
+    bool found = false;
+    for (const engine::TensorSpec& spec : signature) found |= spec.name == declared.name();
+    if (!found) {
+      return absl::InvalidArgumentError(StrCat("model '", model, "': config ", what, " '",
+                                               declared.name(), "' is not an ", what,
+                                               " of the model"));
+    }
+  }
+  for (const engine::TensorSpec& spec : signature) {
+    const auto* declared = [&]() -> const typename ConfigTensors::value_type* {
+      for (const auto& tensor : *config_tensors) {
+        if (tensor.name() == spec.name) return &tensor;
+      }
+      return nullptr;
+    }();
+    if (declared == nullptr) {
+      return absl::InvalidArgumentError(StrCat("model '", model, "': the model's ", what, " '",
+                                               spec.name, "' is missing from config.pbtxt"));
+    }
+    const DataType dtype = FromConfigDataType(declared->data_type());
+    if (dtype != spec.dtype) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", model, "': ", what, " '", spec.name, "' is ", DataTypeName(spec.dtype),
+                 " in the model but ", DataTypeName(dtype), " in config.pbtxt"));
+    }
+    IoSpec io;
+    io.name = spec.name;
+    io.dtype = dtype;
+    io.shape = ClientShape(*declared, batching);
+    io.model_shape = ModelShape(*declared, batching);
+    io.reshaped = declared->has_reshape();
+    if constexpr (std::is_same_v<typename ConfigTensors::value_type, config::ModelInput>) {
+      io.optional = declared->optional();
+    }
+    specs.push_back(std::move(io));
+  }
+  return specs;
+}
+
+schedule::Scheduler::Options SchedulerOptions(const ModelVersion::Options& options,
+                                              const config::ModelConfig& config) {
+  schedule::Scheduler::Options out;
+  out.model_name = config.name();
+  out.version = options.version;
+  out.clock = options.clock;
+  out.pin_threads = options.pin_threads;
+  out.cpus = options.cpus;
+  out.queue.max_batch_size = config.max_batch_size();
+  out.queue.max_queue_size = kDefaultMaxQueueSize;
+  if (config.has_dynamic_batching() && config.max_batch_size() > 0) {
+    const auto& batching = config.dynamic_batching();
+    out.queue.dynamic_batching = true;
+    out.queue.preferred_batch_sizes.assign(batching.preferred_batch_size().begin(),
+                                           batching.preferred_batch_size().end());
+    out.queue.max_queue_delay_us = static_cast<int64_t>(batching.max_queue_delay_microseconds());
+    if (batching.priority_levels() > 0) {
+      out.queue.priority_levels = static_cast<int>(batching.priority_levels());
+      out.queue.default_priority_level = static_cast<int>(batching.default_priority_level());
+    }
+    if (batching.default_queue_policy().max_queue_size() > 0) {
+      out.queue.max_queue_size = batching.default_queue_policy().max_queue_size();
+    }
+  }
+  int count = 0;
+  for (const auto& group : config.instance_group()) {
+    count += group.count() > 0 ? group.count() : 1;
+    if (!group.cpus().empty() && out.cpus.empty())
+      out.cpus.assign(group.cpus().begin(), group.cpus().end());
+    if (group.intra_op_threads() > 0 && out.intra_op_threads == 0) {
+      out.intra_op_threads = group.intra_op_threads();
+    }
+  }
+  out.instance_count = std::max(1, count);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options) {
+  config::ModelConfig config = options.config;
+  const std::string& name = config.name();
+  if (options.backends == nullptr) return absl::InvalidArgumentError("no backend registry");
+  const std::filesystem::path version_dir =
+      std::filesystem::path(options.model_dir) / std::to_string(options.version);
+
+  engine::Backend* backend = nullptr;
+  if (config.platform().empty() && config.backend().empty()) {
+    backend = options.backends->FindByModelFile(version_dir.string());
+    if (backend == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", name,
+                 "': config.pbtxt names no platform or backend and no known model file "
+                 "is in ",
+                 version_dir.string()));
+    }
+  } else {
+    BRIGADE_ASSIGN_OR_RETURN(backend, options.backends->Find(config.platform(), config.backend()));
+  }
+  if (config.platform().empty()) config.set_platform(std::string(backend->platform()));
+  if (config.backend().empty()) config.set_backend(std::string(backend->name()));
+
+  const std::string file_name = config.default_model_filename().empty()
+                                    ? std::string(backend->default_model_filename())
+                                    : config.default_model_filename();
+  const std::filesystem::path model_path =
+      file_name.empty() ? version_dir : version_dir / file_name;
+  std::error_code error;
+  if (!std::filesystem::exists(model_path, error)) {
+    return absl::NotFoundError(StrCat("model '", name, "' version ", options.version,
+                                      ": model file ", model_path.string(), " not found"));
+  }
+
+  const bool batching = config.max_batch_size() > 0;
+  engine::ModelLoadOptions load;
+  load.model_name = name;
+  load.version = options.version;
+  load.model_path = model_path.string();
+  load.max_batch_size = config.max_batch_size();
+  load.declared_inputs = Declared(config.input(), batching);
+  load.declared_outputs = Declared(config.output(), batching);
+  for (const auto& [key, value] : config.parameters()) load.parameters[key] = value.string_value();
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<engine::Model> model, backend->Load(load));
+
+  const engine::ModelSignature& signature = model->signature();
+  BRIGADE_ASSIGN_OR_RETURN(std::vector<IoSpec> inputs, Reconcile(name, "input", signature.inputs,
+                                                                 batching, config.mutable_input()));
+  BRIGADE_ASSIGN_OR_RETURN(
+      std::vector<IoSpec> outputs,
+      Reconcile(name, "output", signature.outputs, batching, config.mutable_output()));
+
+  auto stats = std::make_shared<observe::ModelStats>(name, std::to_string(options.version),
+                                                     config.max_batch_size());
+  schedule::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
+  BRIGADE_ASSIGN_OR_RETURN(WarmupPlan warmup,
+                           BuildWarmupPlan(config, signature, options.model_dir));
+  scheduler_options.warmup_inputs = std::move(warmup.runs);
+  scheduler_options.warmup_required = warmup.required;
+  BRIGADE_ASSIGN_OR_RETURN(
+      std::unique_ptr<schedule::Scheduler> scheduler,
+      schedule::Scheduler::Create(std::move(scheduler_options), std::move(model), stats));
+  return std::make_shared<ModelVersion>(ConstructionTag(), options.version, std::move(config),
+                                        std::move(inputs), std::move(outputs), std::move(stats),
+                                        std::move(scheduler));
+}
+
+ModelVersion::ModelVersion(ConstructionTag, int64_t version, config::ModelConfig config,
+                           std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
+                           std::shared_ptr<observe::ModelStats> stats,
+                           std::unique_ptr<schedule::Scheduler> scheduler)
+    : version_(version),
+      config_(std::move(config)),
+      inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      stats_(std::move(stats)),
+      scheduler_(std::move(scheduler)) {}
+
+ModelVersion::~ModelVersion() { scheduler_->Drain(); }
+
+}  // namespace brigade::repo

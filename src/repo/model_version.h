@@ -1,0 +1,106 @@
+#ifndef BRIGADE_REPO_MODEL_VERSION_H_
+#define BRIGADE_REPO_MODEL_VERSION_H_
+
+// ModelVersion: one loaded, warmed-up, servable version of a model — its completed config, the
+// backend's Model, the statistics, and the Scheduler whose instances execute it.
+//
+// Load() does everything needed before a version may take traffic: picks the backend from the
+// config (platform/backend, or the model file found), loads the model, reconciles the config's
+// inputs/outputs with what the model declares (filling them in when the config has none),
+// creates every instance and runs the warm-up on it. A version that Load() returns is ready.
+//
+// Thread safety: immutable after Load() except the scheduler and stats, which are thread-safe.
+// Ownership: shared (std::shared_ptr) between the repository and requests being admitted, so a
+// version being replaced stays alive until its last request is enqueued; the repository calls
+// Drain() when it retires a version, which finishes queued requests and stops the instances.
+// Failure: Load() returns the backend's error or INVALID_ARGUMENT naming the model and the
+// input/output whose config disagrees with the model.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "core/infer_request.h"
+#include "engine/backend.h"
+#include "observe/model_stats.h"
+#include "repo/model_config.pb.h"
+#include "schedule/scheduler.h"
+
+namespace brigade::repo {
+
+// An input or output as clients see it, aligned with the backend signature's order.
+struct IoSpec {
+  std::string name;
+  DataType dtype = DataType::kInvalid;
+  // Full shape as the protocol reports it; dimension 0 is -1 when the model batches.
+  Shape shape;
+  // Full shape the backend receives/produces (differs from `shape` under a config reshape).
+  Shape model_shape;
+  bool reshaped = false;
+  bool optional = false;
+};
+
+class ModelVersion {
+ public:
+  struct Options {
+    // <repository>/<model>
+    std::string model_dir;
+    int64_t version = 1;
+    // Parsed and validated (ValidateModelConfig) config.
+    config::ModelConfig config;
+    // Borrowed; must outlive the version.
+    const engine::BackendRegistry* backends = nullptr;
+    const Clock* clock = Clock::Real();
+    bool pin_threads = true;
+    // CPUs instances may use; empty = all available.
+    std::vector<int> cpus;
+  };
+
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);
+  ~ModelVersion();
+
+  ModelVersion(const ModelVersion&) = delete;
+  ModelVersion& operator=(const ModelVersion&) = delete;
+
+  const std::string& name() const { return config_.name(); }
+  int64_t version() const { return version_; }
+  // The config as served: inputs/outputs, platform and backend filled in from the model.
+  const config::ModelConfig& config() const { return config_; }
+  const std::string& platform() const { return config_.platform(); }
+  int max_batch_size() const { return config_.max_batch_size(); }
+  const std::vector<IoSpec>& inputs() const { return inputs_; }
+  const std::vector<IoSpec>& outputs() const { return outputs_; }
+
+  // Hands a validated request (inputs in inputs() order, model-side shapes) to the scheduler.
+  void Enqueue(std::unique_ptr<InferRequest> request) { scheduler_->Enqueue(std::move(request)); }
+  observe::ModelStats& stats() const { return *stats_; }
+  size_t queue_size() const { return scheduler_->queue_size(); }
+
+  // Finishes queued work and stops the instances; later requests get UNAVAILABLE. Idempotent.
+  void Drain() { scheduler_->Drain(); }
+
+  struct ConstructionTag {
+   private:
+    friend class ModelVersion;
+    ConstructionTag() = default;
+  };
+  ModelVersion(ConstructionTag, int64_t version, config::ModelConfig config,
+               std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
+               std::shared_ptr<observe::ModelStats> stats,
+               std::unique_ptr<schedule::Scheduler> scheduler);
+
+ private:
+  const int64_t version_;
+  const config::ModelConfig config_;
+  const std::vector<IoSpec> inputs_;
+  const std::vector<IoSpec> outputs_;
+  const std::shared_ptr<observe::ModelStats> stats_;
+  const std::unique_ptr<schedule::Scheduler> scheduler_;
+};
+
+}  // namespace brigade::repo
+
+#endif  // BRIGADE_REPO_MODEL_VERSION_H_

@@ -1,0 +1,103 @@
+#include "repo/warmup.h"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "repo/config_parser.h"
+
+namespace brigade::repo {
+namespace {
+
+absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
+                                        const engine::TensorSpec& spec, int batch_size,
+                                        const std::string& model_dir,
+                                        const std::string& warmup_name) {
+  const DataType dtype = FromConfigDataType(input.data_type());
+  if (dtype != spec.dtype) {
+    return absl::InvalidArgumentError(StrCat("warm-up '", warmup_name, "' input '", spec.name,
+                                             "' is ", DataTypeName(dtype), ", the model expects ",
+                                             DataTypeName(spec.dtype)));
+  }
+  Shape shape;
+  if (batch_size > 0) shape.push_back(batch_size);
+  for (int64_t dim : input.dims()) shape.push_back(dim);
+  BRIGADE_ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
+
+  if (input.input_data_type_case() == config::ModelWarmup::Input::kInputDataFile) {
+    const std::filesystem::path file =
+        std::filesystem::path(model_dir) / "warmup" / input.input_data_file();
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(
+          StrCat("warm-up '", warmup_name, "': cannot read ", file.string()));
+    }
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    const std::string data = bytes.str();
+    return Tensor::Copy(dtype, shape,
+                        std::as_bytes(std::span<const char>(data.data(), data.size())));
+  }
+  if (dtype == DataType::kBytes) {
+    std::vector<std::string> empty(static_cast<size_t>(count));
+    return Tensor::FromStrings(shape, empty);
+  }
+  BRIGADE_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Zeros(dtype, shape));
+  if (input.input_data_type_case() == config::ModelWarmup::Input::kRandomData) {
+    // Random bytes are fine for integer types; floats get values in [0, 1) so no NaNs appear.
+    std::mt19937 rng(1234);
+    if (dtype == DataType::kFp32) {
+      std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+      for (float& value : tensor.mutable_values<float>()) value = dist(rng);
+    } else if (dtype == DataType::kFp64) {
+      std::uniform_real_distribution<double> dist(0.0, 1.0);
+      for (double& value : tensor.mutable_values<double>()) value = dist(rng);
+    } else if (dtype != DataType::kFp16 && dtype != DataType::kBf16) {
+      std::uniform_int_distribution<int> dist(0, 1);
+      for (size_t i = 0; i < tensor.byte_size(); ++i) {
+        tensor.mutable_data()[i] = std::byte(dist(rng));
+      }
+    }
+  }
+  return tensor;
+}
+
+}  // namespace
+
+absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
+                                           const engine::ModelSignature& signature,
+                                           const std::string& model_dir) {
+  WarmupPlan plan;
+  if (config.model_warmup_size() == 0) {
+    std::vector<int> sizes = {config.max_batch_size() > 0 ? 1 : 0};
+    if (config.max_batch_size() > 1) sizes.push_back(config.max_batch_size());
+    for (int size : sizes) {
+      absl::StatusOr<std::vector<Tensor>> inputs = engine::MakeWarmupInputs(signature, size);
+      if (inputs.ok()) plan.runs.push_back(*std::move(inputs));
+    }
+    return plan;
+  }
+  plan.required = true;
+  for (const config::ModelWarmup& warmup : config.model_warmup()) {
+    const int batch_size = config.max_batch_size() > 0 ? std::max<int>(1, warmup.batch_size()) : 0;
+    std::vector<Tensor> run;
+    for (const engine::TensorSpec& spec : signature.inputs) {
+      auto it = warmup.inputs().find(spec.name);
+      if (it == warmup.inputs().end()) {
+        return absl::InvalidArgumentError(StrCat("model '", config.name(), "': warm-up '",
+                                                 warmup.name(), "' has no input '", spec.name,
+                                                 "'"));
+      }
+      BRIGADE_ASSIGN_OR_RETURN(
+          Tensor tensor, MakeWarmupTensor(it->second, spec, batch_size, model_dir, warmup.name()));
+      run.push_back(std::move(tensor));
+    }
+    for (uint32_t i = 0; i < std::max<uint32_t>(1, warmup.count()); ++i) plan.runs.push_back(run);
+  }
+  return plan;
+}
+
+}  // namespace brigade::repo

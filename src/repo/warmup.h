@@ -1,0 +1,35 @@
+#ifndef BRIGADE_REPO_WARMUP_H_
+#define BRIGADE_REPO_WARMUP_H_
+
+// The inputs a new model version runs before it takes traffic.
+//
+// With `model_warmup` in the config (Triton's schema): each entry's inputs by name, at its
+// batch_size, `count` times; data from zero_data, random_data (fixed seed) or input_data_file
+// (raw little-endian bytes under <model_dir>/warmup/, as Triton reads them). Such a warm-up is
+// required: if it fails, the version does not load.
+// Without it: zero-filled inputs at batch size 1 and at max_batch_size, best effort (a model that
+// rejects zeros still loads; the failure is logged).
+// Pure apart from reading warm-up files; thread-safe.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "engine/model.h"
+#include "repo/model_config.pb.h"
+
+namespace brigade::repo {
+
+struct WarmupPlan {
+  std::vector<std::vector<Tensor>> runs;  // each in signature input order
+  bool required = false;
+};
+
+absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
+                                           const engine::ModelSignature& signature,
+                                           const std::string& model_dir);
+
+}  // namespace brigade::repo
+
+#endif  // BRIGADE_REPO_WARMUP_H_
