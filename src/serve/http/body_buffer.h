@@ -1,0 +1,70 @@
+#ifndef BRIGADE_SERVE_HTTP_BODY_BUFFER_H_
+#define BRIGADE_SERVE_HTTP_BODY_BUFFER_H_
+
+// BodyBuffer: the bytes of one HTTP request body, in one allocation followed by kPaddingBytes of
+// zeroed slack.
+//
+// Why its own type: the transport reads a body straight into it (no std::string in between) and
+// hands it over as std::shared_ptr; the codec then parses the JSON part in place (simdjson needs
+// the slack after the last byte) and lets binary tensors borrow their bytes (Tensor::View with the
+// buffer as owner), so a tensor sent with the binary extension is never copied on the server.
+//
+// Thread safety: none; one writer (the transport) fills it before anyone else sees it, after
+// which it is only read. Failure: Allocate returns null when memory is refused.
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string_view>
+
+namespace brigade::serve {
+
+class BodyBuffer {
+ public:
+  // Zeroed bytes after size() that a reader may touch; at least simdjson's SIMDJSON_PADDING.
+  static constexpr size_t kPaddingBytes = 64;
+
+  // Room for `capacity_bytes` of body (plus the padding); size() starts at 0. Null on failure.
+  static std::shared_ptr<BodyBuffer> Allocate(size_t capacity_bytes);
+  // A buffer holding a copy of `bytes` (tests, and bodies built in memory).
+  static std::shared_ptr<BodyBuffer> FromString(std::string_view bytes);
+  // A shared empty body, for requests without one.
+  static const std::shared_ptr<BodyBuffer>& Empty();
+
+  // Use Allocate(); the key keeps construction inside this class while allowing make_shared.
+  class Key {
+    friend class BodyBuffer;
+    Key() = default;
+  };
+  explicit BodyBuffer(Key) {}
+  BodyBuffer(const BodyBuffer&) = delete;
+  BodyBuffer& operator=(const BodyBuffer&) = delete;
+  ~BodyBuffer();
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  std::string_view view() const { return {reinterpret_cast<const char*>(data_), size_}; }
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+
+  // Where the next bytes go and how many fit; the writer then calls Commit(n).
+  std::byte* write_ptr() { return data_ + size_; }
+  size_t available() const { return capacity_ - size_; }
+  void Commit(size_t n) { size_ += n; }
+
+  // Appends `bytes`, growing (with a copy) when needed up to `max_capacity_bytes`. False when
+  // the result would exceed that limit or memory is refused; then nothing is appended.
+  bool Append(std::span<const std::byte> bytes, size_t max_capacity_bytes);
+
+ private:
+  bool Grow(size_t capacity_bytes);
+
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace brigade::serve
+
+#endif  // BRIGADE_SERVE_HTTP_BODY_BUFFER_H_

@@ -1,0 +1,96 @@
+#include "serve/http/http_message.h"
+
+namespace brigade::serve {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i];
+    char y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::optional<std::string_view> HttpRequest::Header(std::string_view name) const {
+  for (const HttpHeader& header : headers) {
+    if (EqualsIgnoreCase(header.name, name)) return std::string_view(header.value);
+  }
+  return std::nullopt;
+}
+
+std::string_view HttpRequest::path() const {
+  const std::string_view full(target);
+  return full.substr(0, full.find('?'));
+}
+
+size_t HttpResponse::content_length() const {
+  size_t length = body.size();
+  for (const std::span<const std::byte>& part : body_parts) length += part.size();
+  return length;
+}
+
+HttpResponse HttpResponse::Json(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.headers.push_back({"Content-Type", "application/json"});
+  response.body = std::move(body);
+  return response;
+}
+
+std::string_view ReasonPhrase(int status) {
+  switch (status) {
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 415:
+      return "Unsupported Media Type";
+    case 417:
+      return "Expectation Failed";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
+  }
+}
+
+}  // namespace brigade::serve
