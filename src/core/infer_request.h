@@ -66,6 +66,8 @@ struct InferRequest {
   InferRequest() = default;
   InferRequest(const InferRequest&) = delete;
   InferRequest& operator=(const InferRequest&) = delete;
+  InferRequest(InferRequest&&) = default;
+  InferRequest& operator=(InferRequest&&) = default;
   ~InferRequest();
 
   std::string id;

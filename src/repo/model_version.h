@@ -77,6 +77,8 @@ class ModelVersion {
   // Hands a validated request (inputs in inputs() order, model-side shapes) to the scheduler.
   void Enqueue(std::unique_ptr<InferRequest> request) { scheduler_->Enqueue(std::move(request)); }
   observe::ModelStats& stats() const { return *stats_; }
+  // Shared so request callbacks can record into it without pinning the whole version.
+  std::shared_ptr<observe::ModelStats> stats_ptr() const { return stats_; }
   size_t queue_size() const { return scheduler_->queue_size(); }
 
   // Finishes queued work and stops the instances; later requests get UNAVAILABLE. Idempotent.

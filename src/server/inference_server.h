@@ -90,8 +90,8 @@ class InferenceServer {
     int repository_poll_secs = 15;
     // Abort start-up if any model fails to load (Triton's --exit-on-error, default true).
     bool exit_on_error = true;
-    // Compute threads available to all instances together; 0 = hardware concurrency.
-    int compute_threads = 0;
+    // Pin instance threads to cores (see schedule/cpu_affinity.h).
+    bool pin_threads = true;
     // Backends to load models with; must outlive the server. Null: the built-in registry.
     const engine::BackendRegistry* backends = nullptr;
     const Clock* clock = Clock::Real();
@@ -132,9 +132,16 @@ class InferenceServer {
 
   const Clock* clock() const;
 
- private:
   class Impl;
-  explicit InferenceServer(std::unique_ptr<Impl> impl);
+  // Use Create(); the tag keeps construction inside this class.
+  struct ConstructionTag {
+   private:
+    friend class InferenceServer;
+    ConstructionTag() = default;
+  };
+  InferenceServer(ConstructionTag, std::unique_ptr<Impl> impl);
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

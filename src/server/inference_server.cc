@@ -1,0 +1,223 @@
+#include "server/inference_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "repo/model_repository.h"
+#include "server/default_backends.h"
+#include "server/request_validator.h"
+#include "spdlog/spdlog.h"
+
+#ifndef BRIGADE_VERSION
+#define BRIGADE_VERSION "0.0.0"
+#endif
+
+namespace brigade {
+
+class InferenceServer::Impl {
+ public:
+  explicit Impl(Options options) : options_(std::move(options)) {}
+
+  absl::Status Start() {
+    backends_ = options_.backends;
+    if (backends_ == nullptr) {
+      owned_backends_ = MakeDefaultBackendRegistry();
+      backends_ = owned_backends_.get();
+    }
+    repo::ModelRepository::Options repo_options;
+    repo_options.root = options_.model_repository;
+    repo_options.mode = options_.control_mode == ModelControlMode::kPoll ? repo::ControlMode::kPoll
+                        : options_.control_mode == ModelControlMode::kExplicit
+                            ? repo::ControlMode::kExplicit
+                            : repo::ControlMode::kNone;
+    repo_options.startup_models = options_.startup_models;
+    repo_options.poll_interval_secs = options_.repository_poll_secs;
+    repo_options.backends = backends_;
+    repo_options.clock = options_.clock;
+    repo_options.pin_threads = options_.pin_threads;
+    std::vector<absl::Status> errors;
+    BRIGADE_ASSIGN_OR_RETURN(repo_,
+                             repo::ModelRepository::Create(std::move(repo_options), &errors));
+    if (!errors.empty() && options_.exit_on_error) {
+      std::string message = StrCat(errors.size(), " model(s) failed to load:");
+      for (const absl::Status& error : errors) message += StrCat(" [", error.message(), "]");
+      return absl::Status(errors[0].code(), message);
+    }
+    ready_.store(true, std::memory_order_release);
+    return absl::OkStatus();
+  }
+
+  void Infer(std::unique_ptr<InferRequest> request) {
+    const int64_t now_ns = options_.clock->NowNs();
+    request->clock.MarkOnce(Stage::kArrival, now_ns);
+    if (draining_.load(std::memory_order_acquire)) {
+      request->Complete(absl::UnavailableError("server is shutting down"));
+      return;
+    }
+    absl::StatusOr<std::shared_ptr<repo::ModelVersion>> model =
+        repo_->Get(request->model_name, request->model_version);
+    if (!model.ok()) {
+      request->Complete(model.status());
+      return;
+    }
+    std::shared_ptr<observe::ModelStats> stats = (*model)->stats_ptr();
+    absl::Status valid = PrepareRequest(**model, request.get());
+    if (!valid.ok()) {
+      stats->RecordFailure(options_.clock->NowNs() - request->clock.at(Stage::kArrival));
+      request->Complete(valid);
+      return;
+    }
+    request->clock.Mark(Stage::kPreprocessed, options_.clock->NowNs());
+    {
+      absl::MutexLock lock(&idle_mu_);
+      ++in_flight_;
+    }
+    request->on_complete =
+        [this, stats = std::move(stats), arrival_ns = request->clock.at(Stage::kArrival),
+         reply = std::move(request->on_complete)](absl::StatusOr<InferResponse> result) mutable {
+          const int64_t elapsed_ns = options_.clock->NowNs() - arrival_ns;
+          if (result.ok()) {
+            stats->RecordSuccess(elapsed_ns);
+          } else {
+            stats->RecordFailure(elapsed_ns);
+          }
+          reply(std::move(result));
+          absl::MutexLock lock(&idle_mu_);
+          --in_flight_;
+        };
+    (*model)->Enqueue(std::move(request));
+  }
+
+  absl::StatusOr<ModelMetadata> Metadata(std::string_view name, int64_t version) const {
+    BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repo::ModelVersion> model, repo_->Get(name, version));
+    ModelMetadata metadata;
+    metadata.name = model->name();
+    BRIGADE_ASSIGN_OR_RETURN(std::vector<int64_t> versions, repo_->ReadyVersions(name));
+    for (int64_t v : versions) metadata.versions.push_back(std::to_string(v));
+    metadata.platform = model->platform();
+    for (const repo::IoSpec& io : model->inputs())
+      metadata.inputs.push_back({io.name, io.dtype, io.shape});
+    for (const repo::IoSpec& io : model->outputs()) {
+      metadata.outputs.push_back({io.name, io.dtype, io.shape});
+    }
+    return metadata;
+  }
+
+  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> Statistics(std::string_view name,
+                                                                      int64_t version) const {
+    std::vector<observe::ModelStatsSnapshot> out;
+    if (!name.empty() && version >= 0) {
+      BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repo::ModelVersion> model,
+                               repo_->Get(name, version));
+      out.push_back(model->stats().Snapshot());
+      return out;
+    }
+    if (!name.empty()) BRIGADE_RETURN_IF_ERROR(repo_->ReadyVersions(name).status());
+    for (const auto& model : repo_->ReadyModels()) {
+      if (name.empty() || model->name() == name) out.push_back(model->stats().Snapshot());
+    }
+    return out;
+  }
+
+  void StartDrain() {
+    draining_.store(true, std::memory_order_release);
+    ready_.store(false, std::memory_order_release);
+  }
+
+  bool WaitIdle(int64_t timeout_ns) {
+    absl::MutexLock lock(&idle_mu_);
+    auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(idle_mu_) { return in_flight_ == 0; };
+    return idle_mu_.AwaitWithTimeout(absl::Condition(&idle), absl::Nanoseconds(timeout_ns));
+  }
+
+  const Options options_;
+  std::unique_ptr<engine::BackendRegistry> owned_backends_;
+  const engine::BackendRegistry* backends_ = nullptr;
+  std::unique_ptr<repo::ModelRepository> repo_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> draining_{false};
+  mutable absl::Mutex idle_mu_;
+  int64_t in_flight_ ABSL_GUARDED_BY(idle_mu_) = 0;
+};
+
+absl::StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(Options options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  BRIGADE_RETURN_IF_ERROR(impl->Start());
+  return std::make_unique<InferenceServer>(ConstructionTag(), std::move(impl));
+}
+
+InferenceServer::InferenceServer(ConstructionTag, std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+InferenceServer::~InferenceServer() {
+  impl_->StartDrain();
+  impl_->repo_.reset();  // drains every model; queued requests are answered
+}
+
+bool InferenceServer::IsLive() const { return true; }
+bool InferenceServer::IsReady() const { return impl_->ready_.load(std::memory_order_acquire); }
+
+ServerMetadata InferenceServer::Metadata() const {
+  return {"brigade",
+          BRIGADE_VERSION,
+          {"binary_tensor_data", "parameters", "model_repository", "model_configuration",
+           "statistics", "schedule_policy"}};
+}
+
+absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t version) const {
+  absl::StatusOr<std::shared_ptr<repo::ModelVersion>> model = impl_->repo_->Get(name, version);
+  if (model.ok()) return !impl_->draining_.load(std::memory_order_acquire);
+  if (model.status().code() == absl::StatusCode::kUnavailable) return false;
+  return model.status();
+}
+
+absl::StatusOr<ModelMetadata> InferenceServer::GetModelMetadata(std::string_view name,
+                                                                int64_t version) const {
+  return impl_->Metadata(name, version);
+}
+
+absl::StatusOr<config::ModelConfig> InferenceServer::GetModelConfig(std::string_view name,
+                                                                    int64_t version) const {
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repo::ModelVersion> model,
+                           impl_->repo_->Get(name, version));
+  return model->config();
+}
+
+void InferenceServer::Infer(std::unique_ptr<InferRequest> request) {
+  impl_->Infer(std::move(request));
+}
+
+absl::StatusOr<std::vector<RepositoryIndexEntry>> InferenceServer::RepositoryIndex(
+    bool ready_only) const {
+  std::vector<RepositoryIndexEntry> out;
+  for (repo::IndexEntry& entry : impl_->repo_->Index(ready_only)) {
+    out.push_back({std::move(entry.name), std::move(entry.version), std::move(entry.state),
+                   std::move(entry.reason)});
+  }
+  return out;
+}
+
+absl::Status InferenceServer::LoadModel(const LoadModelRequest& request) {
+  return impl_->repo_->Load(request.name, request.config_json);
+}
+
+absl::Status InferenceServer::UnloadModel(std::string_view name) {
+  return impl_->repo_->Unload(name);
+}
+
+absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> InferenceServer::Statistics(
+    std::string_view name, int64_t version) const {
+  return impl_->Statistics(name, version);
+}
+
+void InferenceServer::StartDrain() { impl_->StartDrain(); }
+
+bool InferenceServer::WaitIdle(int64_t timeout_ns) { return impl_->WaitIdle(timeout_ns); }
+
+const Clock* InferenceServer::clock() const { return impl_->options_.clock; }
+
+}  // namespace brigade

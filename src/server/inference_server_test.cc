@@ -1,0 +1,144 @@
+#include "server/inference_server.h"
+
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "testing/temp_repository.h"
+
+namespace brigade {
+namespace {
+
+// Runs one request synchronously through the server.
+absl::StatusOr<InferResponse> RunInfer(InferenceServer& server,
+                                       std::unique_ptr<InferRequest> request) {
+  absl::Notification done;
+  absl::StatusOr<InferResponse> result = absl::UnknownError("no answer");
+  request->on_complete = [&](absl::StatusOr<InferResponse> r) {
+    result = std::move(r);
+    done.Notify();
+  };
+  server.Infer(std::move(request));
+  done.WaitForNotification();
+  return result;
+}
+
+std::unique_ptr<InferRequest> AddSub(std::string model, int rows, int32_t a, int32_t b) {
+  auto request = std::make_unique<InferRequest>();
+  request->model_name = std::move(model);
+  request->id = "req-1";
+  std::vector<int32_t> x(static_cast<size_t>(rows) * 16, a), y(static_cast<size_t>(rows) * 16, b);
+  request->inputs.push_back({"INPUT0", *Tensor::FromValues<int32_t>({rows, 16}, x), {}});
+  request->inputs.push_back({"INPUT1", *Tensor::FromValues<int32_t>({rows, 16}, y), {}});
+  return request;
+}
+
+class InferenceServerTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<InferenceServer> Start(ModelControlMode mode = ModelControlMode::kNone) {
+    InferenceServer::Options options;
+    options.model_repository = repo_.path();
+    options.control_mode = mode;
+    options.pin_threads = false;
+    auto server = InferenceServer::Create(options);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  }
+  testing::TempRepository repo_;
+};
+
+TEST_F(InferenceServerTest, InferReturnsTheModelsAnswerAndCountsIt) {
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  EXPECT_TRUE(server->IsReady());
+  auto response = RunInfer(*server, AddSub("simple", 2, 7, 3));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->model_name, "simple");
+  EXPECT_EQ(response->model_version, "1");
+  EXPECT_EQ(response->id, "req-1");
+  ASSERT_EQ(response->outputs.size(), 2u);
+  EXPECT_EQ(response->outputs[0].tensor.values<int32_t>()[31], 10);
+  EXPECT_EQ(response->outputs[1].tensor.values<int32_t>()[0], 4);
+  EXPECT_GT(response->clock.at(Stage::kPreprocessed), 0);
+
+  auto stats = server->Statistics("simple", -1);
+  ASSERT_TRUE(stats.ok());
+  ASSERT_EQ(stats->size(), 1u);
+  EXPECT_EQ((*stats)[0].inference_stats.success.count, 1u);
+  EXPECT_EQ((*stats)[0].inference_count, 2u);
+}
+
+TEST_F(InferenceServerTest, BadRequestsFailWithoutHarmingOthers) {
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  auto server = Start();
+  auto unknown = RunInfer(*server, AddSub("nope", 1, 1, 1));
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+  auto bad = AddSub("simple", 1, 1, 1);
+  bad->inputs.pop_back();
+  EXPECT_EQ(RunInfer(*server, std::move(bad)).status().code(), absl::StatusCode::kInvalidArgument);
+  auto version = AddSub("simple", 1, 1, 1);
+  version->model_version = 5;
+  EXPECT_EQ(RunInfer(*server, std::move(version)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(RunInfer(*server, AddSub("simple", 1, 1, 1)).ok());
+  auto stats = server->Statistics("simple", 1);
+  EXPECT_EQ((*stats)[0].inference_stats.fail.count, 1u);
+  EXPECT_EQ((*stats)[0].inference_stats.success.count, 1u);
+}
+
+TEST_F(InferenceServerTest, MetadataDescribesTheModelAsClientsSeeIt) {
+  repo_.AddModel("simple", testing::kAddSubConfig, {1, 2});
+  auto server = Start();
+  auto metadata = server->GetModelMetadata("simple", -1);
+  ASSERT_TRUE(metadata.ok());
+  EXPECT_EQ(metadata->versions, (std::vector<std::string>{"2"}));
+  EXPECT_EQ(metadata->platform, "brigade_builtin");
+  ASSERT_EQ(metadata->inputs.size(), 2u);
+  EXPECT_EQ(metadata->inputs[0].shape, (Shape{-1, 16}));
+  EXPECT_EQ(metadata->outputs[1].name, "OUTPUT1");
+  EXPECT_EQ(server->ModelReady("simple", 2).value_or(false), true);
+  EXPECT_EQ(server->ModelReady("simple", 9).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(server->GetModelConfig("simple", -1)->max_batch_size(), 8);
+  EXPECT_FALSE(server->Metadata().extensions.empty());
+}
+
+TEST_F(InferenceServerTest, ExplicitModeLoadsAndUnloadsThroughTheApi) {
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  auto server = Start(ModelControlMode::kExplicit);
+  EXPECT_FALSE(server->ModelReady("simple", -1).ok());
+  auto index = server->RepositoryIndex(false);
+  ASSERT_EQ(index->size(), 1u);
+  EXPECT_EQ((*index)[0].state, "");
+  ASSERT_TRUE(server->LoadModel({"simple", ""}).ok());
+  EXPECT_TRUE(RunInfer(*server, AddSub("simple", 1, 1, 1)).ok());
+  ASSERT_TRUE(server->UnloadModel("simple").ok());
+  EXPECT_EQ(RunInfer(*server, AddSub("simple", 1, 1, 1)).status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(server->RepositoryIndex(false)->at(0).state, "UNAVAILABLE");
+}
+
+TEST_F(InferenceServerTest, AFailingModelStopsStartUpWhenExitOnError) {
+  repo_.AddModel("broken", "platform: \"nonexistent_platform\"");
+  InferenceServer::Options options;
+  options.model_repository = repo_.path();
+  options.pin_threads = false;
+  auto server = InferenceServer::Create(options);
+  EXPECT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("nonexistent_platform"), std::string::npos);
+  options.exit_on_error = false;
+  EXPECT_TRUE(InferenceServer::Create(options).ok());
+}
+
+TEST_F(InferenceServerTest, DrainingRefusesNewWorkAndTurnsReadinessOff) {
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  auto server = Start();
+  server->StartDrain();
+  EXPECT_FALSE(server->IsReady());
+  EXPECT_TRUE(server->IsLive());
+  EXPECT_EQ(RunInfer(*server, AddSub("simple", 1, 1, 1)).status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(server->WaitIdle(1'000'000'000));
+}
+
+}  // namespace
+}  // namespace brigade

@@ -1,0 +1,138 @@
+#include "server/request_validator.h"
+
+#include <utility>
+#include <vector>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace brigade {
+namespace {
+
+// The model-side shape for a reshaped input: the batch dimension (if any) followed by the
+// config's reshape dims, a -1 there resolved from the element count.
+absl::StatusOr<Shape> ReshapedShape(const repo::IoSpec& io, const Tensor& tensor, bool batching) {
+  Shape shape;
+  int64_t known = 1;
+  int unknown = -1;
+  const size_t first = batching ? 1 : 0;
+  if (batching) {
+    shape.push_back(tensor.shape()[0]);
+    known *= tensor.shape()[0];
+  }
+  for (size_t i = first; i < io.model_shape.size(); ++i) {
+    shape.push_back(io.model_shape[i]);
+    if (io.model_shape[i] < 0) {
+      unknown = static_cast<int>(shape.size()) - 1;
+    } else {
+      known *= io.model_shape[i];
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0 || tensor.num_elements() % known != 0) {
+      return absl::InvalidArgumentError(
+          StrCat("input '", io.name, "' of shape ", ShapeToString(tensor.shape()),
+                 " cannot be reshaped to ", ShapeToString(io.model_shape)));
+    }
+    shape[static_cast<size_t>(unknown)] = tensor.num_elements() / known;
+  }
+  return shape;
+}
+
+}  // namespace
+
+absl::Status PrepareRequest(const repo::ModelVersion& model, InferRequest* request) {
+  const std::string& name = model.name();
+  const bool batching = model.max_batch_size() > 0;
+  const std::vector<repo::IoSpec>& specs = model.inputs();
+
+  // Unknown or repeated inputs.
+  for (size_t i = 0; i < request->inputs.size(); ++i) {
+    const std::string& input_name = request->inputs[i].name;
+    bool known = false;
+    for (const repo::IoSpec& spec : specs) known |= spec.name == input_name;
+    if (!known) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", name, "' has no input named '", input_name, "'"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (request->inputs[j].name == input_name) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", name, "' input '", input_name, "' is given more than once"));
+      }
+    }
+  }
+
+  std::vector<InferInput> ordered;
+  ordered.reserve(specs.size());
+  int64_t batch_size = -1;
+  for (const repo::IoSpec& spec : specs) {
+    InferInput* input = nullptr;
+    for (InferInput& candidate : request->inputs) {
+      if (candidate.name == spec.name) input = &candidate;
+    }
+    if (input == nullptr) {
+      return absl::InvalidArgumentError(StrCat("model '", name, "' is missing input '", spec.name,
+                                               "'",
+                                               spec.optional ? " (optional inputs must be "
+                                                               "given in this version)"
+                                                             : ""));
+    }
+    const Tensor& tensor = input->tensor;
+    if (tensor.dtype() != spec.dtype) {
+      return absl::InvalidArgumentError(StrCat("model '", name, "' input '", spec.name,
+                                               "': expected datatype ", DataTypeName(spec.dtype),
+                                               ", got ", DataTypeName(tensor.dtype())));
+    }
+    if (!ShapeMatches(spec.shape, tensor.shape())) {
+      return absl::InvalidArgumentError(StrCat("model '", name, "' input '", spec.name,
+                                               "': expected shape ", ShapeToString(spec.shape),
+                                               ", got ", ShapeToString(tensor.shape())));
+    }
+    if (batching) {
+      const int64_t rows = tensor.shape()[0];
+      if (rows < 1 || rows > model.max_batch_size()) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", name, "' input '", spec.name, "': batch size ", rows,
+                   " is outside [1, max_batch_size=", model.max_batch_size(), "]"));
+      }
+      if (batch_size >= 0 && rows != batch_size) {
+        return absl::InvalidArgumentError(StrCat("model '", name, "' input '", spec.name,
+                                                 "': batch size ", rows,
+                                                 " differs from the other inputs' ", batch_size));
+      }
+      batch_size = rows;
+    }
+    InferInput prepared = std::move(*input);
+    if (spec.reshaped) {
+      BRIGADE_ASSIGN_OR_RETURN(Shape shape, ReshapedShape(spec, prepared.tensor, batching));
+      absl::StatusOr<Tensor> reshaped = prepared.tensor.Reshaped(std::move(shape));
+      if (!reshaped.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", name, "' input '", spec.name, "': ", reshaped.status().message()));
+      }
+      prepared.tensor = *std::move(reshaped);
+    }
+    ordered.push_back(std::move(prepared));
+  }
+  request->inputs = std::move(ordered);
+
+  for (size_t i = 0; i < request->outputs.size(); ++i) {
+    const std::string& output_name = request->outputs[i].name;
+    bool known = false;
+    for (const repo::IoSpec& spec : model.outputs()) known |= spec.name == output_name;
+    if (!known) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", name, "' has no output named '", output_name, "'"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (request->outputs[j].name == output_name) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", name, "' output '", output_name, "' is requested more than once"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace brigade
