@@ -1,0 +1,18 @@
+#ifndef BRIGADE_TOOLS_COMMAND_H_
+#define BRIGADE_TOOLS_COMMAND_H_
+
+// The `brigade` binary's verbs. Each verb lives in its own <verb>_command.cc and registers a
+// CLI11 subcommand; main.cc only lists the registrations. A verb's callback stores its exit code
+// in the shared `int* exit_code` (CLI11 callbacks return void).
+//
+// Verbs are thin: parse flags, call the libraries under src/, print.
+
+#include "CLI/App.hpp"
+
+namespace brigade::tools {
+
+void RegisterServeCommand(CLI::App& app, int* exit_code);
+
+}  // namespace brigade::tools
+
+#endif  // BRIGADE_TOOLS_COMMAND_H_

@@ -1,0 +1,17 @@
+// brigade: one binary, several verbs (`brigade --help`).
+
+#include <cstdio>
+
+#include "CLI/CLI.hpp"
+#include "tools/command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app("Brigade: a latency-first inference server (KServe v2 over HTTP and gRPC)",
+               "brigade");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", BRIGADE_VERSION);
+  int exit_code = 0;
+  brigade::tools::RegisterServeCommand(app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

@@ -1,0 +1,186 @@
+// `brigade serve`: the inference server. Flag names follow tritonserver's where one exists.
+
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/strings.h"
+#include "serve/grpc/grpc_server.h"
+#include "serve/http/http_server.h"
+#include "serve/http/kserve_http_handler.h"
+#include "server/inference_server.h"
+#include "spdlog/spdlog.h"
+#include "tools/command.h"
+
+namespace brigade::tools {
+namespace {
+
+struct ServeFlags {
+  std::string model_repository = "models";
+  std::string model_control_mode = "none";
+  std::vector<std::string> load_models;
+  int repository_poll_secs = 15;
+  bool exit_on_error = true;
+  bool allow_http = true;
+  bool allow_grpc = true;
+  std::string http_address = "0.0.0.0";
+  int http_port = 8000;
+  int http_thread_count = 2;
+  int64_t http_max_input_size = int64_t{64} << 20;
+  std::string grpc_address = "0.0.0.0";
+  int grpc_port = 8001;
+  int exit_timeout_secs = 30;
+  bool pin_threads = true;
+  std::string log_level = "info";
+  int log_verbose = 0;
+};
+
+// Blocks the shutdown signals in this thread and every thread it creates afterwards, so that
+// only the sigwait() below receives them.
+sigset_t BlockShutdownSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int RunServe(const ServeFlags& flags) {
+  spdlog::set_level(flags.log_verbose > 0 ? spdlog::level::debug
+                                          : spdlog::level::from_str(flags.log_level));
+  const sigset_t signals = BlockShutdownSignals();
+
+  InferenceServer::Options options;
+  options.model_repository = flags.model_repository;
+  if (flags.model_control_mode == "poll") {
+    options.control_mode = ModelControlMode::kPoll;
+  } else if (flags.model_control_mode == "explicit") {
+    options.control_mode = ModelControlMode::kExplicit;
+  } else {
+    options.control_mode = ModelControlMode::kNone;
+  }
+  options.startup_models = flags.load_models;
+  options.repository_poll_secs = flags.repository_poll_secs;
+  options.exit_on_error = flags.exit_on_error;
+  options.pin_threads = flags.pin_threads;
+  absl::StatusOr<std::unique_ptr<InferenceServer>> server = InferenceServer::Create(options);
+  if (!server.ok()) {
+    spdlog::error("cannot start: {}", server.status().message());
+    return 1;
+  }
+
+  std::unique_ptr<serve::KServeHttpHandler> http_handler;
+  std::unique_ptr<serve::HttpServer> http;
+  if (flags.allow_http) {
+    http_handler = std::make_unique<serve::KServeHttpHandler>(server->get());
+    serve::HttpServer::Options http_options;
+    http_options.address = flags.http_address;
+    http_options.port = flags.http_port;
+    http_options.io_threads = flags.http_thread_count;
+    http_options.max_body_bytes = static_cast<size_t>(flags.http_max_input_size);
+    absl::StatusOr<std::unique_ptr<serve::HttpServer>> created =
+        serve::HttpServer::Create(http_options, http_handler.get());
+    if (!created.ok()) {
+      spdlog::error("cannot start HTTP: {}", created.status().message());
+      return 1;
+    }
+    http = *std::move(created);
+    spdlog::info("HTTP (KServe v2 REST) listening on {}:{}", flags.http_address, http->port());
+  }
+
+  std::unique_ptr<serve::GrpcServer> grpc;
+  if (flags.allow_grpc) {
+    serve::GrpcServer::Options grpc_options;
+    grpc_options.host = flags.grpc_address;
+    grpc_options.port = flags.grpc_port;
+    grpc_options.max_receive_message_bytes = flags.http_max_input_size;
+    absl::StatusOr<std::unique_ptr<serve::GrpcServer>> created =
+        serve::GrpcServer::Create(server->get(), grpc_options);
+    if (!created.ok()) {
+      spdlog::error("cannot start gRPC: {}", created.status().message());
+      return 1;
+    }
+    grpc = *std::move(created);
+    spdlog::info("gRPC (KServe v2) listening on {}:{}", flags.grpc_address, grpc->port());
+  }
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("received signal {}: draining (up to {} s)", signal_number,
+               flags.exit_timeout_secs);
+
+  // Readiness goes false first, so load balancers stop sending; then the front ends stop
+  // accepting and let requests already received finish.
+  (*server)->StartDrain();
+  const int64_t drain_ms = int64_t{flags.exit_timeout_secs} * 1000;
+  if (http != nullptr) http->Shutdown(drain_ms);
+  if (grpc != nullptr) grpc->Shutdown(drain_ms * 1'000'000);
+  const bool idle = (*server)->WaitIdle(drain_ms * 1'000'000);
+  grpc.reset();
+  http.reset();
+  http_handler.reset();
+  server->reset();
+  spdlog::info("stopped{}", idle ? "" : " (drain timeout: some requests were cut off)");
+  return 0;
+}
+
+}  // namespace
+
+void RegisterServeCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* serve = app.add_subcommand("serve", "Serve the models of a model repository");
+  serve->add_option("--model-repository", flags->model_repository,
+                    "Model repository directory (Triton layout)")
+      ->capture_default_str();
+  serve->add_option("--model-control-mode", flags->model_control_mode,
+                    "none: load all at start; poll: also rescan; explicit: load/unload API")
+      ->check(CLI::IsMember({"none", "poll", "explicit"}))
+      ->capture_default_str();
+  serve->add_option("--load-model", flags->load_models,
+                    "Model to load at start in explicit mode (repeatable; '*' = all)");
+  serve->add_option("--repository-poll-secs", flags->repository_poll_secs,
+                    "Seconds between repository scans in poll mode")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve->add_option("--exit-on-error", flags->exit_on_error,
+                    "Exit if a model fails to load at start-up")
+      ->capture_default_str();
+  serve->add_option("--allow-http", flags->allow_http, "Serve HTTP/REST")->capture_default_str();
+  serve->add_option("--allow-grpc", flags->allow_grpc, "Serve gRPC")->capture_default_str();
+  serve->add_option("--http-address", flags->http_address, "HTTP listen address")
+      ->capture_default_str();
+  serve->add_option("--http-port", flags->http_port, "HTTP port (0 = any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--http-thread-count", flags->http_thread_count, "HTTP I/O threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  serve->add_option("--http-max-input-size", flags->http_max_input_size,
+                    "Largest request body in bytes (HTTP and gRPC); larger requests get 413 / "
+                    "RESOURCE_EXHAUSTED")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 31))
+      ->capture_default_str();
+  serve->add_option("--grpc-address", flags->grpc_address, "gRPC listen address")
+      ->capture_default_str();
+  serve->add_option("--grpc-port", flags->grpc_port, "gRPC port (0 = any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--exit-timeout-secs", flags->exit_timeout_secs,
+                    "On SIGTERM/SIGINT, how long in-flight requests may take to finish")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve->add_option("--pin-threads", flags->pin_threads,
+                    "Pin model instance threads to cores")
+      ->capture_default_str();
+  serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  serve->add_option("--log-verbose", flags->log_verbose, "Triton-style verbosity (>0 = debug)");
+  serve->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
+}
+
+}  // namespace brigade::tools
