@@ -1,0 +1,56 @@
+#include "engine/onnx/exec/compiled_model.h"
+
+#include "core/strings.h"
+#include "engine/onnx/kernels/registry.h"
+
+namespace brigade::engine::onnx {
+
+absl::StatusOr<std::shared_ptr<CompiledModel>> CompiledModel::Compile(std::string name,
+                                                                      Graph graph) {
+  auto model = std::make_shared<CompiledModel>(Token{});
+  model->name_ = std::move(name);
+  try {
+    model->engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(StrCat("oneDNN CPU engine: ", e.what()));
+  }
+  model->weights_ = std::make_unique<PackedWeights>();
+
+  const KernelRegistry& registry = KernelRegistry::Get();
+  const size_t n = graph.num_values();
+  model->use_counts_.assign(n, 0);
+  for (const Node& node : graph.nodes()) {
+    for (ValueId input : node.inputs) {
+      if (input != kNoValue) ++model->use_counts_[static_cast<size_t>(input)];
+    }
+  }
+  for (ValueId output : graph.outputs()) ++model->use_counts_[static_cast<size_t>(output)];
+
+  // Walk backwards from every input position whose contents decide a shape: anything feeding it
+  // must be known at plan time, and graph inputs reached that way join the plan key.
+  std::vector<bool> needed(n, false);
+  const auto& nodes = graph.nodes();
+  for (size_t i = nodes.size(); i-- > 0;) {
+    const Node& node = nodes[i];
+    const KernelDef* def = registry.Find(node.domain, node.op_type, node.opset);
+    if (def == nullptr) continue;
+    bool outputs_needed = false;
+    for (ValueId output : node.outputs) {
+      if (output != kNoValue && needed[static_cast<size_t>(output)]) outputs_needed = true;
+    }
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const ValueId input = node.inputs[k];
+      if (input == kNoValue) continue;
+      if (def->NeedsValue(k) || (outputs_needed && def->reads_input_data)) {
+        needed[static_cast<size_t>(input)] = true;
+      }
+    }
+  }
+  for (ValueId input : graph.inputs()) {
+    model->shape_inputs_.push_back(needed[static_cast<size_t>(input)]);
+  }
+  model->graph_ = std::move(graph);
+  return model;
+}
+
+}  // namespace brigade::engine::onnx

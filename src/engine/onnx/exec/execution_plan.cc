@@ -1,0 +1,70 @@
+#include "engine/onnx/exec/execution_plan.h"
+
+#include <cstring>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace brigade::engine::onnx {
+
+absl::Status ExecutionPlan::Run(std::span<const Tensor> inputs, std::byte* arena,
+                                dnnl::stream& stream, int threads, std::vector<Tensor>* outputs) {
+  outputs->clear();
+  outputs->reserve(output_types.size());
+  for (size_t j = 0; j < output_types.size(); ++j) {
+    if (output_bindings[j].kind == OutputBinding::Kind::kSameAs) {
+      outputs->push_back((*outputs)[static_cast<size_t>(output_bindings[j].source)]);
+      continue;
+    }
+    BRIGADE_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(output_types[j], output_shapes[j]));
+    outputs->push_back(std::move(tensor));
+  }
+  slot_ptrs_.resize(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Slot& slot = slots[i];
+    switch (slot.kind) {
+      case Slot::Kind::kArena:
+        slot_ptrs_[i] = arena + slot.index;
+        break;
+      case Slot::Kind::kInput:
+        // Kernels never write to their inputs; the cast only fits the common pointer table.
+        slot_ptrs_[i] = const_cast<std::byte*>(inputs[slot.index].data());
+        break;
+      case Slot::Kind::kOutput:
+        slot_ptrs_[i] = (*outputs)[slot.index].mutable_data();
+        break;
+      case Slot::Kind::kConstant:
+        slot_ptrs_[i] = const_cast<std::byte*>(slot.constant);
+        break;
+    }
+  }
+  for (Step& step : steps) {
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      step.input_ptrs[k] = step.inputs[k] < 0 ? nullptr : slot_ptrs_[step.inputs[k]];
+    }
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      step.output_ptrs[k] = step.outputs[k] < 0 ? nullptr : slot_ptrs_[step.outputs[k]];
+    }
+    RunContext ctx;
+    ctx.inputs = step.input_ptrs;
+    ctx.outputs = step.output_ptrs;
+    ctx.scratch = step.scratch < 0 ? nullptr : slot_ptrs_[step.scratch];
+    ctx.stream = &stream;
+    ctx.threads = threads;
+    absl::Status status = step.kernel->Run(ctx);
+    if (!status.ok()) {
+      return absl::Status(
+          status.code(), StrCat("node '", step.name, "' (", step.op_type, "): ", status.message()));
+    }
+  }
+  for (size_t j = 0; j < output_bindings.size(); ++j) {
+    if (output_bindings[j].kind != OutputBinding::Kind::kCopy) continue;
+    Tensor& out = (*outputs)[j];
+    if (out.byte_size() > 0) {
+      std::memcpy(out.mutable_data(), slot_ptrs_[output_bindings[j].source], out.byte_size());
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace brigade::engine::onnx

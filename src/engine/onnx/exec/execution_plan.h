@@ -1,0 +1,78 @@
+#ifndef BRIGADE_ENGINE_ONNX_EXEC_EXECUTION_PLAN_H_
+#define BRIGADE_ENGINE_ONNX_EXEC_EXECUTION_PLAN_H_
+
+// ExecutionPlan: one input-shape signature of a model, fully prepared — kernels (with their
+// oneDNN primitives), the buffer of every value (a slot: an arena offset, a graph input, a graph
+// output tensor, or a constant), and the arena size from the static memory plan.
+//
+// Run() allocates the output tensors (they leave with the caller) and nothing else: every
+// intermediate lives at its planned offset in the caller's arena, and the per-step pointer
+// arrays are reused. Values computed at plan time (shape subgraphs, folded results) are owned by
+// the plan and never recomputed.
+//
+// Thread safety: a plan belongs to one instance; Run() is not reentrant (it reuses pointer
+// arrays).
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/tensor.h"
+#include "engine/onnx/kernels/kernel.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace brigade::engine::onnx {
+
+class ExecutionPlan {
+ public:
+  struct Slot {
+    enum class Kind { kArena, kInput, kOutput, kConstant };
+    Kind kind = Kind::kArena;
+    size_t index = 0;  // arena offset, graph input index or graph output index
+    const std::byte* constant = nullptr;
+  };
+
+  struct Step {
+    std::unique_ptr<OpKernel> kernel;
+    std::vector<int> inputs;   // slot ids, -1 when absent
+    std::vector<int> outputs;  // slot ids, -1 when absent
+    int scratch = -1;          // arena slot of the kernel's scratch
+    std::string name;          // node name (for errors and profiles)
+    std::string op_type;
+    // Reused by Run().
+    std::vector<const std::byte*> input_ptrs;
+    std::vector<std::byte*> output_ptrs;
+  };
+
+  // How graph output j is produced: written by a step into its own tensor, shared with an
+  // earlier output naming the same value, or copied from a slot at the end of the run.
+  struct OutputBinding {
+    enum class Kind { kWritten, kSameAs, kCopy };
+    Kind kind = Kind::kWritten;
+    int source = -1;  // output index (kSameAs) or slot id (kCopy)
+  };
+
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<OutputBinding> output_bindings;
+  std::vector<DataType> output_types;
+  std::vector<Shape> output_shapes;
+  size_t arena_bytes = 0;
+  // Tensors the plan owns: plan-time results and copies of shape-deciding inputs.
+  std::vector<std::unique_ptr<Tensor>> owned;
+
+  // Runs the plan. `inputs` match the signature it was built for; `arena` holds at least
+  // arena_bytes. Errors name the failing node.
+  absl::Status Run(std::span<const Tensor> inputs, std::byte* arena, dnnl::stream& stream,
+                   int threads, std::vector<Tensor>* outputs);
+
+ private:
+  std::vector<std::byte*> slot_ptrs_;
+};
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_EXEC_EXECUTION_PLAN_H_

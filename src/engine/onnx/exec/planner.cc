@@ -1,0 +1,387 @@
+#include "engine/onnx/exec/planner.h"
+
+#include <deque>
+#include <map>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "engine/onnx/exec/memory_planner.h"
+#include "engine/onnx/kernels/dnnl_util.h"
+#include "engine/onnx/kernels/registry.h"
+#include "engine/onnx/kernels/reorder.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+using Slot = ExecutionPlan::Slot;
+
+// What the planner tracks per value (graph values first, then internal reorder results).
+struct PlanValue {
+  ValueInfo info;
+  bool known = false;    // info.constant holds the contents
+  bool defined = false;  // some step or input provides it
+  int slot = -1;
+  int buffer = -1;      // arena buffer, for lifetimes
+  int plain_copy = -1;  // index of the plain-layout copy of a blocked value
+  std::string name;
+};
+
+class Planner {
+ public:
+  Planner(const CompiledModel& model, std::span<const Tensor> inputs, int threads,
+          dnnl::stream& stream)
+      : model_(model),
+        graph_(model.graph()),
+        inputs_(inputs),
+        threads_(threads),
+        stream_(stream),
+        plan_(std::make_unique<ExecutionPlan>()) {}
+
+  absl::StatusOr<std::unique_ptr<ExecutionPlan>> Build() {
+    values_.resize(graph_.num_values());
+    for (size_t i = 0; i < graph_.num_values(); ++i)
+      values_[i].name = graph_.value(static_cast<ValueId>(i)).name;
+    BRIGADE_RETURN_IF_ERROR(BindInputsAndConstants());
+    for (const Node& node : graph_.nodes()) BRIGADE_RETURN_IF_ERROR(PlanNode(node));
+    BRIGADE_RETURN_IF_ERROR(BindOutputs());
+    AssignArena();
+    return std::move(plan_);
+  }
+
+ private:
+  int AddSlot(Slot slot) {
+    plan_->slots.push_back(slot);
+    return static_cast<int>(plan_->slots.size() - 1);
+  }
+
+  // A new arena buffer first written by the step about to be appended.
+  int AddBuffer(size_t bytes) {
+    const int step = static_cast<int>(plan_->steps.size());
+    buffers_.push_back(BufferLifetime{bytes, step, step});
+    buffer_slots_.emplace_back();
+    const int slot = AddSlot(Slot{Slot::Kind::kArena, 0, nullptr});
+    buffer_slots_.back().push_back(slot);
+    slot_buffer_[slot] = static_cast<int>(buffers_.size() - 1);
+    return slot;
+  }
+
+  // Marks the slot as read by the step about to be appended.
+  void Use(int slot) {
+    auto it = slot_buffer_.find(slot);
+    if (it == slot_buffer_.end()) return;
+    BufferLifetime& b = buffers_[static_cast<size_t>(it->second)];
+    b.last_step = std::max(b.last_step, static_cast<int>(plan_->steps.size()));
+  }
+
+  Tensor* Own(Tensor tensor) {
+    plan_->owned.push_back(std::make_unique<Tensor>(std::move(tensor)));
+    return plan_->owned.back().get();
+  }
+
+  absl::Status BindInputsAndConstants() {
+    const auto& graph_inputs = graph_.inputs();
+    if (inputs_.size() != graph_inputs.size()) {
+      return absl::InvalidArgumentError(
+          StrCat("expected ", graph_inputs.size(), " inputs, got ", inputs_.size()));
+    }
+    for (size_t i = 0; i < graph_inputs.size(); ++i) {
+      PlanValue& v = values_[static_cast<size_t>(graph_inputs[i])];
+      v.info.dtype = inputs_[i].dtype();
+      v.info.shape = inputs_[i].shape();
+      v.defined = true;
+      if (model_.shape_inputs()[i]) {
+        BRIGADE_ASSIGN_OR_RETURN(Tensor copy, inputs_[i].Clone());
+        v.info.constant = Own(std::move(copy));
+        v.known = true;
+        v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, v.info.constant->data()});
+      } else {
+        v.slot = AddSlot(Slot{Slot::Kind::kInput, i, nullptr});
+      }
+    }
+    for (size_t id = 0; id < graph_.num_values(); ++id) {
+      const Value& value = graph_.value(static_cast<ValueId>(id));
+      if (!value.constant.has_value()) continue;
+      PlanValue& v = values_[id];
+      v.info.dtype = value.constant->dtype();
+      v.info.shape = value.constant->shape();
+      v.info.constant = &*value.constant;
+      v.known = true;
+      v.defined = true;
+      v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, value.constant->data()});
+    }
+    return absl::OkStatus();
+  }
+
+  // The plain-layout version of value `index`, adding a reorder step the first time.
+  absl::StatusOr<size_t> Plain(size_t index) {
+    PlanValue& v = values_[index];
+    if (!v.info.layout.blocked) return index;
+    if (v.plain_copy >= 0) return static_cast<size_t>(v.plain_copy);
+    const auto type = ToDnnlType(v.info.dtype);
+    if (!type.has_value()) return absl::InternalError("blocked value of a non-oneDNN type");
+    const dnnl::memory::desc plain = PlainDesc(v.info.shape, *type);
+    BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+                             MakeReorderKernel(model_.engine(), v.info.layout.desc, plain));
+    PlanValue copy;
+    copy.info.dtype = v.info.dtype;
+    copy.info.shape = v.info.shape;
+    copy.defined = true;
+    copy.name = StrCat(v.name, "/plain");
+    Use(v.slot);
+    copy.slot = AddBuffer(copy.info.byte_size());
+    AppendStep(std::move(kernel), {v.slot}, {copy.slot}, -1, copy.name, "Reorder");
+    values_.push_back(std::move(copy));
+    values_[index].plain_copy = static_cast<int>(values_.size() - 1);
+    return values_.size() - 1;
+  }
+
+  void AppendStep(std::unique_ptr<OpKernel> kernel, std::vector<int> inputs,
+                  std::vector<int> outputs, int scratch, std::string name, std::string op) {
+    ExecutionPlan::Step step;
+    step.kernel = std::move(kernel);
+    step.input_ptrs.assign(inputs.size(), nullptr);
+    step.output_ptrs.assign(outputs.size(), nullptr);
+    step.inputs = std::move(inputs);
+    step.outputs = std::move(outputs);
+    step.scratch = scratch;
+    step.name = std::move(name);
+    step.op_type = std::move(op);
+    plan_->steps.push_back(std::move(step));
+  }
+
+  absl::Status PlanNode(const Node& node) {
+    const KernelDef* def = KernelRegistry::Get().Find(node.domain, node.op_type, node.opset);
+    if (def == nullptr) {
+      return absl::UnimplementedError(
+          StrCat("node '", node.name, "' (", node.op_type, "): no kernel for opset ", node.opset));
+    }
+    // Resolve inputs (reordering blocked ones the op cannot read).
+    std::vector<size_t> input_index(node.inputs.size(), 0);
+    std::vector<bool> present(node.inputs.size(), false);
+    bool all_known = true;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const ValueId id = node.inputs[k];
+      if (id == kNoValue) continue;
+      size_t index = static_cast<size_t>(id);
+      if (!values_[index].defined) {
+        return absl::InvalidArgumentError(StrCat("node '", node.name, "' (", node.op_type,
+                                                 "): input '", values_[index].name,
+                                                 "' is not computed before it"));
+      }
+      if (values_[index].info.layout.blocked && def->reads_input_data && !def->AcceptsBlocked(k)) {
+        BRIGADE_ASSIGN_OR_RETURN(index, Plain(index));
+      }
+      input_index[k] = index;
+      present[k] = true;
+      if (!values_[index].known && def->reads_input_data) all_known = false;
+      if (def->NeedsValue(k) && !values_[index].known) {
+        return absl::InvalidArgumentError(
+            StrCat("node '", node.name, "' (", node.op_type, "): input ", k, " ('",
+                   values_[index].name, "') decides a shape but is only known at run time"));
+      }
+    }
+    KernelContext ctx;
+    ctx.node = &node;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      ctx.inputs.push_back(present[k] ? &values_[input_index[k]].info : nullptr);
+    }
+    ctx.outputs.resize(node.outputs.size());
+    for (ValueId output : node.outputs) {
+      ctx.output_used.push_back(output != kNoValue &&
+                                model_.use_counts()[static_cast<size_t>(output)] > 0);
+    }
+    ctx.threads = threads_;
+    ctx.engine = &model_.engine();
+    ctx.weights = &model_.weights();
+    BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->create(ctx));
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k] != kNoValue && ctx.outputs[k].dtype == DataType::kInvalid &&
+          ctx.output_used[k]) {
+        return absl::InternalError(StrCat("node '", node.name, "' (", node.op_type,
+                                          "): kernel left output ", k, " undescribed"));
+      }
+    }
+
+    bool outputs_plain = true;
+    for (const ValueInfo& out : ctx.outputs) outputs_plain = outputs_plain && !out.layout.blocked;
+    if (all_known && def->foldable && outputs_plain) {
+      return EvaluateNow(node, ctx, *kernel, input_index, present);
+    }
+
+    std::vector<int> in_slots;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (!present[k]) {
+        in_slots.push_back(-1);
+        continue;
+      }
+      const int slot = values_[input_index[k]].slot;
+      Use(slot);
+      in_slots.push_back(slot);
+    }
+    std::vector<int> out_slots;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const ValueId id = node.outputs[k];
+      if (id == kNoValue || ctx.outputs[k].dtype == DataType::kInvalid) {
+        out_slots.push_back(-1);
+        continue;
+      }
+      PlanValue& v = values_[static_cast<size_t>(id)];
+      v.info = ctx.outputs[k];
+      v.info.constant = nullptr;
+      v.defined = true;
+      const int output_index = FirstOutputIndex(id);
+      if (k == 0 && def->alias_input >= 0 && output_index < 0 && !v.info.layout.blocked &&
+          present[static_cast<size_t>(def->alias_input)]) {
+        // View op: share the input's buffer (its lifetime now extends through our readers).
+        v.slot = in_slots[static_cast<size_t>(def->alias_input)];
+      } else if (output_index >= 0 && !v.info.layout.blocked) {
+        v.slot = AddSlot(Slot{Slot::Kind::kOutput, static_cast<size_t>(output_index), nullptr});
+        written_outputs_[id] = true;
+      } else {
+        v.slot = AddBuffer(v.info.byte_size());
+      }
+      out_slots.push_back(v.slot);
+    }
+    const int scratch = ctx.scratch_bytes > 0 ? AddBuffer(ctx.scratch_bytes) : -1;
+    AppendStep(std::move(kernel), std::move(in_slots), std::move(out_slots), scratch, node.name,
+               node.op_type);
+    return absl::OkStatus();
+  }
+
+  absl::Status EvaluateNow(const Node& node, const KernelContext& ctx, OpKernel& kernel,
+                           const std::vector<size_t>& input_index,
+                           const std::vector<bool>& present) {
+    std::vector<const std::byte*> in_ptrs;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const PlanValue& v = values_[input_index[k]];
+      in_ptrs.push_back(present[k] && v.known ? v.info.constant->data() : nullptr);
+    }
+    std::vector<std::byte*> out_ptrs;
+    std::vector<const Tensor*> results;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k] == kNoValue || ctx.outputs[k].dtype == DataType::kInvalid) {
+        out_ptrs.push_back(nullptr);
+        results.push_back(nullptr);
+        continue;
+      }
+      BRIGADE_ASSIGN_OR_RETURN(Tensor t,
+                               Tensor::Allocate(ctx.outputs[k].dtype, ctx.outputs[k].shape));
+      Tensor* owned = Own(std::move(t));
+      out_ptrs.push_back(owned->mutable_data());
+      results.push_back(owned);
+    }
+    Tensor scratch;
+    if (ctx.scratch_bytes > 0) {
+      BRIGADE_ASSIGN_OR_RETURN(
+          scratch,
+          Tensor::Allocate(DataType::kUint8, Shape{static_cast<int64_t>(ctx.scratch_bytes)}));
+    }
+    RunContext run;
+    run.inputs = in_ptrs;
+    run.outputs = out_ptrs;
+    run.scratch = scratch.mutable_data();
+    run.stream = &stream_;
+    run.threads = threads_;
+    absl::Status status = kernel.Run(run);
+    if (!status.ok()) {
+      return absl::Status(status.code(), StrCat("node '", node.name, "' (", node.op_type,
+                                                "), evaluated at plan time: ", status.message()));
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (results[k] == nullptr) continue;
+      PlanValue& v = values_[static_cast<size_t>(node.outputs[k])];
+      v.info = ctx.outputs[k];
+      v.info.constant = results[k];
+      v.known = true;
+      v.defined = true;
+      v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, results[k]->data()});
+    }
+    return absl::OkStatus();
+  }
+
+  int FirstOutputIndex(ValueId id) const {
+    const auto& outs = graph_.outputs();
+    for (size_t j = 0; j < outs.size(); ++j) {
+      if (outs[j] == id) return static_cast<int>(j);
+    }
+    return -1;
+  }
+
+  absl::Status BindOutputs() {
+    const auto& outs = graph_.outputs();
+    plan_->output_bindings.resize(outs.size());
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const ValueId id = outs[j];
+      size_t index = static_cast<size_t>(id);
+      if (!values_[index].defined) {
+        return absl::InvalidArgumentError(
+            StrCat("graph output '", values_[index].name, "' is never computed"));
+      }
+      ExecutionPlan::OutputBinding& binding = plan_->output_bindings[j];
+      const int first = FirstOutputIndex(id);
+      if (first < static_cast<int>(j)) {
+        binding.kind = ExecutionPlan::OutputBinding::Kind::kSameAs;
+        binding.source = first;
+      } else if (written_outputs_.contains(id)) {
+        binding.kind = ExecutionPlan::OutputBinding::Kind::kWritten;
+      } else if (values_[index].info.layout.blocked) {
+        // Reorder straight into the output tensor.
+        const PlanValue& v = values_[index];
+        const auto type = ToDnnlType(v.info.dtype);
+        BRIGADE_ASSIGN_OR_RETURN(
+            std::unique_ptr<OpKernel> kernel,
+            MakeReorderKernel(model_.engine(), v.info.layout.desc, PlainDesc(v.info.shape, *type)));
+        Use(v.slot);
+        const int out_slot = AddSlot(Slot{Slot::Kind::kOutput, j, nullptr});
+        AppendStep(std::move(kernel), {v.slot}, {out_slot}, -1, StrCat(v.name, "/output"),
+                   "Reorder");
+        binding.kind = ExecutionPlan::OutputBinding::Kind::kWritten;
+      } else {
+        binding.kind = ExecutionPlan::OutputBinding::Kind::kCopy;
+        binding.source = values_[index].slot;
+        // Keep the source alive to the end of the run.
+        auto it = slot_buffer_.find(binding.source);
+        if (it != slot_buffer_.end()) {
+          buffers_[static_cast<size_t>(it->second)].last_step =
+              static_cast<int>(plan_->steps.size());
+        }
+      }
+      plan_->output_types.push_back(values_[index].info.dtype);
+      plan_->output_shapes.push_back(values_[index].info.shape);
+    }
+    return absl::OkStatus();
+  }
+
+  void AssignArena() {
+    const MemoryPlan memory = PlanMemory(buffers_);
+    plan_->arena_bytes = memory.arena_bytes;
+    for (size_t b = 0; b < buffers_.size(); ++b) {
+      for (int slot : buffer_slots_[b]) {
+        plan_->slots[static_cast<size_t>(slot)].index = memory.offsets[b];
+      }
+    }
+  }
+
+  const CompiledModel& model_;
+  const Graph& graph_;
+  const std::span<const Tensor> inputs_;
+  const int threads_;
+  dnnl::stream& stream_;
+  std::unique_ptr<ExecutionPlan> plan_;
+  std::deque<PlanValue> values_;  // stable addresses: kernels' contexts point into it
+  std::vector<BufferLifetime> buffers_;
+  std::vector<std::vector<int>> buffer_slots_;
+  std::map<int, int> slot_buffer_;
+  std::map<ValueId, bool> written_outputs_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& model,
+                                                         std::span<const Tensor> inputs,
+                                                         int threads, dnnl::stream& stream) {
+  Planner planner(model, inputs, threads, stream);
+  return planner.Build();
+}
+
+}  // namespace brigade::engine::onnx

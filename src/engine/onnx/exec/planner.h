@@ -1,0 +1,39 @@
+#ifndef BRIGADE_ENGINE_ONNX_EXEC_PLANNER_H_
+#define BRIGADE_ENGINE_ONNX_EXEC_PLANNER_H_
+
+// BuildPlan: turns a CompiledModel plus one set of concrete inputs into an ExecutionPlan.
+//
+// Walking the nodes in order, the planner
+//   1. propagates types, shapes and layouts by creating each node's kernel (the kernel factory
+//      validates and states its outputs);
+//   2. evaluates at plan time every node whose inputs are all known — constants, Shape of any
+//      value, and whatever is computed from those — so shape subgraphs cost nothing per run;
+//   3. keeps oneDNN blocked layouts between ops that accept them and inserts a reorder to the
+//      plain layout where a blocked value meets an op (or a graph output) that needs it, once per
+//      value;
+//   4. lets view ops (Reshape, Squeeze...) share their input's buffer;
+//   5. records each buffer's lifetime and assigns arena offsets with PlanMemory().
+// Only the inputs' shapes matter, except for the model's shape inputs (see CompiledModel), whose
+// contents are baked into the plan.
+//
+// Thread safety: BuildPlan reads the CompiledModel (thread-safe) and uses `stream` for plan-time
+// evaluation; call it from the thread that owns the stream.
+// Errors: INVALID_ARGUMENT / UNIMPLEMENTED naming the node, op and reason.
+
+#include <memory>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "engine/onnx/exec/compiled_model.h"
+#include "engine/onnx/exec/execution_plan.h"
+
+namespace brigade::engine::onnx {
+
+absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& model,
+                                                         std::span<const Tensor> inputs,
+                                                         int threads, dnnl::stream& stream);
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_EXEC_PLANNER_H_

@@ -1,0 +1,101 @@
+#include "engine/onnx/exec/session.h"
+
+#include <omp.h>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "engine/onnx/exec/planner.h"
+
+namespace brigade::engine::onnx {
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const CompiledModel> model,
+                                                         Options options) {
+  if (options.threads < 1) return absl::InvalidArgumentError("Session needs at least one thread");
+  if (options.max_plans < 1) options.max_plans = 1;
+  try {
+    dnnl::stream stream(model->engine());
+    return std::make_unique<Session>(Token{}, std::move(model), options, std::move(stream));
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(StrCat("oneDNN stream: ", e.what()));
+  }
+}
+
+absl::Status Session::ValidateInputs(std::span<const Tensor> inputs) const {
+  const Graph& graph = model_->graph();
+  if (inputs.size() != graph.inputs().size()) {
+    return absl::InvalidArgumentError(StrCat("model '", model_->name(), "' expects ",
+                                             graph.inputs().size(), " inputs, got ",
+                                             inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& spec = graph.value(graph.inputs()[i]);
+    const Tensor& t = inputs[i];
+    if (t.dtype() != spec.dtype) {
+      return absl::InvalidArgumentError(StrCat("model '", model_->name(), "': input '", spec.name,
+                                               "' must be ", DataTypeName(spec.dtype), ", got ",
+                                               DataTypeName(t.dtype())));
+    }
+    if (!spec.shape.has_value()) continue;
+    const Shape& want = *spec.shape;
+    bool ok = want.size() == t.shape().size();
+    for (size_t d = 0; ok && d < want.size(); ++d) ok = want[d] < 0 || want[d] == t.shape()[d];
+    if (!ok) {
+      return absl::InvalidArgumentError(StrCat("model '", model_->name(), "': input '", spec.name,
+                                               "' must have shape ", ShapeToString(want), ", got ",
+                                               ShapeToString(t.shape())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Session::MakeKey(std::span<const Tensor> inputs, std::vector<int64_t>* key) const {
+  key->clear();
+  const auto& shape_inputs = model_->shape_inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    key->push_back(static_cast<int64_t>(t.dtype()));
+    key->push_back(static_cast<int64_t>(t.shape().size()));
+    key->insert(key->end(), t.shape().begin(), t.shape().end());
+    if (shape_inputs[i]) {
+      // Contents decide shapes: include every byte (these tensors are tiny in practice).
+      const auto bytes = t.bytes();
+      for (size_t b = 0; b < bytes.size(); ++b) key->push_back(static_cast<int64_t>(bytes[b]));
+    }
+  }
+}
+
+absl::Status Session::Run(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) {
+  BRIGADE_RETURN_IF_ERROR(ValidateInputs(inputs));
+  omp_set_num_threads(options_.threads);
+  MakeKey(inputs, &key_);
+  auto it = plans_.find(key_);
+  if (it == plans_.end()) {
+    auto plan_or = BuildPlan(*model_, inputs, options_.threads, stream_);
+    if (!plan_or.ok()) {
+      return absl::Status(plan_or.status().code(),
+                          StrCat("model '", model_->name(), "': ", plan_or.status().message()));
+    }
+    if (plans_.size() >= options_.max_plans) {
+      plans_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    lru_.push_front(key_);
+    it = plans_.emplace(key_, Entry{std::move(*plan_or), lru_.begin()}).first;
+    const size_t need = it->second.plan->arena_bytes;
+    if (need > arena_.byte_size()) {
+      BRIGADE_ASSIGN_OR_RETURN(
+          arena_, Tensor::Allocate(DataType::kUint8, Shape{static_cast<int64_t>(need)}));
+    }
+  } else if (it->second.lru != lru_.begin()) {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+  }
+  ExecutionPlan& plan = *it->second.plan;
+  last_plan_ = &plan;
+  absl::Status status = plan.Run(inputs, arena_.mutable_data(), stream_, options_.threads, outputs);
+  if (!status.ok()) {
+    return absl::Status(status.code(), StrCat("model '", model_->name(), "': ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace brigade::engine::onnx

@@ -1,0 +1,79 @@
+#ifndef BRIGADE_ENGINE_ONNX_EXEC_SESSION_H_
+#define BRIGADE_ENGINE_ONNX_EXEC_SESSION_H_
+
+// Session: one instance's executor of a CompiledModel. It keeps a cache of ExecutionPlans keyed
+// by the input signature (element types, shapes, and the contents of shape inputs), one arena
+// sized for the largest plan, and its own oneDNN stream. The first run of a signature builds its
+// plan (kernels, primitives, memory plan); later runs of it allocate only their output tensors.
+//
+// The cache is bounded (Options::max_plans, least recently used evicted), so a client cycling
+// through batch sizes cannot grow memory without bound.
+//
+// Thread safety: a Session is used by one thread at a time (its instance's thread).
+// Errors: INVALID_ARGUMENT naming the input at fault (count, type, rank or a dimension that
+// contradicts the model), or the node that failed.
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "engine/onnx/exec/compiled_model.h"
+#include "engine/onnx/exec/execution_plan.h"
+
+namespace brigade::engine::onnx {
+
+class Session {
+ public:
+  struct Options {
+    // Intra-op threads (OpenMP / oneDNN) used inside Run; >= 1.
+    int threads = 1;
+    // Plans kept; the least recently used is dropped beyond this.
+    size_t max_plans = 16;
+  };
+
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const CompiledModel> model,
+                                                         Options options);
+
+  // Runs the model on `inputs` (graph input order) and fills `outputs` (graph output order).
+  absl::Status Run(std::span<const Tensor> inputs, std::vector<Tensor>* outputs);
+
+  // Number of cached plans and the arena size (for tests and inspect).
+  size_t plan_count() const { return plans_.size(); }
+  size_t arena_bytes() const { return arena_.byte_size(); }
+  // Steps of the plan the last Run used (null before the first run).
+  const ExecutionPlan* last_plan() const { return last_plan_; }
+
+ private:
+  struct Token {};
+
+ public:
+  Session(Token, std::shared_ptr<const CompiledModel> model, Options options, dnnl::stream stream)
+      : model_(std::move(model)), options_(options), stream_(std::move(stream)) {}
+
+ private:
+  absl::Status ValidateInputs(std::span<const Tensor> inputs) const;
+  void MakeKey(std::span<const Tensor> inputs, std::vector<int64_t>* key) const;
+
+  struct Entry {
+    std::unique_ptr<ExecutionPlan> plan;
+    std::list<std::vector<int64_t>>::iterator lru;
+  };
+
+  std::shared_ptr<const CompiledModel> model_;
+  const Options options_;
+  dnnl::stream stream_;
+  absl::flat_hash_map<std::vector<int64_t>, Entry> plans_;
+  std::list<std::vector<int64_t>> lru_;  // most recent first
+  std::vector<int64_t> key_;             // reused
+  Tensor arena_;
+  const ExecutionPlan* last_plan_ = nullptr;
+};
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_EXEC_SESSION_H_

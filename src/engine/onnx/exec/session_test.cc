@@ -1,0 +1,157 @@
+#include "engine/onnx/exec/session.h"
+
+#include "engine/onnx/loader/model_loader.h"
+#include "engine/onnx/test_util/onnx_builder.h"
+#include "gtest/gtest.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+std::shared_ptr<CompiledModel> Compile(const OnnxBuilder& b) {
+  auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  auto compiled = CompiledModel::Compile("test", std::move(loaded->graph));
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return *compiled;
+}
+
+// y = relu(x · w + b) with x [batch, 3], w [3, 2].
+OnnxBuilder DenseModel() {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 3});
+  b.Initializer("w", Ramp({3, 2}, -1.0f, 0.5f));
+  b.Initializer("b", Ramp({2}, 0.25f, -1.0f));
+  b.Node("MatMul", {"x", "w"}, {"xw"});
+  b.Node("Add", {"xw", "b"}, {"pre"});
+  b.Node("Relu", {"pre"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 2});
+  return b;
+}
+
+std::vector<float> Dense(const Tensor& x) {
+  const Tensor w = Ramp({3, 2}, -1.0f, 0.5f);
+  const Tensor b = Ramp({2}, 0.25f, -1.0f);
+  const int64_t rows = x.shape()[0];
+  std::vector<float> y;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < 2; ++j) {
+      float acc = b.values<float>()[j];
+      for (int64_t k = 0; k < 3; ++k)
+        acc += x.values<float>()[r * 3 + k] * w.values<float>()[k * 2 + j];
+      y.push_back(std::max(acc, 0.0f));
+    }
+  }
+  return y;
+}
+
+TEST(SessionTest, RunsEachBatchSizeAndCachesOnePlanPerShape) {
+  auto session = Session::Create(Compile(DenseModel()), Session::Options{});
+  ASSERT_TRUE(session.ok());
+  for (int64_t batch : {1, 4, 1, 4, 7}) {
+    const Tensor x = Ramp({batch, 3}, -2.0f, 0.3f);
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)->Run({&x, 1}, &out).ok());
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].shape(), (Shape{batch, 2}));
+    const std::vector<float> want = Dense(x);
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(out[0].values<float>()[i], want[i], 1e-5f) << "batch " << batch << " i " << i;
+    }
+  }
+  EXPECT_EQ((*session)->plan_count(), 3u);
+}
+
+TEST(SessionTest, PlanCacheIsBounded) {
+  Session::Options options;
+  options.max_plans = 2;
+  auto session = Session::Create(Compile(DenseModel()), options);
+  ASSERT_TRUE(session.ok());
+  for (int64_t batch = 1; batch <= 5; ++batch) {
+    const Tensor x = Ramp({batch, 3});
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)->Run({&x, 1}, &out).ok());
+  }
+  EXPECT_EQ((*session)->plan_count(), 2u);
+}
+
+TEST(SessionTest, RejectsWrongTypeAndShapeNamingTheInput) {
+  auto session = Session::Create(Compile(DenseModel()), Session::Options{});
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> out;
+  const Tensor ints = *Tensor::Zeros(DataType::kInt32, Shape{1, 3});
+  absl::Status status = (*session)->Run({&ints, 1}, &out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(status.message()).find("'x'"), std::string::npos);
+  const Tensor wrong = Ramp({2, 4});
+  status = (*session)->Run({&wrong, 1}, &out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*session)->Run({}, &out).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SessionTest, ShapeInputContentsJoinThePlanKey) {
+  // Reshape's target shape is a graph input: each distinct value needs its own plan.
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {6});
+  b.Input("shape", DataType::kInt64, {2});
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, -1});
+  auto session = Session::Create(Compile(b), Session::Options{});
+  ASSERT_TRUE(session.ok());
+  const Tensor x = Ramp({6});
+  for (auto dims : {std::vector<int64_t>{2, 3}, std::vector<int64_t>{3, 2}}) {
+    const Tensor shape = *Tensor::FromValues<int64_t>(Shape{2}, dims);
+    const Tensor inputs[] = {x, shape};
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)->Run(inputs, &out).ok());
+    EXPECT_EQ(out[0].shape(), (Shape{dims[0], dims[1]}));
+    EXPECT_EQ(out[0].values<float>()[5], 5.0f);
+  }
+  EXPECT_EQ((*session)->plan_count(), 2u);
+}
+
+TEST(SessionTest, ShapeSubgraphIsEvaluatedAtPlanTime) {
+  // y = Reshape(x, Concat(Shape(x)[0], [-1])): the shape chain costs no step at run time.
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 2, 3});
+  b.Initializer("zero", *Tensor::FromValues<int64_t>(Shape{1}, std::vector<int64_t>{0}));
+  b.Initializer("minus1", *Tensor::FromValues<int64_t>(Shape{1}, std::vector<int64_t>{-1}));
+  b.Node("Shape", {"x"}, {"s"});
+  OnnxBuilder::SetInt(b.Node("Gather", {"s", "zero"}, {"n"}), "axis", 0);
+  OnnxBuilder::SetInt(b.Node("Concat", {"n", "minus1"}, {"target"}), "axis", 0);
+  b.Node("Reshape", {"x", "target"}, {"flat"});
+  b.Node("Relu", {"flat"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 6});
+  auto session = Session::Create(Compile(b), Session::Options{});
+  ASSERT_TRUE(session.ok());
+  const Tensor x = Ramp({3, 2, 3}, -5.0f);
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)->Run({&x, 1}, &out).ok());
+  EXPECT_EQ(out[0].shape(), (Shape{3, 6}));
+  EXPECT_EQ(out[0].values<float>()[0], 0.0f);
+  EXPECT_EQ(out[0].values<float>()[17], 12.0f);
+  // Only Reshape (a view) and Relu run; Shape/Gather/Concat were computed by the planner.
+  ASSERT_NE((*session)->last_plan(), nullptr);
+  EXPECT_EQ((*session)->last_plan()->steps.size(), 2u);
+}
+
+TEST(SessionTest, RunFailureNamesTheNodeAndLeavesTheSessionUsable) {
+  OnnxBuilder b;
+  b.Input("data", DataType::kFp32, {4});
+  b.Input("idx", DataType::kInt64, {1});
+  b.Node("Gather", {"data", "idx"}, {"y"}).set_name("lookup");
+  b.Output("y", DataType::kFp32, {1});
+  auto session = Session::Create(Compile(b), Session::Options{});
+  ASSERT_TRUE(session.ok());
+  const Tensor data = Ramp({4});
+  std::vector<Tensor> out;
+  const Tensor bad[] = {data, *Tensor::FromValues<int64_t>(Shape{1}, std::vector<int64_t>{9})};
+  const absl::Status status = (*session)->Run(bad, &out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(status.message()).find("lookup"), std::string::npos);
+  const Tensor good[] = {data, *Tensor::FromValues<int64_t>(Shape{1}, std::vector<int64_t>{2})};
+  ASSERT_TRUE((*session)->Run(good, &out).ok());
+  EXPECT_EQ(out[0].values<float>()[0], 2.0f);
+}
+
+}  // namespace
+}  // namespace brigade::engine::onnx

@@ -1,0 +1,32 @@
+#ifndef BRIGADE_ENGINE_ONNX_KERNELS_CONV_GEOMETRY_H_
+#define BRIGADE_ENGINE_ONNX_KERNELS_CONV_GEOMETRY_H_
+
+// The spatial arithmetic shared by Conv, ConvTranspose and the pooling ops: kernel shape,
+// strides, dilations and padding (explicit or auto_pad) resolved against an input shape into
+// output sizes and begin/end pads.
+// Thread safety: value types and free functions.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/onnx/kernels/kernel.h"
+
+namespace brigade::engine::onnx {
+
+struct ConvGeometry {
+  std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, output;
+};
+
+// Forward window geometry (Conv, pooling). `kernel` comes from the weights or the
+// kernel_shape attribute; `ceil_mode` rounds output sizes up (pooling).
+absl::StatusOr<ConvGeometry> ForwardGeometry(const KernelContext& ctx, const Shape& input,
+                                             std::vector<int64_t> kernel, bool ceil_mode);
+
+// ConvTranspose geometry, including output_padding and output_shape.
+absl::StatusOr<ConvGeometry> TransposedGeometry(const KernelContext& ctx, const Shape& input,
+                                                std::vector<int64_t> kernel);
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_KERNELS_CONV_GEOMETRY_H_

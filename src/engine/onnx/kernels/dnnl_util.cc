@@ -1,0 +1,134 @@
+#include "engine/onnx/kernels/dnnl_util.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace brigade::engine::onnx {
+
+std::optional<dnnl::memory::data_type> ToDnnlType(DataType dtype) {
+  using dt = dnnl::memory::data_type;
+  switch (dtype) {
+    case DataType::kFp32:
+      return dt::f32;
+    case DataType::kInt32:
+      return dt::s32;
+    case DataType::kInt8:
+      return dt::s8;
+    case DataType::kUint8:
+      return dt::u8;
+    case DataType::kFp16:
+      return dt::f16;
+    case DataType::kBf16:
+      return dt::bf16;
+    default:
+      return std::nullopt;
+  }
+}
+
+dnnl::memory::dims ToDnnlDims(const Shape& shape) {
+  if (shape.empty()) return {1};
+  return dnnl::memory::dims(shape.begin(), shape.end());
+}
+
+dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type) {
+  const dnnl::memory::dims dims = ToDnnlDims(shape);
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return dnnl::memory::desc(dims, type, strides);
+}
+
+absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info) {
+  if (info.layout.blocked) return info.layout.desc;
+  const auto type = ToDnnlType(info.dtype);
+  if (!type.has_value()) {
+    return absl::InvalidArgumentError(
+        StrCat("oneDNN has no element type for ", DataTypeName(info.dtype)));
+  }
+  return PlainDesc(info.shape, *type);
+}
+
+int DnnlCall::AddArg(int arg, const dnnl::memory::desc& desc, const dnnl::engine& engine,
+                     const void* handle) {
+  memories_.emplace_back(desc, engine,
+                         const_cast<void*>(handle != nullptr ? handle : DNNL_MEMORY_NONE));
+  args_.push_back(dnnl_exec_arg_t{arg, memories_.back().get()});
+  // emplace_back may have moved the handles: refresh every pointer.
+  for (size_t i = 0; i < args_.size(); ++i) args_[i].memory = memories_[i].get();
+  return static_cast<int>(memories_.size() - 1);
+}
+
+void DnnlCall::SetHandle(int slot, const void* handle) {
+  dnnl_memory_set_data_handle_v2(memories_[static_cast<size_t>(slot)].get(),
+                                 const_cast<void*>(handle), nullptr);
+}
+
+absl::Status DnnlCall::Execute(dnnl::stream& stream) {
+  const dnnl_status_t status = dnnl_primitive_execute(primitive_.get(), stream.get(),
+                                                      static_cast<int>(args_.size()), args_.data());
+  if (status != dnnl_success) {
+    return absl::InternalError(
+        StrCat("oneDNN primitive failed with status ", static_cast<int>(status)));
+  }
+  return absl::OkStatus();
+}
+
+dnnl::primitive_attr UserScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+int AddScratchpad(const dnnl::primitive_desc_base& pd, KernelContext& ctx, DnnlCall& call,
+                  size_t* offset) {
+  const dnnl::memory::desc desc = pd.scratchpad_desc();
+  if (offset != nullptr) *offset = AlignScratch(ctx.scratch_bytes);
+  if (desc.get_size() == 0) return -1;
+  const size_t start = AlignScratch(ctx.scratch_bytes);
+  ctx.scratch_bytes = start + desc.get_size();
+  return call.AddArg(DNNL_ARG_SCRATCHPAD, desc, *ctx.engine);
+}
+
+absl::StatusOr<ScratchReorder> MakeScratchReorder(KernelContext& ctx, size_t input,
+                                                  const dnnl::memory::desc& from,
+                                                  const dnnl::memory::desc& to) {
+  ScratchReorder reorder;
+  reorder.input = input;
+  reorder.offset = AlignScratch(ctx.scratch_bytes);
+  ctx.scratch_bytes = reorder.offset + to.get_size();
+  reorder.call = std::make_shared<DnnlCall>();
+  absl::Status status = CatchDnnl(ctx, "reorder", [&] {
+    dnnl::reorder::primitive_desc pd(*ctx.engine, from, *ctx.engine, to);
+    reorder.call->set_primitive(dnnl::reorder(pd));
+    reorder.call->AddArg(DNNL_ARG_FROM, from, *ctx.engine);
+    reorder.call->AddArg(DNNL_ARG_TO, to, *ctx.engine);
+  });
+  if (!status.ok()) return status;
+  return reorder;
+}
+
+absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& ctx,
+                               DnnlCall& main) {
+  std::byte* copy = ctx.scratch + reorder.offset;
+  reorder.call->SetHandle(0, ctx.inputs[reorder.input]);
+  reorder.call->SetHandle(1, copy);
+  if (absl::Status s = reorder.call->Execute(*ctx.stream); !s.ok()) return s;
+  main.SetHandle(reorder.target_slot, copy);
+  return absl::OkStatus();
+}
+
+absl::Status ReorderNow(const dnnl::engine& engine, const dnnl::memory::desc& src_desc,
+                        const void* src, const dnnl::memory::desc& dst_desc, void* dst) {
+  try {
+    dnnl::memory src_mem(src_desc, engine, const_cast<void*>(src));
+    dnnl::memory dst_mem(dst_desc, engine, dst);
+    dnnl::stream stream(engine);
+    dnnl::reorder(src_mem, dst_mem).execute(stream, src_mem, dst_mem);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(StrCat("oneDNN reorder failed: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace brigade::engine::onnx

@@ -1,0 +1,109 @@
+#ifndef BRIGADE_ENGINE_ONNX_KERNELS_DNNL_UTIL_H_
+#define BRIGADE_ENGINE_ONNX_KERNELS_DNNL_UTIL_H_
+
+// Glue between the kernels and oneDNN: type and layout conversions, and DnnlCall, a primitive
+// with pre-built argument memories whose data handles are re-pointed on every run, so executing a
+// primitive allocates nothing (the C++ execute() builds an argument vector on each call; DnnlCall
+// keeps one and uses the C API).
+//
+// oneDNN's C++ API throws dnnl::error; CatchDnnl() converts it to a Status at the call site.
+// Thread safety: a DnnlCall belongs to one kernel and runs on one thread at a time.
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/data_type.h"
+#include "core/shape.h"
+#include "engine/onnx/kernels/kernel.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace brigade::engine::onnx {
+
+// oneDNN's element type for `dtype`; nullopt when oneDNN has none (int64, fp64, bool...).
+std::optional<dnnl::memory::data_type> ToDnnlType(DataType dtype);
+
+dnnl::memory::dims ToDnnlDims(const Shape& shape);
+
+// Row-major ("abcd...") descriptor for a shape; rank 0 is treated as [1].
+dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type);
+
+// The descriptor of a value as laid out now: its blocked desc, or the plain one.
+absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info);
+
+class DnnlCall {
+ public:
+  DnnlCall() = default;
+  explicit DnnlCall(dnnl::primitive primitive) : primitive_(std::move(primitive)) {}
+
+  void set_primitive(dnnl::primitive primitive) { primitive_ = std::move(primitive); }
+
+  // Adds argument `arg` (DNNL_ARG_SRC...) described by `desc`; returns its slot for SetHandle.
+  // `handle` may be given now for buffers that never move (packed weights).
+  int AddArg(int arg, const dnnl::memory::desc& desc, const dnnl::engine& engine,
+             const void* handle = nullptr);
+  void SetHandle(int slot, const void* handle);
+  absl::Status Execute(dnnl::stream& stream);
+
+ private:
+  dnnl::primitive primitive_;
+  std::vector<dnnl::memory> memories_;
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
+// Runs `fn` (which may throw dnnl::error) and converts a throw into a Status mentioning `what`.
+template <typename Fn>
+absl::Status CatchDnnl(const KernelContext& ctx, std::string_view what, Fn&& fn) {
+  try {
+    fn();
+    return absl::OkStatus();
+  } catch (const dnnl::error& e) {
+    return ctx.Unsupported(what, ": oneDNN: ", e.what());
+  } catch (const std::exception& e) {
+    return ctx.Error(what, ": ", e.what());
+  }
+}
+
+// Attributes asking a primitive to take its scratchpad from the caller (the plan's arena), so
+// executing it never allocates.
+dnnl::primitive_attr UserScratchpadAttr();
+
+// Adds the scratchpad argument of `pd` to `call`, reserving it at the end of ctx's scratch;
+// returns the slot, or -1 when the primitive needs none. `*offset` receives its byte offset in
+// the scratch (bind RunContext::scratch + offset).
+int AddScratchpad(const dnnl::primitive_desc_base& pd, KernelContext& ctx, DnnlCall& call,
+                  size_t* offset = nullptr);
+
+// A reorder a kernel runs on every call, from one of its inputs into a region of its scratch
+// (an activation in the wrong layout for the primitive, run-time weights to pack).
+struct ScratchReorder {
+  size_t input = 0;                // node input read
+  size_t offset = 0;               // byte offset of the reordered copy in the kernel's scratch
+  int target_slot = -1;            // DnnlCall slot of the main primitive that reads the copy
+  std::shared_ptr<DnnlCall> call;  // the reorder primitive (slots: 0 = from, 1 = to)
+};
+
+// Builds a ScratchReorder from `from` to `to`, placing the copy at the end of ctx's scratch.
+absl::StatusOr<ScratchReorder> MakeScratchReorder(KernelContext& ctx, size_t input,
+                                                  const dnnl::memory::desc& from,
+                                                  const dnnl::memory::desc& to);
+
+// Runs `reorder` for this call and points the main primitive at the copy.
+absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& ctx,
+                               DnnlCall& main);
+
+// Rounds up to the 64-byte alignment every scratch region uses.
+inline size_t AlignScratch(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Copies `src` laid out as `src_desc` into `dst` laid out as `dst_desc` (a oneDNN reorder),
+// at plan time (weights, constants). Blocks until done.
+absl::Status ReorderNow(const dnnl::engine& engine, const dnnl::memory::desc& src_desc,
+                        const void* src, const dnnl::memory::desc& dst_desc, void* dst);
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_KERNELS_DNNL_UTIL_H_

@@ -1,0 +1,128 @@
+#ifndef BRIGADE_ENGINE_ONNX_KERNELS_KERNEL_H_
+#define BRIGADE_ENGINE_ONNX_KERNELS_KERNEL_H_
+
+// The contract between the planner and the op kernels.
+//
+// A kernel is created for one node and one input-shape signature: its factory receives a
+// KernelContext describing the inputs (type, concrete shape, layout, and contents when they are
+// known before run time), validates them, states the outputs' types, shapes and layouts, asks for
+// scratch memory, and builds whatever it will need at run time (oneDNN primitives, packed
+// weights, index tables). Run() then executes it any number of times on buffers the planner
+// binds. Everything shape-dependent happens in the factory, so Run() does no allocation.
+//
+//   factory(KernelContext&) ─► OpKernel ─► Run(RunContext) × N
+//
+// Errors: factories return INVALID_ARGUMENT naming the node, op and reason (bad attribute, shape
+// mismatch, unsupported type); Run() fails only on data-dependent errors (an index out of range).
+// Thread safety: a kernel belongs to one instance's plan and runs on one thread at a time; it may
+// use `threads` OpenMP/oneDNN threads inside Run().
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/data_type.h"
+#include "core/shape.h"
+#include "core/strings.h"
+#include "core/tensor.h"
+#include "engine/onnx/ir/graph.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace brigade::engine::onnx {
+
+class PackedWeights;
+
+// Layout of a value's buffer: plain row-major, or a oneDNN blocked layout (e.g. nChw16c) that a
+// convolution-family primitive chose. Blocked buffers may be larger than the plain ones.
+struct Layout {
+  bool blocked = false;
+  dnnl::memory::desc desc;  // meaningful when blocked
+};
+
+// What the planner knows about a value when a kernel is prepared.
+struct ValueInfo {
+  DataType dtype = DataType::kInvalid;
+  Shape shape;
+  Layout layout;
+  // Contents, when known before run time (an initializer, or a result the planner computed
+  // from other known values, like a Shape→Gather→Concat chain). Null otherwise.
+  const Tensor* constant = nullptr;
+
+  int64_t num_elements() const;
+  // Bytes the buffer needs in this layout.
+  size_t byte_size() const;
+};
+
+struct KernelContext {
+  const Node* node = nullptr;
+  // One entry per node input; null for omitted optional inputs.
+  std::vector<const ValueInfo*> inputs;
+  // One entry per node output, filled by the factory. `output_used[i]` is false for omitted
+  // optional outputs, which the factory may leave empty.
+  std::vector<ValueInfo> outputs;
+  std::vector<bool> output_used;
+  // Bytes of per-run scratch the kernel wants; bound to RunContext::scratch.
+  size_t scratch_bytes = 0;
+  // Intra-op threads the kernel may use.
+  int threads = 1;
+  const dnnl::engine* engine = nullptr;
+  // Packed constants shared by every plan and instance of the model.
+  PackedWeights* weights = nullptr;
+
+  size_t num_inputs() const { return inputs.size(); }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  const ValueInfo& input(size_t i) const { return *inputs[i]; }
+  void SetOutput(size_t i, DataType dtype, Shape shape) {
+    outputs[i].dtype = dtype;
+    outputs[i].shape = std::move(shape);
+    outputs[i].layout = Layout{};
+  }
+
+  // INVALID_ARGUMENT "node 'name' (Op): <reason>".
+  template <typename... Args>
+  absl::Status Error(const Args&... args) const {
+    return absl::InvalidArgumentError(
+        StrCat("node '", node->name, "' (", node->op_type, "): ", args...));
+  }
+  // UNIMPLEMENTED with the same prefix, for valid models using what the engine lacks.
+  template <typename... Args>
+  absl::Status Unsupported(const Args&... args) const {
+    return absl::UnimplementedError(
+        StrCat("node '", node->name, "' (", node->op_type, "): ", args...));
+  }
+};
+
+struct RunContext {
+  // Buffers in node input/output order; null for omitted ones. Inputs are read-only.
+  std::span<const std::byte* const> inputs;
+  std::span<std::byte* const> outputs;
+  std::byte* scratch = nullptr;
+  dnnl::stream* stream = nullptr;
+  int threads = 1;
+
+  template <typename T>
+  const T* in(size_t i) const {
+    return reinterpret_cast<const T*>(inputs[i]);
+  }
+  template <typename T>
+  T* out(size_t i) const {
+    return reinterpret_cast<T*>(outputs[i]);
+  }
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual absl::Status Run(const RunContext& ctx) = 0;
+};
+
+using KernelFactory = absl::StatusOr<std::unique_ptr<OpKernel>> (*)(KernelContext& ctx);
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_KERNELS_KERNEL_H_

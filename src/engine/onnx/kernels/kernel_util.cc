@@ -1,0 +1,125 @@
+#include "engine/onnx/kernels/kernel_util.h"
+
+#include "engine/onnx/kernels/kernel.h"
+
+namespace brigade::engine::onnx {
+
+int64_t ValueInfo::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+size_t ValueInfo::byte_size() const {
+  if (layout.blocked) return layout.desc.get_size();
+  return static_cast<size_t>(num_elements()) * DataTypeSize(dtype);
+}
+
+absl::StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank) {
+  const int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= std::max<int64_t>(rank, 1)) {
+    return ctx.Error("axis ", axis, " is out of range for rank ", rank);
+  }
+  return normalized;
+}
+
+absl::StatusOr<std::vector<int64_t>> ConstantInts(const KernelContext& ctx, size_t input) {
+  if (!ctx.has_input(input) || ctx.input(input).constant == nullptr) {
+    return ctx.Error("input ", input, " must be known before run time");
+  }
+  const Tensor& t = *ctx.input(input).constant;
+  std::vector<int64_t> out;
+  if (t.dtype() == DataType::kInt64) {
+    auto v = t.values<int64_t>();
+    out.assign(v.begin(), v.end());
+  } else if (t.dtype() == DataType::kInt32) {
+    auto v = t.values<int32_t>();
+    out.assign(v.begin(), v.end());
+  } else {
+    return ctx.Error("input ", input, " must be int32 or int64, got ", DataTypeName(t.dtype()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<float>> ConstantFloats(const KernelContext& ctx, size_t input) {
+  if (!ctx.has_input(input) || ctx.input(input).constant == nullptr) {
+    return ctx.Error("input ", input, " must be known before run time");
+  }
+  const Tensor& t = *ctx.input(input).constant;
+  std::vector<float> out;
+  if (t.dtype() == DataType::kFp32) {
+    auto v = t.values<float>();
+    out.assign(v.begin(), v.end());
+  } else if (t.dtype() == DataType::kFp64) {
+    for (double d : t.values<double>()) out.push_back(static_cast<float>(d));
+  } else {
+    return ctx.Error("input ", input, " must be float, got ", DataTypeName(t.dtype()));
+  }
+  return out;
+}
+
+absl::StatusOr<double> ConstantScalar(const KernelContext& ctx, size_t input) {
+  if (!ctx.has_input(input) || ctx.input(input).constant == nullptr) {
+    return ctx.Error("input ", input, " must be known before run time");
+  }
+  const Tensor& t = *ctx.input(input).constant;
+  if (t.num_elements() != 1) {
+    return ctx.Error("input ", input, " must hold one element, has ", t.num_elements());
+  }
+  double value = 0;
+  if (!VisitNumeric(t.dtype(),
+                    [&]<typename T>() { value = static_cast<double>(t.values<T>()[0]); })) {
+    return ctx.Error("input ", input, " has unsupported type ", DataTypeName(t.dtype()));
+  }
+  return value;
+}
+
+absl::StatusOr<Shape> BroadcastShapes(const KernelContext& ctx, const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == db || db == 1) {
+      out[i] = da;
+    } else if (da == 1) {
+      out[i] = db;
+    } else {
+      return ctx.Error("shapes ", ShapeToString(a), " and ", ShapeToString(b),
+                       " cannot be broadcast together");
+    }
+  }
+  return out;
+}
+
+Shape Strides(const Shape& shape) {
+  Shape strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+Shape BroadcastStrides(const Shape& shape, size_t rank) {
+  Shape out(rank, 0);
+  const Shape strides = Strides(shape);
+  const size_t offset = rank - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out[offset + i] = shape[i] == 1 ? 0 : strides[i];
+  }
+  return out;
+}
+
+int64_t DimProduct(const Shape& shape, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end && i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+void ParallelCopy(int threads, std::byte* dst, const std::byte* src, size_t bytes) {
+  if (dst == src || bytes == 0) return;
+  constexpr int64_t kGrain = 1 << 20;
+  ParallelFor(threads, static_cast<int64_t>(bytes), kGrain, [&](int64_t begin, int64_t end) {
+    std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin));
+  });
+}
+
+}  // namespace brigade::engine::onnx

@@ -1,0 +1,215 @@
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (per-tensor and per-axis).
+//
+// Rounding is half-to-even and results saturate to the output type, as ONNX specifies. When a
+// QuantizeLinear/DequantizeLinear pair sits around a Conv or MatMul, the QDQ fusion pass replaces
+// the whole group by one int8 primitive; these kernels handle the pairs that remain.
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "core/status_macros.h"
+#include "engine/onnx/kernels/kernel_util.h"
+#include "engine/onnx/kernels/registry.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+template <typename Q>
+Q Saturate(double v) {
+  const double lo = static_cast<double>(std::numeric_limits<Q>::lowest());
+  const double hi = static_cast<double>(std::numeric_limits<Q>::max());
+  return static_cast<Q>(std::clamp(v, lo, hi));
+}
+
+// Elements are grouped [outer, channels, inner]; channel c uses scale[c] and zero_point[c]
+// (per-axis), or everything uses element 0 (per-tensor: channels = 1).
+struct Grouping {
+  int64_t outer = 1, channels = 1, inner = 1;
+};
+
+absl::StatusOr<Grouping> GroupingOf(const KernelContext& ctx, const Shape& shape,
+                                    int64_t scale_count) {
+  Grouping g;
+  if (scale_count <= 1) {
+    g.inner = DimProduct(shape, 0, shape.size());
+    return g;
+  }
+  BRIGADE_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node->attributes.GetInt("axis", 1),
+                                                       static_cast<int64_t>(shape.size())));
+  const auto a = static_cast<size_t>(axis);
+  if (shape[a] != scale_count) {
+    return ctx.Error("per-axis scale has ", scale_count, " values, axis ", axis, " has ", shape[a]);
+  }
+  g.outer = DimProduct(shape, 0, a);
+  g.channels = shape[a];
+  g.inner = DimProduct(shape, a + 1, shape.size());
+  return g;
+}
+
+class QuantizeKernel final : public OpKernel {
+ public:
+  QuantizeKernel(DataType in_type, DataType out_type, Grouping g, bool has_zero_point)
+      : in_type_(in_type), out_type_(out_type), g_(g), has_zero_point_(has_zero_point) {}
+
+  absl::Status Run(const RunContext& ctx) override {
+    auto run = [&]<typename Q>() {
+      const float* scale = ctx.in<float>(1);
+      const Q* zp = has_zero_point_ ? ctx.in<Q>(2) : nullptr;
+      Q* y = ctx.out<Q>(0);
+      for (int64_t c = 0; c < g_.channels; ++c) {
+        if (scale[c] == 0) {
+          return absl::InvalidArgumentError("QuantizeLinear: y_scale is zero");
+        }
+      }
+      ParallelFor(ctx.threads, g_.outer * g_.channels, 1, [&](int64_t b, int64_t e) {
+        for (int64_t oc = b; oc < e; ++oc) {
+          const int64_t c = oc % g_.channels;
+          // Divide in fp32 as ONNX's reference and ONNX Runtime do: 0.5 / (5/255) must give
+          // 25.5 (rounding to 26), not the 25.4999... a double division gives.
+          const float s = scale[c];
+          const double z = zp != nullptr ? static_cast<double>(zp[c]) : 0.0;
+          const int64_t base = oc * g_.inner;
+          for (int64_t i = 0; i < g_.inner; ++i) {
+            const float x = in_type_ == DataType::kFp32
+                                ? ctx.in<float>(0)[base + i]
+                                : static_cast<float>(ctx.in<int32_t>(0)[base + i]);
+            y[base + i] = Saturate<Q>(std::nearbyint(static_cast<double>(x / s)) + z);
+          }
+        }
+      });
+      return absl::OkStatus();
+    };
+    return out_type_ == DataType::kInt8 ? run.template operator()<int8_t>()
+                                        : run.template operator()<uint8_t>();
+  }
+
+ private:
+  const DataType in_type_, out_type_;
+  const Grouping g_;
+  const bool has_zero_point_;
+};
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateQuantize(KernelContext& ctx) {
+  const ValueInfo& x = ctx.input(0);
+  if (x.dtype != DataType::kFp32 && x.dtype != DataType::kInt32) {
+    return ctx.Unsupported("input type ", DataTypeName(x.dtype));
+  }
+  if (ctx.input(1).dtype != DataType::kFp32) return ctx.Error("y_scale must be fp32");
+  DataType out_type = DataType::kUint8;
+  if (ctx.has_input(2)) {
+    out_type = ctx.input(2).dtype;
+    if (ctx.input(2).num_elements() != ctx.input(1).num_elements()) {
+      return ctx.Error("y_zero_point and y_scale differ in size");
+    }
+  }
+  if (out_type != DataType::kUint8 && out_type != DataType::kInt8) {
+    return ctx.Unsupported("output type ", DataTypeName(out_type));
+  }
+  BRIGADE_ASSIGN_OR_RETURN(Grouping g, GroupingOf(ctx, x.shape, ctx.input(1).num_elements()));
+  ctx.SetOutput(0, out_type, x.shape);
+  return std::make_unique<QuantizeKernel>(x.dtype, out_type, g, ctx.has_input(2));
+}
+
+class DequantizeKernel final : public OpKernel {
+ public:
+  DequantizeKernel(DataType in_type, Grouping g, bool has_zero_point)
+      : in_type_(in_type), g_(g), has_zero_point_(has_zero_point) {}
+
+  absl::Status Run(const RunContext& ctx) override {
+    VisitNumeric(in_type_, [&]<typename Q>() {
+      if constexpr (std::is_integral_v<Q> && !std::is_same_v<Q, bool>) {
+        const Q* x = ctx.in<Q>(0);
+        const float* scale = ctx.in<float>(1);
+        const Q* zp = has_zero_point_ ? ctx.in<Q>(2) : nullptr;
+        float* y = ctx.out<float>(0);
+        ParallelFor(ctx.threads, g_.outer * g_.channels, 1, [&](int64_t b, int64_t e) {
+          for (int64_t oc = b; oc < e; ++oc) {
+            const int64_t c = oc % g_.channels;
+            const float s = scale[c];
+            const int64_t z = zp != nullptr ? static_cast<int64_t>(zp[c]) : 0;
+            const int64_t base = oc * g_.inner;
+            for (int64_t i = 0; i < g_.inner; ++i) {
+              y[base + i] = static_cast<float>(static_cast<int64_t>(x[base + i]) - z) * s;
+            }
+          }
+        });
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  const DataType in_type_;
+  const Grouping g_;
+  const bool has_zero_point_;
+};
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateDequantize(KernelContext& ctx) {
+  const ValueInfo& x = ctx.input(0);
+  if (x.dtype != DataType::kUint8 && x.dtype != DataType::kInt8 && x.dtype != DataType::kInt32) {
+    return ctx.Unsupported("input type ", DataTypeName(x.dtype));
+  }
+  if (ctx.input(1).dtype != DataType::kFp32) return ctx.Error("x_scale must be fp32");
+  if (ctx.has_input(2) && (ctx.input(2).dtype != x.dtype ||
+                           ctx.input(2).num_elements() != ctx.input(1).num_elements())) {
+    return ctx.Error("x_zero_point must match x's type and x_scale's size");
+  }
+  BRIGADE_ASSIGN_OR_RETURN(Grouping g, GroupingOf(ctx, x.shape, ctx.input(1).num_elements()));
+  ctx.SetOutput(0, DataType::kFp32, x.shape);
+  return std::make_unique<DequantizeKernel>(x.dtype, g, ctx.has_input(2));
+}
+
+class DynamicQuantizeKernel final : public OpKernel {
+ public:
+  explicit DynamicQuantizeKernel(int64_t count) : count_(count) {}
+  absl::Status Run(const RunContext& ctx) override {
+    const float* x = ctx.in<float>(0);
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < count_; ++i) {
+      lo = std::min(lo, x[i]);
+      hi = std::max(hi, x[i]);
+    }
+    const float scale = (hi - lo) / 255.0f;
+    const uint8_t zp = scale == 0 ? 0 : Saturate<uint8_t>(std::nearbyint(-lo / scale));
+    uint8_t* y = ctx.out<uint8_t>(0);
+    for (int64_t i = 0; i < count_; ++i) {
+      y[i] = scale == 0 ? zp : Saturate<uint8_t>(std::nearbyint(x[i] / scale) + zp);
+    }
+    *ctx.out<float>(1) = scale;
+    *ctx.out<uint8_t>(2) = zp;
+    return absl::OkStatus();
+  }
+
+ private:
+  const int64_t count_;
+};
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateDynamicQuantize(KernelContext& ctx) {
+  const ValueInfo& x = ctx.input(0);
+  if (x.dtype != DataType::kFp32) return ctx.Unsupported("input type ", DataTypeName(x.dtype));
+  ctx.SetOutput(0, DataType::kUint8, x.shape);
+  ctx.SetOutput(1, DataType::kFp32, Shape{});
+  ctx.SetOutput(2, DataType::kUint8, Shape{});
+  return std::make_unique<DynamicQuantizeKernel>(x.num_elements());
+}
+
+}  // namespace
+
+void RegisterQuantizeKernels(KernelRegistry* registry) {
+  KernelDef q;
+  q.op_type = "QuantizeLinear";
+  q.create = &CreateQuantize;
+  registry->Add(q);
+  KernelDef dq;
+  dq.op_type = "DequantizeLinear";
+  dq.create = &CreateDequantize;
+  registry->Add(dq);
+  KernelDef dyn;
+  dyn.op_type = "DynamicQuantizeLinear";
+  dyn.create = &CreateDynamicQuantize;
+  registry->Add(dyn);
+  RegisterQLinearKernels(registry);
+}
+
+}  // namespace brigade::engine::onnx

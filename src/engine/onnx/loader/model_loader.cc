@@ -1,0 +1,348 @@
+#include "engine/onnx/loader/model_loader.h"
+
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <unordered_map>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "engine/onnx/kernels/registry.h"
+#include "engine/onnx/loader/canonicalize.h"
+#include "engine/onnx/loader/tensor_proto.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+// Protobuf cannot parse messages of 2 GiB or more; larger models must use external data.
+constexpr size_t kMaxModelBytes = std::numeric_limits<int>::max();
+
+std::string NormalizeDomain(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+
+// The checker's model-level steps with our model directory, so external-data checks resolve
+// relative to the model instead of the working directory (check_model(ModelProto) has no
+// directory).
+void CheckModel(const ::onnx::ModelProto& model, std::string_view model_dir) {
+  ::onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(model.ir_version()));
+  if (model.ir_version() == 0) {
+    throw std::runtime_error("the model has no ir_version");
+  }
+  if (model.ir_version() > ::onnx::Version::IR_VERSION) {
+    throw std::runtime_error(StrCat("ir_version ", model.ir_version(),
+                                    " is newer than this ONNX checker supports (",
+                                    static_cast<int>(::onnx::Version::IR_VERSION), ")"));
+  }
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& opset : model.opset_import()) {
+    opsets[opset.domain()] = static_cast<int>(opset.version());
+  }
+  if (model.ir_version() >= 3 && opsets.empty()) {
+    throw std::runtime_error("a model with ir_version >= 3 must import an opset");
+  }
+  ctx.set_opset_imports(opsets);
+  ctx.set_model_dir(std::string(model_dir));
+  ::onnx::checker::LexicalScopeContext lex;
+  ::onnx::checker::check_graph(model.graph(), ctx, lex);
+}
+
+absl::StatusOr<std::optional<Shape>> ShapeOf(const ::onnx::TypeProto& type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return std::optional<Shape>();
+  Shape shape;
+  for (const auto& dim : type.tensor_type().shape().dim()) {
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+  }
+  return std::optional<Shape>(std::move(shape));
+}
+
+absl::Status ConvertAttribute(const ::onnx::AttributeProto& proto, std::string_view model_dir,
+                              AttributeMap* out) {
+  using A = ::onnx::AttributeProto;
+  Attribute attr;
+  switch (proto.type()) {
+    case A::FLOAT:
+      attr.kind = Attribute::Kind::kFloat;
+      attr.f = proto.f();
+      break;
+    case A::INT:
+      attr.kind = Attribute::Kind::kInt;
+      attr.i = proto.i();
+      break;
+    case A::STRING:
+      attr.kind = Attribute::Kind::kString;
+      attr.s = proto.s();
+      break;
+    case A::TENSOR: {
+      attr.kind = Attribute::Kind::kTensor;
+      BRIGADE_ASSIGN_OR_RETURN(attr.t, TensorFromProto(proto.t(), model_dir));
+      break;
+    }
+    case A::FLOATS:
+      attr.kind = Attribute::Kind::kFloats;
+      attr.floats.assign(proto.floats().begin(), proto.floats().end());
+      break;
+    case A::INTS:
+      attr.kind = Attribute::Kind::kInts;
+      attr.ints.assign(proto.ints().begin(), proto.ints().end());
+      break;
+    case A::STRINGS:
+      attr.kind = Attribute::Kind::kStrings;
+      attr.strings.assign(proto.strings().begin(), proto.strings().end());
+      break;
+    default:
+      // Subgraphs, sparse tensors, type protos: not represented. Ops that need them have no
+      // kernel, so the support check reports the node.
+      return absl::OkStatus();
+  }
+  out->Set(proto.name(), std::move(attr));
+  return absl::OkStatus();
+}
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const ::onnx::ModelProto& model, std::string_view model_dir)
+      : model_(model), model_dir_(model_dir) {}
+
+  absl::StatusOr<Graph> Build() {
+    const ::onnx::GraphProto& g = model_.graph();
+    for (const auto& opset : model_.opset_import()) {
+      graph_.opsets()[NormalizeDomain(opset.domain())] = static_cast<int>(opset.version());
+    }
+    // Initializers are constants (even when also listed as graph inputs: Brigade does not let
+    // requests override weights).
+    for (const auto& init : g.initializer()) {
+      if (graph_.FindValue(init.name()) != kNoValue) {
+        return absl::InvalidArgumentError(
+            StrCat("initializer '", init.name(), "' is defined twice"));
+      }
+      BRIGADE_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(init, model_dir_));
+      Value value;
+      value.name = init.name();
+      value.dtype = t.dtype();
+      value.shape = t.shape();
+      value.constant = std::move(t);
+      graph_.AddValue(std::move(value));
+    }
+    for (const auto& input : g.input()) {
+      if (graph_.FindValue(input.name()) != kNoValue) continue;  // an initializer
+      BRIGADE_ASSIGN_OR_RETURN(ValueId id, AddTyped(input, "graph input"));
+      graph_.inputs().push_back(id);
+    }
+    std::unordered_map<std::string, const ::onnx::ValueInfoProto*> infos;
+    for (const auto& info : g.value_info()) infos[info.name()] = &info;
+    for (const auto& info : g.output()) infos[info.name()] = &info;
+    // Create every node's outputs first, so node order in the file does not matter.
+    for (int i = 0; i < g.node_size(); ++i) {
+      const auto& node = g.node(i);
+      for (const std::string& name : node.output()) {
+        if (name.empty()) continue;
+        if (graph_.FindValue(name) != kNoValue) {
+          return absl::InvalidArgumentError(StrCat("node '", NodeName(node, i), "' (",
+                                                   node.op_type(), "): output '", name,
+                                                   "' is already defined"));
+        }
+        Value value;
+        value.name = name;
+        auto it = infos.find(name);
+        if (it != infos.end()) {
+          const auto& type = it->second->type();
+          if (type.has_tensor_type()) {
+            value.dtype =
+                FromOnnxDataType(type.tensor_type().elem_type()).value_or(DataType::kInvalid);
+          }
+          BRIGADE_ASSIGN_OR_RETURN(value.shape, ShapeOf(type));
+        }
+        graph_.AddValue(std::move(value));
+      }
+    }
+    for (int i = 0; i < g.node_size(); ++i) BRIGADE_RETURN_IF_ERROR(AddNode(g.node(i), i));
+    for (const auto& output : g.output()) {
+      const ValueId id = graph_.FindValue(output.name());
+      if (id == kNoValue) {
+        return absl::InvalidArgumentError(
+            StrCat("graph output '", output.name(), "' is not produced by any node"));
+      }
+      Value& v = graph_.value(id);
+      if (v.dtype == DataType::kInvalid && output.type().has_tensor_type()) {
+        v.dtype =
+            FromOnnxDataType(output.type().tensor_type().elem_type()).value_or(DataType::kInvalid);
+      }
+      graph_.outputs().push_back(id);
+    }
+    return std::move(graph_);
+  }
+
+ private:
+  static std::string NodeName(const ::onnx::NodeProto& node, int index) {
+    return node.name().empty() ? StrCat(node.op_type(), "_", index) : node.name();
+  }
+
+  absl::StatusOr<ValueId> AddTyped(const ::onnx::ValueInfoProto& info, std::string_view what) {
+    if (!info.type().has_tensor_type()) {
+      return absl::UnimplementedError(
+          StrCat(what, " '", info.name(), "' is not a tensor (sequences, maps are unsupported)"));
+    }
+    const auto dtype = FromOnnxDataType(info.type().tensor_type().elem_type());
+    if (!dtype.has_value()) {
+      return absl::UnimplementedError(StrCat(what, " '", info.name(), "' has element type ",
+                                             info.type().tensor_type().elem_type(),
+                                             " which Brigade does not support"));
+    }
+    Value value;
+    value.name = info.name();
+    value.dtype = *dtype;
+    BRIGADE_ASSIGN_OR_RETURN(value.shape, ShapeOf(info.type()));
+    return graph_.AddValue(std::move(value));
+  }
+
+  absl::Status AddNode(const ::onnx::NodeProto& proto, int index) {
+    Node node;
+    node.name = NodeName(proto, index);
+    node.op_type = proto.op_type();
+    node.domain = NormalizeDomain(proto.domain());
+    const int opset = graph_.opset(node.domain);
+    if (opset == 0 && graph_.opsets().find(node.domain) == graph_.opsets().end()) {
+      return absl::InvalidArgumentError(StrCat("node '", node.name, "' (", node.op_type,
+                                               "): domain '", node.domain,
+                                               "' is not imported by the model"));
+    }
+    node.opset = opset;
+    for (const std::string& name : proto.input()) {
+      if (name.empty()) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
+      const ValueId id = graph_.FindValue(name);
+      if (id == kNoValue) {
+        return absl::InvalidArgumentError(StrCat("node '", node.name, "' (", node.op_type,
+                                                 "): input '", name, "' is not defined"));
+      }
+      node.inputs.push_back(id);
+    }
+    for (const std::string& name : proto.output()) {
+      node.outputs.push_back(name.empty() ? kNoValue : graph_.FindValue(name));
+    }
+    for (const auto& attr : proto.attribute()) {
+      absl::Status status = ConvertAttribute(attr, model_dir_, &node.attributes);
+      if (!status.ok()) {
+        return absl::Status(status.code(),
+                            StrCat("node '", node.name, "' (", node.op_type, "): attribute '",
+                                   attr.name(), "': ", status.message()));
+      }
+    }
+    graph_.nodes().push_back(std::move(node));
+    return absl::OkStatus();
+  }
+
+  const ::onnx::ModelProto& model_;
+  const std::string_view model_dir_;
+  Graph graph_;
+};
+
+absl::Status CheckSupport(const Graph& graph) {
+  const int opset = graph.opset("");
+  if (opset != 0 && (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)) {
+    return absl::UnimplementedError(StrCat("the model imports ONNX opset ", opset,
+                                           "; Brigade supports opsets ", kMinOnnxOpset, "–",
+                                           kMaxOnnxOpset));
+  }
+  const KernelRegistry& registry = KernelRegistry::Get();
+  for (const Node& node : graph.nodes()) {
+    if (registry.Find(node.domain, node.op_type, node.opset) != nullptr) continue;
+    const std::string op =
+        node.domain.empty() ? node.op_type : StrCat(node.domain, ".", node.op_type);
+    if (registry.HasOp(node.domain, node.op_type)) {
+      return absl::UnimplementedError(StrCat("node '", node.name, "' (", op, "): opset ",
+                                             node.opset, " of this op is not supported"));
+    }
+    return absl::UnimplementedError(
+        StrCat("node '", node.name, "' (", op, "): op is not supported by Brigade's engine"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_view model_dir,
+                                          const LoadOptions& options) {
+  if (bytes.size() > kMaxModelBytes) {
+    return absl::InvalidArgumentError("model file exceeds 2 GiB; use ONNX external data");
+  }
+  ::onnx::ModelProto model;
+  {
+    google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                  static_cast<int>(bytes.size()));
+    stream.SetTotalBytesLimit(static_cast<int>(kMaxModelBytes));
+    if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+      return absl::InvalidArgumentError("not a valid ONNX model (protobuf parse failed)");
+    }
+  }
+  // Validate external-data paths before the checker probes any file.
+  for (const auto& init : model.graph().initializer()) {
+    if (init.data_location() != ::onnx::TensorProto::EXTERNAL) continue;
+    for (const auto& entry : init.external_data()) {
+      if (entry.key() == "location") {
+        BRIGADE_RETURN_IF_ERROR(ResolveExternalDataPath(model_dir, entry.value()).status());
+      }
+    }
+  }
+  if (options.run_checker) {
+    try {
+      CheckModel(model, model_dir);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(StrCat("ONNX checker: ", e.what()));
+    }
+  }
+  try {
+    ::onnx::ShapeInferenceOptions shape_options(/*check_type=*/false, /*error_mode=*/0,
+                                                /*enable_data_propagation=*/false);
+    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
+                                         shape_options);
+  } catch (const std::exception&) {
+    // Static shapes are hints; the planner derives real shapes per request.
+  }
+  LoadedModel loaded;
+  loaded.ir_version = model.ir_version();
+  loaded.producer_name = model.producer_name();
+  loaded.producer_version = model.producer_version();
+  loaded.graph_name = model.graph().name();
+  GraphBuilder builder(model, model_dir);
+  BRIGADE_ASSIGN_OR_RETURN(loaded.graph, builder.Build());
+  BRIGADE_RETURN_IF_ERROR(CanonicalizeGraph(&loaded.graph));
+  BRIGADE_RETURN_IF_ERROR(loaded.graph.SortTopologically());
+  if (options.require_supported) BRIGADE_RETURN_IF_ERROR(CheckSupport(loaded.graph));
+  return loaded;
+}
+
+absl::StatusOr<LoadedModel> LoadOnnxFile(const std::string& path, const LoadOptions& options) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) {
+    return absl::NotFoundError(StrCat("cannot read model file '", path, "': ", error.message()));
+  }
+  if (size > kMaxModelBytes) {
+    return absl::InvalidArgumentError(
+        StrCat("model file '", path, "' exceeds 2 GiB; use ONNX external data"));
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!file.read(bytes.data(), static_cast<std::streamsize>(size))) {
+    return absl::NotFoundError(StrCat("cannot read model file '", path, "'"));
+  }
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  auto loaded = LoadOnnxBytes(bytes, dir.empty() ? "." : dir, options);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(),
+                        StrCat("'", path, "': ", loaded.status().message()));
+  }
+  return loaded;
+}
+
+}  // namespace brigade::engine::onnx

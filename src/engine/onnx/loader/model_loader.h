@@ -1,0 +1,57 @@
+#ifndef BRIGADE_ENGINE_ONNX_LOADER_MODEL_LOADER_H_
+#define BRIGADE_ENGINE_ONNX_LOADER_MODEL_LOADER_H_
+
+// Loads an ONNX model (a ModelProto file) into the engine's Graph:
+//
+//   bytes ─parse─► ModelProto ─ONNX checker─► ─ONNX shape inference─► Graph ─canonicalize─►
+//   ─support check─► LoadedModel
+//
+// * Parsing uses Debian's libonnx_proto, which links the same libprotobuf as the rest of Brigade,
+//   so there is exactly one protobuf runtime and one onnx.proto descriptor in the process.
+// * ONNX's checker and shape inference throw; every exception is caught here and becomes
+//   INVALID_ARGUMENT naming the model. Shape inference only adds static shape hints: when it
+//   fails the model still loads (shapes are computed per request by the planner anyway).
+// * External data is read only from inside the model's directory (tensor_proto.h).
+// * Opsets 7–17 of the default domain are accepted. Every node must have a kernel
+//   (LoadOptions::require_supported), else the error names the node, its op and why.
+// * A corrupt or hostile file yields an error status, never a crash: sizes are validated before
+//   use, cycles and undefined inputs are reported, protobuf's recursion limit bounds nesting.
+//
+// Thread safety: free functions; safe to call concurrently.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "engine/onnx/ir/graph.h"
+
+namespace brigade::engine::onnx {
+
+inline constexpr int kMinOnnxOpset = 7;
+inline constexpr int kMaxOnnxOpset = 17;
+
+struct LoadOptions {
+  // Refuse nodes without a kernel (serving). Off for tools that only describe models.
+  bool require_supported = true;
+  // Run ONNX's checker (always on when serving; tests of the loader's own checks turn it off).
+  bool run_checker = true;
+};
+
+struct LoadedModel {
+  Graph graph;
+  int64_t ir_version = 0;
+  std::string producer_name;
+  std::string producer_version;
+  std::string graph_name;
+};
+
+absl::StatusOr<LoadedModel> LoadOnnxFile(const std::string& path, const LoadOptions& options = {});
+
+// `model_dir` is where external data may live; empty refuses external data.
+absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_view model_dir,
+                                          const LoadOptions& options = {});
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_LOADER_MODEL_LOADER_H_

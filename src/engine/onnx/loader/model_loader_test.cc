@@ -1,0 +1,143 @@
+#include "engine/onnx/loader/model_loader.h"
+
+#include "engine/onnx/test_util/onnx_builder.h"
+#include "gtest/gtest.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+std::string Message(const absl::Status& s) { return std::string(s.message()); }
+
+TEST(ModelLoaderTest, LoadsAGraphWithInitializersAndStaticShapes) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 4});
+  b.Initializer("w", Ramp({4, 3}));
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  b.Node("Relu", {"y"}, {"z"});
+  b.Output("z", DataType::kFp32, {-1, 3});
+  auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Graph& g = loaded->graph;
+  ASSERT_EQ(g.inputs().size(), 1u);
+  ASSERT_EQ(g.nodes().size(), 2u);
+  EXPECT_TRUE(g.value(g.FindValue("w")).is_constant());
+  // Shape inference filled in the intermediate's shape; the batch dim stays unknown.
+  const Value& y = g.value(g.FindValue("y"));
+  ASSERT_TRUE(y.shape.has_value());
+  EXPECT_EQ(*y.shape, (Shape{-1, 3}));
+}
+
+TEST(ModelLoaderTest, ConstantNodesBecomeConstantValues) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {2});
+  auto& c = b.Node("Constant", {}, {"two"});
+  auto* attr = c.add_attribute();
+  attr->set_name("value_float");
+  attr->set_type(::onnx::AttributeProto::FLOAT);
+  attr->set_f(2.0f);
+  b.Node("Mul", {"x", "two"}, {"y"});
+  b.Output("y", DataType::kFp32, {2});
+  auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->graph.nodes().size(), 1u);
+  EXPECT_TRUE(loaded->graph.value(loaded->graph.FindValue("two")).is_constant());
+}
+
+TEST(ModelLoaderTest, GarbageBytesAreRejectedNotCrashed) {
+  auto loaded = LoadOnnxBytes(std::string("\x08\xff\xff\xff\xff\x0f garbage", 16), "");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ModelLoaderTest, TruncatedModelIsRejected) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {4});
+  b.Initializer("w", Ramp({4}));
+  b.Node("Add", {"x", "w"}, {"y"});
+  b.Output("y", DataType::kFp32, {4});
+  const std::string bytes = b.Serialize();
+  for (size_t cut : {bytes.size() / 3, bytes.size() / 2, bytes.size() - 3}) {
+    EXPECT_FALSE(LoadOnnxBytes(bytes.substr(0, cut), "").ok()) << cut;
+  }
+}
+
+TEST(ModelLoaderTest, UnsupportedOpErrorNamesNodeAndOp) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {3, 3});
+  auto& node = b.Node("Det", {"x"}, {"y"});
+  node.set_name("my_det");
+  b.Output("y", DataType::kFp32, {});
+  auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(Message(loaded.status()).find("my_det"), std::string::npos);
+  EXPECT_NE(Message(loaded.status()).find("Det"), std::string::npos);
+}
+
+TEST(ModelLoaderTest, OpsetOutsideTheSupportedRangeIsRejected) {
+  OnnxBuilder b(6);
+  b.Input("x", DataType::kFp32, {4});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y", DataType::kFp32, {4});
+  auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(Message(loaded.status()).find("opset 6"), std::string::npos);
+}
+
+TEST(ModelLoaderTest, UndefinedInputIsReportedWithTheNode) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {4});
+  b.Node("Add", {"x", "nowhere"}, {"y"}).set_name("adder");
+  b.Output("y", DataType::kFp32, {4});
+  LoadOptions options;
+  options.run_checker = false;  // the loader's own check, not ONNX's
+  auto loaded = LoadOnnxBytes(b.Serialize(), "", options);
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(Message(loaded.status()).find("adder"), std::string::npos);
+  EXPECT_NE(Message(loaded.status()).find("nowhere"), std::string::npos);
+}
+
+TEST(ModelLoaderTest, CyclicGraphIsRejected) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {4});
+  b.Node("Add", {"x", "b"}, {"a"});
+  b.Node("Relu", {"a"}, {"b"});
+  b.Output("b", DataType::kFp32, {4});
+  LoadOptions options;
+  options.run_checker = false;
+  auto loaded = LoadOnnxBytes(b.Serialize(), "", options);
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(Message(loaded.status()).find("cycle"), std::string::npos);
+}
+
+TEST(ModelLoaderTest, CheckerFailuresBecomeInvalidArgument) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {4});
+  b.Node("Relu", {"x", "x", "x"}, {"y"});  // Relu takes one input
+  b.Output("y", DataType::kFp32, {4});
+  auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(Message(loaded.status()).find("checker"), std::string::npos);
+}
+
+TEST(ModelLoaderTest, ExternalDataEscapingTheDirectoryIsRejectedBeforeAnyRead) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {2});
+  auto* init = b.model().mutable_graph()->add_initializer();
+  init->set_name("w");
+  init->set_data_type(::onnx::TensorProto::FLOAT);
+  init->add_dims(2);
+  init->set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto* loc = init->add_external_data();
+  loc->set_key("location");
+  loc->set_value("../../etc/passwd");
+  b.Node("Add", {"x", "w"}, {"y"});
+  b.Output("y", DataType::kFp32, {2});
+  auto loaded = LoadOnnxBytes(b.Serialize(), "/tmp");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST(ModelLoaderTest, MissingFileIsNotFound) {
+  EXPECT_EQ(LoadOnnxFile("/nonexistent/model.onnx").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace brigade::engine::onnx

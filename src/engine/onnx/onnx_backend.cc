@@ -1,0 +1,148 @@
+#include "engine/onnx/onnx_backend.h"
+
+#include <thread>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "engine/onnx/exec/compiled_model.h"
+#include "engine/onnx/exec/session.h"
+#include "engine/onnx/loader/model_loader.h"
+#include "engine/onnx/passes/optimizer.h"
+
+namespace brigade::engine {
+namespace {
+
+using onnx::CompiledModel;
+using onnx::Session;
+
+class OnnxInstance final : public ModelInstance {
+ public:
+  explicit OnnxInstance(std::unique_ptr<Session> session) : session_(std::move(session)) {}
+
+  absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
+    return session_->Run(inputs, outputs);
+  }
+
+ private:
+  std::unique_ptr<Session> session_;
+};
+
+class OnnxModel final : public Model {
+ public:
+  OnnxModel(std::shared_ptr<const CompiledModel> compiled, ModelSignature signature)
+      : compiled_(std::move(compiled)), signature_(std::move(signature)) {}
+
+  const ModelSignature& signature() const override { return signature_; }
+
+  absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(
+      const InstanceOptions& options) override {
+    Session::Options session_options;
+    session_options.threads =
+        options.intra_op_threads > 0
+            ? options.intra_op_threads
+            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                             Session::Create(compiled_, session_options));
+    return std::make_unique<OnnxInstance>(std::move(session));
+  }
+
+ private:
+  const std::shared_ptr<const CompiledModel> compiled_;
+  const ModelSignature signature_;
+};
+
+TensorSpec SpecOf(const onnx::Value& value) {
+  TensorSpec spec;
+  spec.name = value.name;
+  spec.dtype = value.dtype;
+  if (value.shape.has_value()) spec.shape = *value.shape;
+  return spec;
+}
+
+// Merges the model's own specs with the config's declarations.
+absl::StatusOr<std::vector<TensorSpec>> MergeSpecs(const ModelLoadOptions& options,
+                                                   std::vector<TensorSpec> model_specs,
+                                                   const std::vector<TensorSpec>& declared,
+                                                   std::string_view kind) {
+  for (const TensorSpec& d : declared) {
+    const TensorSpec* found = nullptr;
+    for (const TensorSpec& m : model_specs) {
+      if (m.name == d.name) found = &m;
+    }
+    if (found == nullptr) {
+      return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': config declares ",
+                                               kind, " '", d.name,
+                                               "' which the model does not have"));
+    }
+    if (d.dtype != DataType::kInvalid && d.dtype != found->dtype) {
+      return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': config declares ",
+                                               kind, " '", d.name, "' as ", DataTypeName(d.dtype),
+                                               " but the model has ", DataTypeName(found->dtype)));
+    }
+    if (!d.shape.empty() && !found->shape.empty()) {
+      bool ok = d.shape.size() == found->shape.size();
+      for (size_t i = 0; ok && i < d.shape.size(); ++i) {
+        ok = d.shape[i] < 0 || found->shape[i] < 0 || d.shape[i] == found->shape[i];
+      }
+      if (!ok) {
+        return absl::InvalidArgumentError(StrCat(
+            "model '", options.model_name, "': config shape ", ShapeToString(d.shape), " of ", kind,
+            " '", d.name, "' contradicts the model's ", ShapeToString(found->shape)));
+      }
+    }
+  }
+  if (options.max_batch_size > 0) {
+    for (TensorSpec& m : model_specs) {
+      if (m.shape.empty()) continue;
+      if (m.shape[0] > 0 && m.shape[0] != 1) {
+        return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': ", kind, " '",
+                                                 m.name, "' has a fixed first dimension ",
+                                                 m.shape[0], ", so it cannot be batched"));
+      }
+      m.shape[0] = -1;
+    }
+  }
+  return model_specs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions& options) {
+  BRIGADE_ASSIGN_OR_RETURN(onnx::LoadedModel loaded, onnx::LoadOnnxFile(options.model_path));
+  bool optimize = true;
+  if (auto it = options.parameters.find("optimize"); it != options.parameters.end()) {
+    optimize = it->second != "false" && it->second != "0";
+  }
+  if (optimize) {
+    auto report = onnx::OptimizeGraph(&loaded.graph);
+    if (!report.ok()) {
+      return absl::Status(
+          report.status().code(),
+          StrCat("model '", options.model_name, "': optimizing: ", report.status().message()));
+    }
+  }
+  ModelSignature signature;
+  std::vector<TensorSpec> inputs, outputs;
+  for (onnx::ValueId id : loaded.graph.inputs()) inputs.push_back(SpecOf(loaded.graph.value(id)));
+  for (onnx::ValueId id : loaded.graph.outputs()) {
+    outputs.push_back(SpecOf(loaded.graph.value(id)));
+  }
+  BRIGADE_ASSIGN_OR_RETURN(
+      signature.inputs, MergeSpecs(options, std::move(inputs), options.declared_inputs, "input"));
+  BRIGADE_ASSIGN_OR_RETURN(signature.outputs, MergeSpecs(options, std::move(outputs),
+                                                         options.declared_outputs, "output"));
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<CompiledModel> compiled,
+                           CompiledModel::Compile(options.model_name, std::move(loaded.graph)));
+  // Pack the weights now (at load, not on the first request) by planning one batch-1 run. A
+  // model whose shapes depend on input contents may refuse zero inputs; its weights are then
+  // packed on first use instead.
+  if (auto session = Session::Create(compiled, Session::Options{}); session.ok()) {
+    if (auto warm = MakeWarmupInputs(signature, options.max_batch_size > 0 ? 1 : 0); warm.ok()) {
+      std::vector<Tensor> ignored;
+      (void)(*session)->Run(*warm, &ignored);
+    }
+  }
+  return std::make_shared<OnnxModel>(std::move(compiled), std::move(signature));
+}
+
+}  // namespace brigade::engine

@@ -1,0 +1,133 @@
+#include "engine/onnx/onnx_backend.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/onnx/test_util/onnx_builder.h"
+#include "gtest/gtest.h"
+
+namespace brigade::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using onnx::OnnxBuilder;
+using onnx::Ramp;
+
+class OnnxBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("brigade_onnx_backend_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const OnnxBuilder& b) {
+    const fs::path path = dir_ / "model.onnx";
+    std::ofstream(path, std::ios::binary) << b.Serialize();
+    return path.string();
+  }
+
+  // logits = x · w + b with x [batch, 4], w [4, 3].
+  static OnnxBuilder Classifier() {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {-1, 4});
+    b.Initializer("w", Ramp({4, 3}, -0.5f, 0.1f));
+    b.Initializer("b", Ramp({3}, 1.0f, 1.0f));
+    b.Node("Gemm", {"x", "w", "b"}, {"logits"});
+    b.Output("logits", DataType::kFp32, {-1, 3});
+    return b;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(OnnxBackendTest, NamesMatchTriton) {
+  OnnxBackend backend;
+  EXPECT_EQ(backend.platform(), "onnxruntime_onnx");
+  EXPECT_EQ(backend.name(), "onnxruntime");
+  EXPECT_EQ(backend.default_model_filename(), "model.onnx");
+}
+
+TEST_F(OnnxBackendTest, LoadsReportsSignatureAndExecutesBatches) {
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "clf";
+  options.model_path = Write(Classifier());
+  options.max_batch_size = 8;
+  auto model = backend.Load(options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelSignature& sig = (*model)->signature();
+  ASSERT_EQ(sig.inputs.size(), 1u);
+  EXPECT_EQ(sig.inputs[0].name, "x");
+  EXPECT_EQ(sig.inputs[0].dtype, DataType::kFp32);
+  EXPECT_EQ(sig.inputs[0].shape, (Shape{-1, 4}));
+  ASSERT_EQ(sig.outputs.size(), 1u);
+  EXPECT_EQ(sig.outputs[0].name, "logits");
+
+  InstanceOptions instance_options;
+  instance_options.intra_op_threads = 2;
+  auto instance = (*model)->CreateInstance(instance_options);
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  const Tensor x = Ramp({2, 4}, 1.0f, 1.0f);
+  std::vector<Tensor> outputs;
+  ASSERT_TRUE((*instance)->Execute({&x, 1}, &outputs).ok());
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs[0].shape(), (Shape{2, 3}));
+  // Row 0: [1,2,3,4] · w + b, w[k][j] = -0.5 + 0.1 * (3k + j), b = [1,2,3].
+  for (int j = 0; j < 3; ++j) {
+    float want = 1.0f + static_cast<float>(j);
+    for (int k = 0; k < 4; ++k)
+      want += static_cast<float>(k + 1) * (-0.5f + 0.1f * static_cast<float>(3 * k + j));
+    EXPECT_NEAR(outputs[0].values<float>()[j], want, 1e-5f);
+  }
+}
+
+TEST_F(OnnxBackendTest, ConfigContradictingTheModelIsRejected) {
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "clf";
+  options.model_path = Write(Classifier());
+  options.declared_inputs = {TensorSpec{"x", DataType::kInt32, Shape{-1, 4}}};
+  auto model = backend.Load(options);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  options.declared_inputs = {TensorSpec{"image", DataType::kFp32, Shape{-1, 4}}};
+  model = backend.Load(options);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(model.status().message()).find("image"), std::string::npos);
+}
+
+TEST_F(OnnxBackendTest, MissingFileIsNotFoundAndCorruptFileIsInvalid) {
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "m";
+  options.model_path = (dir_ / "absent.onnx").string();
+  EXPECT_EQ(backend.Load(options).status().code(), absl::StatusCode::kNotFound);
+  const fs::path corrupt = dir_ / "model.onnx";
+  std::ofstream(corrupt, std::ios::binary) << "this is not a protobuf \xff\xfe";
+  options.model_path = corrupt.string();
+  EXPECT_EQ(backend.Load(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(OnnxBackendTest, InstancesOutliveTheModel) {
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "clf";
+  options.model_path = Write(Classifier());
+  std::unique_ptr<ModelInstance> instance;
+  {
+    auto model = backend.Load(options);
+    ASSERT_TRUE(model.ok());
+    auto created = (*model)->CreateInstance(InstanceOptions{});
+    ASSERT_TRUE(created.ok());
+    instance = std::move(*created);
+  }
+  const Tensor x = Ramp({1, 4});
+  std::vector<Tensor> outputs;
+  EXPECT_TRUE(instance->Execute({&x, 1}, &outputs).ok());
+}
+
+}  // namespace
+}  // namespace brigade::engine
