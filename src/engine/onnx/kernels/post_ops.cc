@@ -8,17 +8,6 @@
 
 namespace brigade::engine::onnx {
 
-bool IsActivationPostOp(const Node& node) {
-  if (node.domain == kBrigadeDomain) return node.op_type == "Gelu";
-  if (!node.domain.empty()) return false;
-  const std::string& op = node.op_type;
-  if (op == "Clip") {
-    return true;  // bounds are checked by the fusion pass (must be constants)
-  }
-  return op == "Relu" || op == "LeakyRelu" || op == "Sigmoid" || op == "HardSigmoid" ||
-         op == "HardSwish" || op == "Tanh";
-}
-
 void AppendPostOp(Node* fused, std::string_view op, float alpha, float beta) {
   std::vector<std::string> ops(fused->attributes.GetStrings("post_ops").begin(),
                                fused->attributes.GetStrings("post_ops").end());
@@ -32,22 +21,6 @@ void AppendPostOp(Node* fused, std::string_view op, float alpha, float beta) {
   fused->attributes.SetStrings("post_ops", std::move(ops));
   fused->attributes.SetFloats("post_op_alpha", std::move(alphas));
   fused->attributes.SetFloats("post_op_beta", std::move(betas));
-}
-
-void AppendActivationPostOp(Node* fused, const Node& activation) {
-  const AttributeMap& a = activation.attributes;
-  const std::string& op = activation.op_type;
-  if (op == "LeakyRelu") {
-    AppendPostOp(fused, op, a.GetFloat("alpha", 0.01f), 0);
-  } else if (op == "HardSigmoid") {
-    AppendPostOp(fused, op, a.GetFloat("alpha", 0.2f), a.GetFloat("beta", 0.5f));
-  } else if (op == "Clip") {
-    // The fusion pass stores the constant bounds as attributes min/max on the Clip node.
-    AppendPostOp(fused, op, a.GetFloat("min", -std::numeric_limits<float>::max()),
-                 a.GetFloat("max", std::numeric_limits<float>::max()));
-  } else {
-    AppendPostOp(fused, op, 0, 0);
-  }
 }
 
 size_t PostOpCount(const Node& node) { return node.attributes.GetStrings("post_ops").size(); }

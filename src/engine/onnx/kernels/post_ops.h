@@ -24,13 +24,9 @@
 
 namespace brigade::engine::onnx {
 
-// True when `op_type` (with its attributes) can be a post-op.
-bool IsActivationPostOp(const Node& node);
-
-// Appends `activation` (an ONNX activation node, or "Add"/"Mul" with the extra input already
-// appended to `fused`'s inputs) to `fused`'s post-op lists.
+// Appends post-op `op` with its parameters to `fused`'s lists. For "Add"/"Mul" the caller has
+// appended the extra input to `fused`'s inputs (and set post_op_input for the first one).
 void AppendPostOp(Node* fused, std::string_view op, float alpha, float beta);
-void AppendActivationPostOp(Node* fused, const Node& activation);
 
 // Number of post-ops on `node`.
 size_t PostOpCount(const Node& node);

@@ -2,15 +2,34 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/onnx/passes/activation_fusion.h"
+#include "engine/onnx/passes/attention_fusion.h"
+#include "engine/onnx/passes/batchnorm_folding.h"
 #include "engine/onnx/passes/constant_folding.h"
 #include "engine/onnx/passes/dead_node_elimination.h"
+#include "engine/onnx/passes/gelu_fusion.h"
+#include "engine/onnx/passes/layernorm_fusion.h"
+#include "engine/onnx/passes/matmul_fusion.h"
+#include "engine/onnx/passes/residual_add_fusion.h"
+#include "engine/onnx/passes/shape_folding.h"
 
 namespace brigade::engine::onnx {
 
 std::vector<std::unique_ptr<GraphPass>> DefaultPasses() {
   std::vector<std::unique_ptr<GraphPass>> passes;
   passes.push_back(std::make_unique<DeadNodeElimination>());
+  passes.push_back(std::make_unique<ShapeFolding>());
   passes.push_back(std::make_unique<ConstantFolding>());
+  passes.push_back(std::make_unique<DeadNodeElimination>());
+  passes.push_back(std::make_unique<BatchNormFolding>());
+  passes.push_back(std::make_unique<LayerNormFusion>());
+  passes.push_back(std::make_unique<GeluFusion>());
+  passes.push_back(std::make_unique<MatMulFusion>());
+  passes.push_back(std::make_unique<AttentionFusion>());
+  passes.push_back(std::make_unique<ActivationFusion>());
+  passes.push_back(std::make_unique<ResidualAddFusion>());
+  // Add → Relu: the activation after a residual joins the same primitive.
+  passes.push_back(std::make_unique<ActivationFusion>());
   passes.push_back(std::make_unique<DeadNodeElimination>());
   return passes;
 }

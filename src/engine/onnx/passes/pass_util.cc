@@ -90,12 +90,11 @@ bool IsOp(const Node& node, std::string_view op_type) {
   return !node.removed && node.domain.empty() && node.op_type == op_type;
 }
 
-const Node* SoleProducer(const Graph& graph, const GraphIndex& index, ValueId id,
-                         std::string_view op_type) {
+Node* SoleProducer(Graph* graph, const GraphIndex& index, ValueId id, std::string_view op_type) {
   if (id == kNoValue || !index.HasSingleConsumer(id)) return nullptr;
   const int p = index.producer(id);
   if (p < 0) return nullptr;
-  const Node& node = graph.nodes()[static_cast<size_t>(p)];
+  Node& node = graph->nodes()[static_cast<size_t>(p)];
   return IsOp(node, op_type) ? &node : nullptr;
 }
 

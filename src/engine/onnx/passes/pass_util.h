@@ -29,8 +29,7 @@ std::optional<double> ScalarConstant(const Graph& graph, ValueId id);
 bool IsOp(const Node& node, std::string_view op_type);
 
 // The node producing `id` when it is `op_type` and `id` has exactly one reader, else null.
-const Node* SoleProducer(const Graph& graph, const GraphIndex& index, ValueId id,
-                         std::string_view op_type);
+Node* SoleProducer(Graph* graph, const GraphIndex& index, ValueId id, std::string_view op_type);
 
 }  // namespace brigade::engine::onnx
 
