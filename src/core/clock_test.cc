@@ -54,6 +54,7 @@ TEST(StageClockTest, DurationsIgnoreUnsetOrReversedStamps) {
   clock.MarkOnce(Stage::kArrival, 1);
   EXPECT_EQ(clock.at(Stage::kArrival), 100);
   EXPECT_EQ(StageName(Stage::kInferStart), "infer_start");
+  EXPECT_EQ(StageName(Stage::kDecoded), "decoded");
 }
 
 }  // namespace

@@ -20,6 +20,8 @@ std::string_view StageName(Stage stage) {
       return "queue_enter";
     case Stage::kQueueLeave:
       return "queue_leave";
+    case Stage::kDecoded:
+      return "decoded";
   }
   return "unknown";
 }

@@ -11,6 +11,10 @@
 //   t4 postprocessed outputs sliced/converted for this request
 //   t5 sent          last byte of the response written
 //
+// plus `decoded` (the request's bytes fully received and decoded into an InferRequest, marked by
+// the transport right after its codec) between t0 and t1, which splits receive+parse from
+// preprocessing.
+//
 // Unset stamps are 0 (a cache hit never has t2/t3). A value type; not synchronized: exactly one
 // thread owns a request at a time, and the hand-offs between threads (queue push/pop, asio post)
 // already order the writes.
@@ -30,8 +34,9 @@ enum class Stage : uint8_t {
   kSent,
   kQueueEnter,
   kQueueLeave,
+  kDecoded,
 };
-inline constexpr int kNumStages = 8;
+inline constexpr int kNumStages = 9;
 
 // "arrival", "preprocessed", ... for logs, traces and metrics labels.
 std::string_view StageName(Stage stage);

@@ -1,0 +1,167 @@
+#ifndef BRIGADE_OBSERVE_REQUEST_METRICS_H_
+#define BRIGADE_OBSERVE_REQUEST_METRICS_H_
+
+// RequestMetrics: the standard Brigade request metrics, defined in one place.
+//
+//   brigade_requests_total{model,version,protocol,outcome}            counter
+//       outcome: success | error | rejected (queue full, not ready, draining) | timed_out
+//                | shed (dropped by load shedding) | cancelled
+//   brigade_request_stage_duration_seconds{model,version,protocol,stage}  histogram
+//       stage: receive | preprocess | queue | compute | postprocess | send | total
+//       (definitions in latency_stage.h; 1 µs … 10 s buckets)
+//   brigade_batch_size{model,version}                                 histogram (rows/execution)
+//   brigade_queue_length{model,version}                               gauge
+//   brigade_requests_in_flight{model,version}                         gauge
+//   brigade_instances_busy{model,version}                             gauge
+//   brigade_cache_hits_total{model,version}                           counter
+//   brigade_cache_misses_total{model,version}                         counter
+//
+// Use: resolve a ModelRequestMetrics handle once per loaded model version with ForModel() (takes
+// a mutex) and keep it beside the version's ModelStats; every Record* on the handle is then
+// lock-free. Series for a protocol/outcome/stage are created on their first observation, so a
+// scrape lists only what happened (plus the three gauges, created with the handle). Requests
+// that never resolved to a model (unknown model, undecodable body) go to Unresolved(), whose
+// model and version labels are empty.
+//
+// Thread safety: everything is safe from any thread. Ownership: handles are owned by this object
+// and valid for its lifetime; the registry is borrowed and must outlive it.
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "core/infer_request.h"
+#include "core/stage_clock.h"
+#include "observe/latency_stage.h"
+#include "observe/metrics_registry.h"
+
+namespace brigade::observe {
+
+enum class RequestOutcome : uint8_t {
+  kSuccess = 0,
+  kError,
+  kRejected,
+  kTimedOut,
+  kShed,
+  kCancelled,
+};
+inline constexpr int kNumRequestOutcomes = 6;
+
+std::string_view RequestOutcomeName(RequestOutcome outcome);
+
+// OK → success; UNAVAILABLE, RESOURCE_EXHAUSTED → rejected; DEADLINE_EXCEEDED → timed_out;
+// CANCELLED → cancelled; anything else → error. Load shedding is a decision, not a status code:
+// the shedder passes kShed itself.
+RequestOutcome OutcomeFromStatus(const absl::Status& status);
+
+// Quantiles of one stage, over every protocol, since the process started (estimated from the
+// histogram buckets like histogram_quantile; NaN when count is 0).
+struct StagePercentiles {
+  LatencyStage stage = LatencyStage::kTotal;
+  uint64_t count = 0;
+  double p50_ns = 0;
+  double p90_ns = 0;
+  double p99_ns = 0;
+};
+
+class RequestMetrics;
+
+// The metrics of one model version. See RequestMetrics.
+class ModelRequestMetrics {
+ public:
+  ModelRequestMetrics(const ModelRequestMetrics&) = delete;
+  ModelRequestMetrics& operator=(const ModelRequestMetrics&) = delete;
+
+  // One finished request: counts it under `outcome` and observes every stage whose stamps are
+  // set (call after t5 is stamped, or once the request ended without a response).
+  void RecordRequest(Protocol protocol, RequestOutcome outcome, const StageClock& clock);
+  // One backend execution of `batch_size` rows.
+  void RecordBatch(int batch_size);
+  void RecordCacheLookup(bool hit);
+
+  // Set or move these where the value changes: queue length on enqueue/dequeue, in-flight on
+  // accept/answer, busy instances around Execute.
+  Gauge& queue_length() { return *queue_length_; }
+  Gauge& in_flight() { return *in_flight_; }
+  Gauge& busy_instances() { return *busy_instances_; }
+  const Gauge& queue_length() const { return *queue_length_; }
+
+  // Every stage in LatencyStage order (the statistics extension's per-stage summary).
+  std::vector<StagePercentiles> StageSummary() const;
+
+  const std::string& model() const { return model_; }
+  const std::string& version() const { return version_; }
+
+  // Use RequestMetrics::ForModel.
+  ModelRequestMetrics(const RequestMetrics* parent, std::string model, std::string version,
+                      Gauge* queue_length, Gauge* in_flight, Gauge* busy_instances);
+
+ private:
+  Counter* RequestCounter(Protocol protocol, RequestOutcome outcome);
+  Histogram* StageHistogram(Protocol protocol, LatencyStage stage);
+
+  static constexpr int kProtocols = 3;
+
+  const RequestMetrics* parent_;
+  const std::string model_;
+  const std::string version_;
+  Gauge* const queue_length_;
+  Gauge* const in_flight_;
+  Gauge* const busy_instances_;
+  // Resolved on first use (null until then); the registry keeps the cells alive.
+  std::array<std::array<std::atomic<Counter*>, kNumRequestOutcomes>, kProtocols> requests_{};
+  std::array<std::array<std::atomic<Histogram*>, kNumLatencyStages>, kProtocols> stages_{};
+  std::atomic<Histogram*> batch_size_{nullptr};
+  std::atomic<Counter*> cache_hits_{nullptr};
+  std::atomic<Counter*> cache_misses_{nullptr};
+};
+
+class RequestMetrics {
+ public:
+  // Registers the families above in `registry`; fails (ALREADY_EXISTS) if they are there.
+  static absl::StatusOr<std::unique_ptr<RequestMetrics>> Create(MetricsRegistry* registry);
+
+  // The handle of one model version, created on first call. Takes a mutex: call at load time.
+  ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
+  // For requests that never resolved to a model version.
+  ModelRequestMetrics* Unresolved() { return unresolved_.get(); }
+  // The handle if ForModel created it, else null (scrape-time lookups).
+  const ModelRequestMetrics* Find(std::string_view model, std::string_view version) const;
+
+  struct Families {
+    CounterFamily* requests;
+    HistogramFamily* stage_duration;
+    HistogramFamily* batch_size;
+    GaugeFamily* queue_length;
+    GaugeFamily* in_flight;
+    GaugeFamily* busy_instances;
+    CounterFamily* cache_hits;
+    CounterFamily* cache_misses;
+  };
+  const Families& families() const { return families_; }
+
+  // Use Create().
+  explicit RequestMetrics(Families families) : families_(families) {}
+
+ private:
+  const Families families_;
+  mutable absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<ModelRequestMetrics>> models_
+      ABSL_GUARDED_BY(mu_);
+  // The gauges of Unresolved(): never exposed (a request without a model has no queue).
+  std::array<Gauge, 3> unresolved_gauges_;
+  std::unique_ptr<ModelRequestMetrics> unresolved_;
+};
+
+}  // namespace brigade::observe
+
+#endif  // BRIGADE_OBSERVE_REQUEST_METRICS_H_

@@ -1,0 +1,25 @@
+#ifndef BRIGADE_OBSERVE_SPAN_EXPORTER_H_
+#define BRIGADE_OBSERVE_SPAN_EXPORTER_H_
+
+// SpanExporter: where finished spans go (an OTLP collector, a JSON-lines file). Called by
+// SpanProcessor from its background thread only, one batch at a time, so an implementation may
+// block on I/O and needs no locking of its own.
+// Failure: a non-OK status means the batch was not delivered; the processor counts and drops it
+// (retrying, when the destination says to, is the exporter's own business).
+
+#include <span>
+
+#include "absl/status/status.h"
+#include "observe/span_data.h"
+
+namespace brigade::observe {
+
+class SpanExporter {
+ public:
+  virtual ~SpanExporter() = default;
+  virtual absl::Status Export(std::span<const SpanData> spans) = 0;
+};
+
+}  // namespace brigade::observe
+
+#endif  // BRIGADE_OBSERVE_SPAN_EXPORTER_H_

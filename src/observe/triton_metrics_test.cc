@@ -1,0 +1,51 @@
+#include "observe/triton_metrics.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace brigade::observe {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(TritonMetricsTest, WritesTritonFamiliesFromStatisticsInMicroseconds) {
+  ModelStats stats("resnet", "3", 8);
+  stats.RecordSuccess(2'500'000);
+  stats.RecordFailure(500'000);
+  stats.RecordQueue(40'000);
+  stats.RecordExecution(4, 2, 1'000, 900'000, 2'000);
+  stats.RecordCacheHit(10);
+  MetricsRegistry registry;
+  auto request_metrics = *RequestMetrics::Create(&registry);
+  request_metrics->ForModel("resnet", "3")->queue_length().Set(5);
+
+  std::string out;
+  const ModelStatsSnapshot snapshots[] = {stats.Snapshot()};
+  AppendTritonMetrics(snapshots, request_metrics.get(), &out);
+  const std::string labels = "{model=\"resnet\",version=\"3\"}";
+  EXPECT_THAT(out, HasSubstr("# TYPE nv_inference_request_success counter\n"));
+  EXPECT_THAT(out, HasSubstr("nv_inference_request_success" + labels + " 1\n"));
+  EXPECT_THAT(out, HasSubstr("nv_inference_request_failure" + labels + " 1\n"));
+  EXPECT_THAT(out, HasSubstr("nv_inference_count" + labels + " 4\n"));
+  EXPECT_THAT(out, HasSubstr("nv_inference_exec_count" + labels + " 1\n"));
+  EXPECT_THAT(out, HasSubstr("nv_inference_request_duration_us" + labels + " 3000\n"));
+  EXPECT_THAT(out, HasSubstr("nv_inference_queue_duration_us" + labels + " 40\n"));
+  // Both requests of the batch are charged the batch's compute time.
+  EXPECT_THAT(out, HasSubstr("nv_inference_compute_infer_duration_us" + labels + " 1800\n"));
+  EXPECT_THAT(out, HasSubstr("nv_cache_num_hits_per_model" + labels + " 1\n"));
+  EXPECT_THAT(out, HasSubstr("nv_inference_pending_request_count" + labels + " 5\n"));
+}
+
+TEST(TritonMetricsTest, NothingForNoModelsAndNoPendingWithoutRequestMetrics) {
+  std::string out;
+  AppendTritonMetrics({}, nullptr, &out);
+  EXPECT_EQ(out, "");
+  ModelStats stats("m", "1", 0);
+  const ModelStatsSnapshot snapshots[] = {stats.Snapshot()};
+  AppendTritonMetrics(snapshots, nullptr, &out);
+  EXPECT_THAT(out, HasSubstr("nv_inference_count{model=\"m\",version=\"1\"} 0\n"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("pending")));
+}
+
+}  // namespace
+}  // namespace brigade::observe
