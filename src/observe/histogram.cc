@@ -30,7 +30,7 @@ absl::StatusOr<HistogramBuckets> HistogramBuckets::Create(std::vector<int64_t> u
 const HistogramBuckets& HistogramBuckets::LatencyNs() {
   static const HistogramBuckets buckets = [] {
     std::vector<int64_t> bounds;
-    for (int64_t decade = 1'000; decade <= 1'000'000'000; decade *= 10) {
+    for (int64_t decade = 100; decade <= 1'000'000'000; decade *= 10) {
       for (int64_t step : {1, 2, 5}) bounds.push_back(decade * step);
     }
     bounds.push_back(10'000'000'000);

@@ -39,7 +39,8 @@ class HistogramBuckets {
   static absl::StatusOr<HistogramBuckets> Create(std::vector<int64_t> upper_bounds,
                                                  int64_t exposition_divisor = 1);
 
-  // Durations: 1-2-5 steps per decade from 1 µs to 10 s, observed in ns, exposed in seconds.
+  // Durations: 1-2-5 steps per decade from 100 ns to 10 s (25 buckets), observed in ns, exposed
+  // in seconds.
   static const HistogramBuckets& LatencyNs();
   // Batch sizes and other small counts: 1, 2, 4, ..., 1024.
   static const HistogramBuckets& PowersOfTwo();

@@ -31,14 +31,15 @@ TEST(HistogramBucketsTest, UpperBoundsAreInclusiveLikePrometheusLe) {
   EXPECT_EQ(buckets.Index(21), 2u);  // +Inf
 }
 
-TEST(HistogramBucketsTest, LatencyBucketsSpanOneMicrosecondToTenSecondsInSeconds) {
+TEST(HistogramBucketsTest, LatencyBucketsSpanAHundredNanosecondsToTenSecondsInSeconds) {
   const HistogramBuckets& buckets = HistogramBuckets::LatencyNs();
-  EXPECT_EQ(buckets.upper_bounds().front(), 1'000);
+  EXPECT_EQ(buckets.size(), 25u);
+  EXPECT_EQ(buckets.upper_bounds().front(), 100);
   EXPECT_EQ(buckets.upper_bounds().back(), 10'000'000'000);
   EXPECT_EQ(buckets.Expose(2'000'000.0), 0.002);
   EXPECT_THAT(
       std::vector<int64_t>(buckets.upper_bounds().begin(), buckets.upper_bounds().begin() + 4),
-      testing::ElementsAre(1'000, 2'000, 5'000, 10'000));
+      testing::ElementsAre(100, 200, 500, 1'000));
 }
 
 TEST(HistogramTest, CountsSumAndBucketsMatchObservations) {

@@ -8,7 +8,7 @@
 //                | shed (dropped by load shedding) | cancelled
 //   brigade_request_stage_duration_seconds{model,version,protocol,stage}  histogram
 //       stage: receive | preprocess | queue | compute | postprocess | send | total
-//       (definitions in latency_stage.h; 1 µs … 10 s buckets)
+//       (definitions in latency_stage.h; 100 ns … 10 s buckets)
 //   brigade_batch_size{model,version}                                 histogram (rows/execution)
 //   brigade_queue_length{model,version}                               gauge
 //   brigade_requests_in_flight{model,version}                         gauge
