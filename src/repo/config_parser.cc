@@ -180,6 +180,36 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
       return absl::InvalidArgumentError(StrCat("model '", model_name, "': priority_levels ",
                                                batching.priority_levels(), " exceeds 1024"));
     }
+    for (const auto& [level, policy] : batching.priority_queue_policy()) {
+      if (level < 1 || level > batching.priority_levels()) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", model_name, "': priority_queue_policy level ", level,
+                   " must be between 1 and priority_levels (", batching.priority_levels(), ")"));
+      }
+    }
+  }
+  if (config->has_adaptive_batching()) {
+    const auto& adaptive = config->adaptive_batching();
+    if (config->max_batch_size() <= 0) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", model_name, "': adaptive_batching needs max_batch_size > 0"));
+    }
+    if (config->has_sequence_batching() || config->has_ensemble_scheduling()) {
+      return absl::InvalidArgumentError(StrCat(
+          "model '", model_name,
+          "': adaptive_batching cannot be combined with sequence_batching or ensemble_scheduling"));
+    }
+    if (adaptive.policy() == config::ModelAdaptiveBatching::P99_MODEL &&
+        adaptive.target_p99_microseconds() == 0) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", model_name,
+                 "': adaptive_batching policy P99_MODEL needs target_p99_microseconds > 0"));
+    }
+    if (adaptive.max_batch_size() < 0 || adaptive.max_batch_size() > config->max_batch_size()) {
+      return absl::InvalidArgumentError(StrCat(
+          "model '", model_name, "': adaptive_batching.max_batch_size ", adaptive.max_batch_size(),
+          " must be between 0 and max_batch_size (", config->max_batch_size(), ")"));
+    }
   }
   for (const auto& group : config->instance_group()) {
     if (group.count() < 0) {
@@ -211,18 +241,20 @@ std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
   if (!config.runtime().empty()) ignored.push_back("runtime");
   if (config.response_cache().enable()) ignored.push_back("response_cache (not implemented yet)");
   if (config.max_batch_size() == 0 && config.has_dynamic_batching()) {
-    ignored.push_back("dynamic_batching (max_batch_size is 0)");
-  }
-  if (config.has_dynamic_batching()) {
+    // Queue policies, priorities and ordering still apply; only the batch forming does not.
     const auto& batching = config.dynamic_batching();
-    if (batching.preserve_ordering()) ignored.push_back("dynamic_batching.preserve_ordering");
-    if (!batching.priority_queue_policy().empty()) {
-      ignored.push_back("dynamic_batching.priority_queue_policy");
+    if (batching.preferred_batch_size_size() > 0 || batching.max_queue_delay_microseconds() > 0) {
+      ignored.push_back(
+          "dynamic_batching.preferred_batch_size/max_queue_delay_microseconds (max_batch_size is "
+          "0)");
     }
-    const auto& policy = batching.default_queue_policy();
-    if (policy.timeout_action() != config::ModelQueuePolicy::REJECT ||
-        policy.default_timeout_microseconds() > 0 || policy.allow_timeout_override()) {
-      ignored.push_back("dynamic_batching.default_queue_policy timeouts");
+  }
+  if (config.has_dynamic_batching() && config.has_adaptive_batching()) {
+    const auto& batching = config.dynamic_batching();
+    if (batching.preferred_batch_size_size() > 0 || batching.max_queue_delay_microseconds() > 0) {
+      ignored.push_back(
+          "dynamic_batching.preferred_batch_size/max_queue_delay_microseconds (adaptive_batching "
+          "decides sizes and waits)");
     }
   }
   for (int i = 0; i < config.instance_group_size(); ++i) {

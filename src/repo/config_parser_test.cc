@@ -106,6 +106,15 @@ TEST(ConfigParserTest, ValidationNamesTheFieldAtFault) {
        "preferred_batch_size 8"},
       {"max_batch_size: 4 dynamic_batching { priority_levels: 2 default_priority_level: 3 }",
        "default_priority_level 3"},
+      {"max_batch_size: 4 dynamic_batching { priority_levels: 2 default_priority_level: 1 "
+       "priority_queue_policy { key: 3 value { max_queue_size: 1 } } }",
+       "priority_queue_policy level 3"},
+      {"adaptive_batching { target_p99_microseconds: 1000 }", "needs max_batch_size > 0"},
+      {"max_batch_size: 4 adaptive_batching { }", "needs target_p99_microseconds"},
+      {"max_batch_size: 4 adaptive_batching { target_p99_microseconds: 1000 max_batch_size: 8 }",
+       "adaptive_batching.max_batch_size 8"},
+      {"max_batch_size: 4 sequence_batching { } adaptive_batching { policy: QUEUE_FORMULA }",
+       "cannot be combined"},
   };
   for (const Case& c : cases) {
     auto parsed = ParseModelConfigText(c.text, "c");
@@ -146,6 +155,43 @@ TEST(ConfigParserTest, DataTypesConvertBothWays) {
     const auto type = static_cast<DataType>(i);
     EXPECT_EQ(FromConfigDataType(ToConfigDataType(type)), type) << DataTypeName(type);
   }
+}
+
+TEST(ConfigParserTest, QueuePoliciesOrderingAndAdaptiveBatchingAreActedOn) {
+  auto parsed = ParseModelConfigText(
+      R"pb(
+        max_batch_size: 8
+        dynamic_batching {
+          preserve_ordering: true
+          priority_levels: 2
+          default_priority_level: 2
+          default_queue_policy { timeout_action: DELAY default_timeout_microseconds: 100 }
+          priority_queue_policy {
+            key: 1
+            value { allow_timeout_override: true max_queue_size: 4 }
+          }
+          admission_control: true
+        }
+        adaptive_batching { policy: P99_MODEL target_p99_microseconds: 5000 max_batch_size: 4 }
+      )pb",
+      "c");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(ValidateModelConfig("m", &parsed->config).ok());
+  EXPECT_EQ(parsed->config.adaptive_batching().target_p99_microseconds(), 5000u);
+  EXPECT_TRUE(parsed->config.dynamic_batching().admission_control());
+  EXPECT_TRUE(IgnoredFields(parsed->config).empty());
+}
+
+TEST(ConfigParserTest, AdaptiveBatchingOverridesTheFixedDelayAndSaysSo) {
+  auto parsed = ParseModelConfigText(
+      "max_batch_size: 8 dynamic_batching { max_queue_delay_microseconds: 100 } "
+      "adaptive_batching { policy: QUEUE_FORMULA }",
+      "c");
+  ASSERT_TRUE(parsed.ok());
+  ASSERT_TRUE(ValidateModelConfig("m", &parsed->config).ok());
+  const auto ignored = IgnoredFields(parsed->config);
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_NE(ignored[0].find("adaptive_batching decides"), std::string::npos);
 }
 
 }  // namespace

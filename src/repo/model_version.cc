@@ -1,5 +1,6 @@
 #include "repo/model_version.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 
@@ -99,6 +100,20 @@ absl::StatusOr<std::vector<IoSpec>> Reconcile(std::string_view model, std::strin
   return specs;
 }
 
+schedule::QueuePolicy QueuePolicyFrom(const config::ModelQueuePolicy& policy) {
+  schedule::QueuePolicy out;
+  out.timeout_action = policy.timeout_action() == config::ModelQueuePolicy::DELAY
+                           ? schedule::QueuePolicy::TimeoutAction::kDelay
+                           : schedule::QueuePolicy::TimeoutAction::kReject;
+  out.default_timeout_us = static_cast<int64_t>(policy.default_timeout_microseconds());
+  out.allow_timeout_override = policy.allow_timeout_override();
+  out.max_queue_size = policy.max_queue_size();
+  return out;
+}
+
+// Maps config.pbtxt (validated) to the scheduler: dynamic_batching's batch rule (only when the
+// model batches), its queue policies, priorities, ordering and admission control (always), and
+// Brigade's adaptive_batching.
 schedule::Scheduler::Options SchedulerOptions(const ModelVersion::Options& options,
                                               const config::ModelConfig& config) {
   schedule::Scheduler::Options out;
@@ -109,18 +124,47 @@ schedule::Scheduler::Options SchedulerOptions(const ModelVersion::Options& optio
   out.cpus = options.cpus;
   out.queue.max_batch_size = config.max_batch_size();
   out.queue.max_queue_size = kDefaultMaxQueueSize;
-  if (config.has_dynamic_batching() && config.max_batch_size() > 0) {
-    const auto& batching = config.dynamic_batching();
-    out.queue.dynamic_batching = true;
-    out.queue.preferred_batch_sizes.assign(batching.preferred_batch_size().begin(),
-                                           batching.preferred_batch_size().end());
-    out.queue.max_queue_delay_us = static_cast<int64_t>(batching.max_queue_delay_microseconds());
-    if (batching.priority_levels() > 0) {
-      out.queue.priority_levels = static_cast<int>(batching.priority_levels());
-      out.queue.default_priority_level = static_cast<int>(batching.default_priority_level());
+  const bool batching = config.max_batch_size() > 0;
+  if (config.has_dynamic_batching()) {
+    const auto& batching_config = config.dynamic_batching();
+    out.queue.dynamic_batching = batching;
+    out.queue.preferred_batch_sizes.assign(batching_config.preferred_batch_size().begin(),
+                                           batching_config.preferred_batch_size().end());
+    out.queue.max_queue_delay_us =
+        static_cast<int64_t>(batching_config.max_queue_delay_microseconds());
+    out.queue.default_queue_policy = QueuePolicyFrom(batching_config.default_queue_policy());
+    size_t level_bounds = 0;
+    if (batching_config.priority_levels() > 0) {
+      out.queue.priority_levels = static_cast<int>(batching_config.priority_levels());
+      out.queue.default_priority_level = static_cast<int>(batching_config.default_priority_level());
+      for (const auto& [level, policy] : batching_config.priority_queue_policy()) {
+        out.queue.priority_queue_policy[static_cast<int>(level)] = QueuePolicyFrom(policy);
+      }
+      for (int level = 1; level <= out.queue.priority_levels; ++level) {
+        auto it = out.queue.priority_queue_policy.find(level);
+        level_bounds += it != out.queue.priority_queue_policy.end()
+                            ? it->second.max_queue_size
+                            : out.queue.default_queue_policy.max_queue_size;
+      }
+    } else {
+      level_bounds = out.queue.default_queue_policy.max_queue_size;
     }
-    if (batching.default_queue_policy().max_queue_size() > 0) {
-      out.queue.max_queue_size = batching.default_queue_policy().max_queue_size();
+    // Levels without a bound of their own share the queue-wide one; explicit bounds may raise it.
+    out.queue.max_queue_size = std::max(kDefaultMaxQueueSize, level_bounds);
+    out.preserve_ordering = batching_config.preserve_ordering();
+    out.queue.admission_control = batching_config.admission_control();
+  }
+  if (config.has_adaptive_batching() && batching) {
+    const auto& adaptive = config.adaptive_batching();
+    out.queue.dynamic_batching = true;
+    out.queue.policy = adaptive.policy() == config::ModelAdaptiveBatching::QUEUE_FORMULA
+                           ? schedule::BatchPolicyKind::kQueueFormula
+                           : schedule::BatchPolicyKind::kP99Model;
+    out.queue.target_p99_us = static_cast<int64_t>(adaptive.target_p99_microseconds());
+    out.queue.adaptive_max_batch_size = adaptive.max_batch_size();
+    if (adaptive.profile_half_life_microseconds() > 0) {
+      out.queue.profile_half_life_us =
+          static_cast<int64_t>(adaptive.profile_half_life_microseconds());
     }
   }
   int count = 0;

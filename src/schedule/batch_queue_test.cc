@@ -140,46 +140,46 @@ TEST(BatchQueueTest, AFullQueueHandsTheRequestBack) {
   options.max_queue_size = 2;
   BatchQueue queue(options);
   FakeClock clock;
-  EXPECT_EQ(queue.Push(MakeRequest("a", 1), clock.NowNs()), nullptr);
-  EXPECT_EQ(queue.Push(MakeRequest("b", 1), clock.NowNs()), nullptr);
-  auto refused = queue.Push(MakeRequest("c", 1), clock.NowNs());
-  ASSERT_NE(refused, nullptr);
-  EXPECT_EQ(refused->id, "c");
+  EXPECT_EQ(queue.Push(MakeRequest("a", 1), clock.NowNs()).refused, nullptr);
+  EXPECT_EQ(queue.Push(MakeRequest("b", 1), clock.NowNs()).refused, nullptr);
+  auto admission = queue.Push(MakeRequest("c", 1), clock.NowNs());
+  ASSERT_NE(admission.refused, nullptr);
+  EXPECT_EQ(admission.refused->id, "c");
+  EXPECT_EQ(admission.refusal, Refusal::kQueueFull);
   EXPECT_EQ(queue.size(), 2u);
 }
 
+// Deadlines no longer shorten the batch wait (a timer in the Scheduler watches next_expiry_ns()),
+// so the decision's wake-up is the batch delay alone.
 TEST(BatchQueueTest, ExpiredAndCancelledRequestsLeaveWithoutRunning) {
   BatchQueue queue(Batching(8, 1000));
   FakeClock clock;
   auto timed = MakeRequest("timed", 1);
   timed->deadline = Deadline::AfterUs(clock.NowNs(), 10);
   auto cancelled = MakeRequest("cancelled", 1);
-  cancelled->cancel = std::make_shared<CancelFlag>();
+  auto flag = std::make_shared<CancelFlag>();
+  cancelled->cancel = flag;
   queue.Push(std::move(timed), clock.NowNs());
   queue.Push(std::move(cancelled), clock.NowNs());
   queue.Push(MakeRequest("kept", 1), clock.NowNs());
+  EXPECT_EQ(queue.cancellable(), 1u);
+  EXPECT_EQ(queue.next_expiry_ns(), clock.NowNs() + 10'000);
 
   auto decision = queue.Next(clock.NowNs());
   EXPECT_TRUE(decision.batch.empty());
   EXPECT_TRUE(decision.expired.empty());
-  // The wake-up is the deadline (10 µs), earlier than the batch delay (1000 µs).
-  EXPECT_EQ(decision.wake_at_ns, clock.NowNs() + 10'000);
+  EXPECT_EQ(decision.wake_at_ns, clock.NowNs() + 1'000'000);
 
-  queue.Next(clock.NowNs());
   clock.AdvanceUs(10);
   decision = queue.Next(clock.NowNs());
   EXPECT_EQ(Ids(decision.expired), (std::vector<std::string>{"timed"}));
+  EXPECT_EQ(queue.next_expiry_ns(), INT64_MAX);
 
-  // Cancellation is noticed at the next decision.
-  std::shared_ptr<CancelFlag> flag;
-  for (auto& queued : queue.TakeAll()) {
-    if (queued.request->id == "cancelled") flag = queued.request->cancel;
-    queue.Push(std::move(queued.request), clock.NowNs());
-  }
   flag->Cancel();
   decision = queue.Next(clock.NowNs());
   EXPECT_EQ(Ids(decision.expired), (std::vector<std::string>{"cancelled"}));
   EXPECT_EQ(queue.size(), 1u);
+  EXPECT_EQ(queue.cancellable(), 0u);
 }
 
 TEST(BatchQueueTest, FlushReleasesWithoutWaiting) {
@@ -188,6 +188,213 @@ TEST(BatchQueueTest, FlushReleasesWithoutWaiting) {
   queue.Push(MakeRequest("a", 1), clock.NowNs());
   EXPECT_TRUE(queue.Next(clock.NowNs()).batch.empty());
   EXPECT_EQ(Ids(queue.Next(clock.NowNs(), /*flush=*/true).batch), (std::vector<std::string>{"a"}));
+}
+
+BatchQueueOptions Unbatched(QueuePolicy policy) {
+  BatchQueueOptions options;
+  options.max_batch_size = 8;
+  options.default_queue_policy = policy;
+  return options;
+}
+
+QueuePolicy Timeout(int64_t timeout_us, QueuePolicy::TimeoutAction action, bool override_ok) {
+  QueuePolicy policy;
+  policy.default_timeout_us = timeout_us;
+  policy.timeout_action = action;
+  policy.allow_timeout_override = override_ok;
+  return policy;
+}
+
+constexpr auto kReject = QueuePolicy::TimeoutAction::kReject;
+constexpr auto kDelay = QueuePolicy::TimeoutAction::kDelay;
+
+TEST(BatchQueueTest, ALevelsMaxQueueSizeRefusesOnlyThatLevel) {
+  BatchQueueOptions options;
+  options.max_batch_size = 8;
+  options.priority_levels = 2;
+  options.default_priority_level = 2;
+  options.priority_queue_policy[2].max_queue_size = 1;
+  BatchQueue queue(options);
+  FakeClock clock;
+  EXPECT_EQ(queue.Push(MakeRequest("low", 1), clock.NowNs()).refused, nullptr);
+  auto second = queue.Push(MakeRequest("low2", 1, 4, /*priority=*/2), clock.NowNs());
+  ASSERT_NE(second.refused, nullptr);
+  EXPECT_EQ(second.refusal, Refusal::kLevelFull);
+  EXPECT_EQ(second.level, 2);
+  EXPECT_EQ(queue.Push(MakeRequest("high", 1, 4, /*priority=*/1), clock.NowNs()).refused, nullptr);
+  EXPECT_EQ(queue.level_size(1), 1u);
+  EXPECT_EQ(queue.level_size(2), 1u);
+}
+
+TEST(BatchQueueTest, RejectPolicyRemovesARequestWhenItsTimeoutPassesWithoutABatchForming) {
+  // A one-second batch delay: no batch forms, only the timeout can remove the request.
+  BatchQueueOptions options = Batching(8, 1'000'000);
+  options.default_queue_policy = Timeout(100, kReject, false);
+  BatchQueue queue(options);
+  FakeClock clock;
+  const auto admission = queue.Push(MakeRequest("a", 1), clock.NowNs());
+  EXPECT_EQ(admission.deadline_ns, clock.NowNs() + 100'000);
+  EXPECT_EQ(queue.next_expiry_ns(), clock.NowNs() + 100'000);
+  clock.AdvanceUs(99);
+  EXPECT_TRUE(queue.Expire(clock.NowNs()).empty());
+  clock.AdvanceUs(1);
+  EXPECT_EQ(Ids(queue.Expire(clock.NowNs())), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(BatchQueueTest, DelayPolicyMovesATimedOutRequestBehindItsLevel) {
+  BatchQueue queue(Unbatched(Timeout(50, kDelay, false)));
+  FakeClock clock;
+  queue.Push(MakeRequest("old", 1), clock.NowNs());
+  clock.AdvanceUs(50);
+  queue.Push(MakeRequest("new", 1), clock.NowNs());
+  EXPECT_TRUE(queue.Expire(clock.NowNs()).empty());  // delayed, not rejected
+  EXPECT_EQ(queue.delayed_total(), 1u);
+  EXPECT_EQ(queue.size(), 2u);
+  EXPECT_EQ(Ids(queue.Next(clock.NowNs()).batch), (std::vector<std::string>{"new"}));
+  clock.AdvanceUs(1000);  // "new" times out too, but delayed requests keep their place
+  EXPECT_EQ(Ids(queue.Next(clock.NowNs()).batch), (std::vector<std::string>{"old"}));
+}
+
+TEST(BatchQueueTest, ARequestTimeoutOnlyShortensTheDefaultWhenOverrideIsAllowed) {
+  FakeClock clock;
+  const int64_t now = clock.NowNs();
+  auto with_timeout = [&](int64_t timeout_us) {
+    auto request = MakeRequest("r", 1);
+    request->deadline = Deadline::AfterUs(now, timeout_us);
+    return request;
+  };
+  BatchQueue allowed(Unbatched(Timeout(100, kReject, true)));
+  EXPECT_EQ(allowed.Push(with_timeout(30), now).deadline_ns, now + 30'000);
+  EXPECT_EQ(allowed.Push(with_timeout(500), now).deadline_ns, now + 100'000);
+  BatchQueue fixed(Unbatched(Timeout(100, kReject, false)));
+  EXPECT_EQ(fixed.Push(with_timeout(30), now).deadline_ns, now + 100'000);
+  // No default timeout: the request's own deadline applies (Triton would ignore it).
+  BatchQueue none(Unbatched(Timeout(0, kReject, false)));
+  EXPECT_EQ(none.Push(with_timeout(30), now).deadline_ns, now + 30'000);
+  EXPECT_EQ(none.Push(MakeRequest("no deadline", 1), now).deadline_ns, INT64_MAX);
+}
+
+TEST(BatchQueueTest, ARequestPastItsDeadlineIsRefusedOnArrival) {
+  BatchQueue queue(Unbatched(QueuePolicy{}));
+  FakeClock clock;
+  auto request = MakeRequest("late", 1);
+  request->deadline = Deadline::AtNs(clock.NowNs());
+  auto admission = queue.Push(std::move(request), clock.NowNs());
+  ASSERT_NE(admission.refused, nullptr);
+  EXPECT_EQ(admission.refusal, Refusal::kExpired);
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(BatchQueueTest, ACancelledRequestLeavesAtTheNextExpireWithoutABatch) {
+  BatchQueue queue(Batching(8, 1'000'000));
+  FakeClock clock;
+  auto request = MakeRequest("gone", 1);
+  auto flag = std::make_shared<CancelFlag>();
+  request->cancel = flag;
+  queue.Push(std::move(request), clock.NowNs());
+  queue.Push(MakeRequest("stays", 1), clock.NowNs());
+  EXPECT_TRUE(queue.Expire(clock.NowNs()).empty());
+  flag->Cancel();
+  EXPECT_EQ(Ids(queue.Expire(clock.NowNs())), (std::vector<std::string>{"gone"}));
+  EXPECT_EQ(queue.size(), 1u);
+}
+
+TEST(BatchQueueTest, SequenceNumbersFollowAdmissionOrder) {
+  BatchQueueOptions options;
+  options.max_batch_size = 8;
+  options.priority_levels = 2;
+  BatchQueue queue(options);
+  FakeClock clock;
+  queue.Push(MakeRequest("first", 1, 4, 2), clock.NowNs());
+  queue.Push(MakeRequest("second", 1, 4, 1), clock.NowNs());
+  auto batch = queue.Next(clock.NowNs()).batch;  // the higher level runs first...
+  ASSERT_EQ(Ids(batch), (std::vector<std::string>{"second"}));
+  EXPECT_EQ(batch[0].sequence, 1u);  // ...but keeps its admission number
+  EXPECT_EQ(queue.Next(clock.NowNs()).batch[0].sequence, 0u);
+}
+
+// A profile where a batch of b rows always takes 1000 + 250 * b microseconds.
+void LearnLinearCost(BatchQueue& queue, FakeClock& clock) {
+  for (int rows : {1, 2, 3, 4}) {
+    for (int i = 0; i < 10; ++i) {
+      queue.mutable_load().OnBatchDone(0, rows, (1000 + 250 * rows) * 1000, clock.NowNs());
+    }
+  }
+}
+
+TEST(BatchQueueTest, AdmissionControlRefusesARequestPredictedToMissItsDeadline) {
+  BatchQueueOptions options = Batching(4, 0);
+  options.admission_control = true;
+  BatchQueue queue(options);
+  FakeClock clock;
+  LearnLinearCost(queue, clock);
+  const int64_t now = clock.NowNs();
+  auto with_timeout = [&](std::string id, int64_t timeout_us) {
+    auto request = MakeRequest(std::move(id), 1);
+    request->deadline = Deadline::AfterUs(now, timeout_us);
+    return request;
+  };
+  // Nothing ahead: one row takes 1250 µs.
+  auto first = queue.Push(with_timeout("fits", 1500), now);
+  EXPECT_EQ(first.refused, nullptr);
+  EXPECT_EQ(first.predicted_completion_ns, now + 1'250'000);
+  for (int i = 0; i < 3; ++i) queue.Push(MakeRequest("ahead", 1), now);
+  // Four rows ahead: two batches of 4 (2000 µs each) on one instance.
+  auto late = queue.Push(with_timeout("late", 1500), now);
+  ASSERT_NE(late.refused, nullptr);
+  EXPECT_EQ(late.refusal, Refusal::kPredictedLate);
+  EXPECT_EQ(late.predicted_completion_ns, now + 4'000'000);
+  EXPECT_EQ(late.admission_deadline_ns, now + 1'500'000);
+  // The same request with a looser deadline is admitted.
+  EXPECT_EQ(queue.Push(with_timeout("patient", 5000), now).refused, nullptr);
+}
+
+TEST(BatchQueueTest, AdmissionControlAdmitsWhileTheProfileIsEmpty) {
+  BatchQueueOptions options = Batching(4, 0);
+  options.admission_control = true;
+  BatchQueue queue(options);
+  FakeClock clock;
+  auto request = MakeRequest("a", 1);
+  request->deadline = Deadline::AfterUs(clock.NowNs(), 1);
+  auto admission = queue.Push(std::move(request), clock.NowNs());
+  EXPECT_EQ(admission.refused, nullptr);
+  EXPECT_EQ(admission.predicted_completion_ns, -1);
+}
+
+TEST(BatchQueueTest, AReleasedBatchCarriesItsExplanation) {
+  BatchQueue queue(Batching(4, 100));
+  FakeClock clock;
+  LearnLinearCost(queue, clock);
+  queue.Push(MakeRequest("a", 1), clock.NowNs());
+  clock.AdvanceUs(40);
+  queue.Push(MakeRequest("b", 1), clock.NowNs());
+  clock.AdvanceUs(60);
+  auto decision = queue.Next(clock.NowNs());
+  ASSERT_EQ(decision.batch.size(), 2u);
+  EXPECT_EQ(decision.reason, BatchReason::kDelayExpired);
+  EXPECT_EQ(decision.rows, 2);
+  EXPECT_EQ(decision.oldest_wait_ns, 100'000);
+  EXPECT_EQ(decision.predicted_p50_ns, 1'500'000);
+  EXPECT_EQ(decision.predicted_p99_ns, 1'500'000);
+}
+
+TEST(BatchQueueTest, AnInjectedPolicyDecidesTheSize) {
+  class TakeOne final : public BatchPolicy {
+   public:
+    std::string_view name() const override { return "take_one"; }
+    BatchChoice Choose(const BatchView& view) const override {
+      EXPECT_EQ(view.rows, 3);
+      EXPECT_EQ(view.queued_rows, 3);
+      return {1, INT64_MAX, BatchReason::kFormula};
+    }
+  };
+  BatchQueue queue(Batching(8, 0), std::make_unique<TakeOne>());
+  FakeClock clock;
+  for (const char* id : {"a", "b", "c"}) queue.Push(MakeRequest(id, 1), clock.NowNs());
+  auto decision = queue.Next(clock.NowNs());
+  EXPECT_EQ(Ids(decision.batch), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(decision.reason, BatchReason::kFormula);
 }
 
 }  // namespace

@@ -9,13 +9,22 @@ namespace brigade::schedule {
 
 BatchRunner::BatchRunner(std::string model_name, int64_t version, int max_batch_size,
                          const engine::ModelSignature* signature, observe::ModelStats* stats,
-                         const Clock* clock)
+                         const Clock* clock, Respond respond)
     : model_name_(std::move(model_name)),
       version_(std::to_string(version)),
       max_batch_size_(max_batch_size),
       signature_(signature),
       stats_(stats),
-      clock_(clock) {}
+      clock_(clock),
+      respond_(std::move(respond)) {}
+
+void BatchRunner::Answer(QueuedRequest& queued, absl::StatusOr<InferResponse> result) const {
+  if (respond_ != nullptr) {
+    respond_(queued, std::move(result));
+  } else {
+    queued.request->Complete(std::move(result));
+  }
+}
 
 void BatchRunner::Run(engine::ModelInstance* instance, std::vector<QueuedRequest> batch) const {
   if (batch.empty()) return;
@@ -30,7 +39,7 @@ void BatchRunner::Run(engine::ModelInstance* instance, std::vector<QueuedRequest
 
 void BatchRunner::Fail(std::vector<QueuedRequest>& batch, const absl::Status& status) const {
   for (QueuedRequest& queued : batch) {
-    if (queued.request != nullptr && !queued.request->completed()) queued.request->Complete(status);
+    if (queued.request != nullptr && !queued.request->completed()) Answer(queued, status);
   }
 }
 
@@ -123,7 +132,7 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
     request.clock.Mark(Stage::kInferEnd, infer_end_ns);
     request.clock.Mark(Stage::kPostprocessed, output_end_ns);
     responses[r].clock = request.clock;
-    request.Complete(std::move(responses[r]));
+    Answer(batch[r], std::move(responses[r]));
   }
   return absl::OkStatus();
 }

@@ -12,12 +12,15 @@
 //
 // Requests reach the runner validated: inputs in signature order, dtypes and non-batch dims as
 // the model declares, requested outputs known (server/request_validator.h guarantees it).
+// Answers go through `respond` (the Scheduler routes them through its ResponseOrderer when the
+// model preserves ordering); without one, straight to InferRequest::Complete.
 //
 // Thread safety: Run() may be called concurrently from several instance threads (each with its
 // own instance); the runner itself is immutable. `signature`, `stats` and `clock` are borrowed
 // and must outlive the runner. Failure: an error in gather/execute/scatter answers every request
 // of the batch with that error (naming the model); other batches are unaffected.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,14 +34,18 @@ namespace brigade::schedule {
 
 class BatchRunner {
  public:
+  // Answers one request of a batch; takes ownership of queued.request (may leave it null).
+  using Respond = std::function<void(QueuedRequest& queued, absl::StatusOr<InferResponse> result)>;
+
   BatchRunner(std::string model_name, int64_t version, int max_batch_size,
               const engine::ModelSignature* signature, observe::ModelStats* stats,
-              const Clock* clock);
+              const Clock* clock, Respond respond = nullptr);
 
   void Run(engine::ModelInstance* instance, std::vector<QueuedRequest> batch) const;
 
  private:
   absl::Status Execute(engine::ModelInstance* instance, std::vector<QueuedRequest>& batch) const;
+  void Answer(QueuedRequest& queued, absl::StatusOr<InferResponse> result) const;
   void Fail(std::vector<QueuedRequest>& batch, const absl::Status& status) const;
 
   const std::string model_name_;
@@ -47,6 +54,7 @@ class BatchRunner {
   const engine::ModelSignature* signature_;
   observe::ModelStats* stats_;
   const Clock* clock_;
+  const Respond respond_;
 };
 
 }  // namespace brigade::schedule

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "core/strings.h"
 #include "schedule/cpu_affinity.h"
 #include "spdlog/spdlog.h"
@@ -15,6 +16,19 @@ int ChooseIntraOpThreads(const Scheduler::Options& options) {
   const int cores =
       static_cast<int>(options.cpus.empty() ? AvailableCpus().size() : options.cpus.size());
   return std::max(1, cores / std::max(1, options.instance_count));
+}
+
+BatchQueueOptions QueueOptions(const Scheduler::Options& options) {
+  BatchQueueOptions queue = options.queue;
+  queue.instances = std::max(1, options.instance_count);
+  return queue;
+}
+
+absl::Status WithRetryAfter(absl::Status status, int64_t seconds) {
+  const std::string text = std::to_string(std::max<int64_t>(1, seconds));
+  status.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
+                    absl::Cord(absl::string_view(text.data(), text.size())));
+  return status;
 }
 
 }  // namespace
@@ -34,6 +48,10 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     return absl::InvalidArgumentError(
         StrCat("model '", options.model_name, "': max_queue_size must be > 0"));
   }
+  if (options.queue.policy == BatchPolicyKind::kP99Model && options.queue.target_p99_us <= 0) {
+    return absl::InvalidArgumentError(StrCat(
+        "model '", options.model_name, "': the p99 model policy needs target_p99_microseconds"));
+  }
   auto scheduler = std::make_unique<Scheduler>(ConstructionTag(), std::move(options),
                                                std::move(model), std::move(stats));
   absl::Status status = scheduler->StartInstances();
@@ -51,8 +69,12 @@ Scheduler::Scheduler(ConstructionTag, Options options, std::shared_ptr<engine::M
       stats_(std::move(stats)),
       intra_op_threads_(ChooseIntraOpThreads(options_)),
       runner_(options_.model_name, options_.version, options_.queue.max_batch_size,
-              &model_->signature(), stats_.get(), options_.clock),
-      queue_(options_.queue) {}
+              &model_->signature(), stats_.get(), options_.clock,
+              [this](QueuedRequest& queued, absl::StatusOr<InferResponse> result) {
+                Respond(queued, std::move(result));
+              }),
+      queue_(QueueOptions(options_)),
+      decisions_(std::max(1, options_.queue.max_batch_size)) {}
 
 Scheduler::~Scheduler() { Drain(); }
 
@@ -66,6 +88,7 @@ absl::Status Scheduler::StartInstances() {
     for (size_t i = 0; i < count; ++i) {
       threads_.emplace_back(&Scheduler::InstanceMain, this, static_cast<int>(i), &statuses[i]);
     }
+    timer_thread_ = std::thread(&Scheduler::TimerLoop, this);
   }
   {
     absl::MutexLock lock(&mu_);
@@ -110,19 +133,35 @@ void Scheduler::InstanceMain(int index, absl::Status* start_status) {
     ++started_instances_;
     start_cv_.SignalAll();
   }
-  if (status.ok()) ServeLoop(instance.get());
+  if (status.ok()) ServeLoop(index, instance.get());
 }
 
-void Scheduler::ServeLoop(engine::ModelInstance* instance) {
+void Scheduler::ServeLoop(int index, engine::ModelInstance* instance) {
   mu_.Lock();
   while (true) {
     const int64_t now_ns = options_.clock->NowNs();
-    BatchQueue::Decision decision = queue_.Next(now_ns, /*flush=*/stopping_);
+    BatchQueue::Decision decision = queue_.Next(now_ns, /*flush=*/stopping_, index);
     if (!decision.batch.empty() || !decision.expired.empty()) {
+      decisions_.RecordRemoved(decision.expired);
+      const bool has_batch = !decision.batch.empty();
+      if (has_batch) decisions_.RecordRelease(decision);
       mu_.Unlock();
-      AnswerExpired(decision.expired);
-      runner_.Run(instance, std::move(decision.batch));
+      AnswerRemoved(decision.expired);
+      int rows = 0;
+      int64_t start_ns = 0, end_ns = 0;
+      if (has_batch) {
+        start_ns = options_.clock->NowNs();
+        rows = RunBatch(instance, std::move(decision.batch));
+        end_ns = options_.clock->NowNs();
+      }
       mu_.Lock();
+      if (has_batch) {
+        queue_.OnBatchDone(index, rows, end_ns - start_ns, end_ns);
+        if (rows > 0) {
+          decisions_.RecordOutcome(decision.predicted_p50_ns, decision.predicted_p99_ns,
+                                   end_ns - start_ns);
+        }
+      }
       continue;
     }
     if (stopping_) break;
@@ -135,8 +174,38 @@ void Scheduler::ServeLoop(engine::ModelInstance* instance) {
   mu_.Unlock();
 }
 
-void Scheduler::AnswerExpired(std::vector<QueuedRequest>& expired) const {
-  for (QueuedRequest& queued : expired) {
+void Scheduler::TimerLoop() {
+  mu_.Lock();
+  while (!stopping_) {
+    const int64_t now_ns = options_.clock->NowNs();
+    std::vector<QueuedRequest> removed = queue_.Expire(now_ns);
+    if (!removed.empty()) {
+      decisions_.RecordRemoved(removed);
+      // Freed slots may let a waiting decision change (fewer rows); let an instance look again.
+      work_cv_.Signal();
+      mu_.Unlock();
+      AnswerRemoved(removed);
+      mu_.Lock();
+      continue;
+    }
+    int64_t wake_ns = queue_.next_expiry_ns();
+    if (queue_.cancellable() > 0 && options_.cancel_poll_us > 0) {
+      wake_ns = std::min(wake_ns, now_ns + options_.cancel_poll_us * 1000);
+    }
+    timer_wake_ns_ = wake_ns;
+    if (wake_ns == INT64_MAX) {
+      timer_cv_.Wait(&mu_);
+    } else if (wake_ns > now_ns) {
+      timer_cv_.WaitWithTimeout(&mu_, absl::Nanoseconds(wake_ns - now_ns));
+    }
+  }
+  timer_wake_ns_ = INT64_MAX;
+  mu_.Unlock();
+}
+
+void Scheduler::AnswerRemoved(std::vector<QueuedRequest>& removed) {
+  for (QueuedRequest& queued : removed) {
+    if (options_.preserve_ordering) orderer_.Skip(queued.sequence);
     if (queued.request->cancelled()) {
       queued.request->Complete(absl::CancelledError(
           StrCat("model '", options_.model_name, "': request cancelled by the client")));
@@ -147,24 +216,105 @@ void Scheduler::AnswerExpired(std::vector<QueuedRequest>& expired) const {
   }
 }
 
+int Scheduler::RunBatch(engine::ModelInstance* instance, std::vector<QueuedRequest> batch) {
+  // A client that went away between the decision and now: skip its work.
+  std::vector<QueuedRequest> cancelled;
+  for (auto it = batch.begin(); it != batch.end();) {
+    if (it->request->cancelled()) {
+      cancelled.push_back(std::move(*it));
+      it = batch.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!cancelled.empty()) {
+    {
+      absl::MutexLock lock(&mu_);
+      decisions_.RecordCancelledBeforeStart(cancelled.size());
+    }
+    AnswerRemoved(cancelled);
+  }
+  int rows = 0;
+  for (const QueuedRequest& queued : batch) rows += queued.rows;
+  runner_.Run(instance, std::move(batch));
+  return rows;
+}
+
+void Scheduler::Respond(QueuedRequest& queued, absl::StatusOr<InferResponse> result) {
+  if (options_.preserve_ordering) {
+    orderer_.Complete(queued.sequence, std::move(queued.request), std::move(result));
+  } else {
+    queued.request->Complete(std::move(result));
+  }
+}
+
+absl::Status Scheduler::RefusalStatus(const BatchQueue::Admission& admission,
+                                      int64_t now_ns) const {
+  const std::string& model = options_.model_name;
+  switch (admission.refusal) {
+    case Refusal::kQueueFull:
+      return WithRetryAfter(
+          absl::UnavailableError(StrCat("model '", model, "': queue is full (",
+                                        options_.queue.max_queue_size, " requests)")),
+          1);
+    case Refusal::kLevelFull:
+      return WithRetryAfter(absl::UnavailableError(StrCat("model '", model, "': priority level ",
+                                                          admission.level, " queue is full")),
+                            1);
+    case Refusal::kExpired:
+      return absl::DeadlineExceededError(
+          StrCat("model '", model, "': the request's deadline passed before it was queued"));
+    case Refusal::kPredictedLate: {
+      const int64_t predicted_us = (admission.predicted_completion_ns - now_ns) / 1000;
+      const int64_t allowed_us = (admission.admission_deadline_ns - now_ns) / 1000;
+      return WithRetryAfter(
+          absl::UnavailableError(StrCat("model '", model, "': overloaded; predicted completion in ",
+                                        predicted_us, " us exceeds the request's budget of ",
+                                        allowed_us, " us")),
+          (admission.predicted_completion_ns - now_ns + 999'999'999) / 1'000'000'000);
+    }
+    case Refusal::kNone:
+      break;
+  }
+  return absl::OkStatus();
+}
+
 void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
   const int64_t now_ns = options_.clock->NowNs();
   request->clock.Mark(Stage::kQueueEnter, now_ns);
+  const bool cancellable = request->cancel != nullptr;
   bool stopping = false;
+  BatchQueue::Admission admission;
   {
     absl::MutexLock lock(&mu_);
     stopping = stopping_;
     if (!stopping) {
-      request = queue_.Push(std::move(request), now_ns);
-      if (request == nullptr) work_cv_.Signal();
+      admission = queue_.Push(std::move(request), now_ns);
+      if (admission.refused == nullptr) {
+        decisions_.RecordAdmitted();
+        work_cv_.Signal();
+        // Wake the timer for an earlier timeout, or to start polling cancel flags.
+        if (admission.deadline_ns < timer_wake_ns_ ||
+            (cancellable && timer_wake_ns_ == INT64_MAX && options_.cancel_poll_us > 0)) {
+          timer_cv_.Signal();
+        }
+        return;
+      }
+      request = std::move(admission.refused);
     }
   }
-  if (request == nullptr) return;
-  request->Complete(
-      absl::UnavailableError(stopping ? StrCat("model '", options_.model_name, "' version ",
-                                               options_.version, " is being unloaded")
-                                      : StrCat("model '", options_.model_name, "': queue is full (",
-                                               options_.queue.max_queue_size, " requests)")));
+  absl::Status status =
+      stopping ? absl::UnavailableError(StrCat("model '", options_.model_name, "' version ",
+                                               options_.version, " is being unloaded"))
+               : RefusalStatus(admission, now_ns);
+  request->Complete(std::move(status));
+  const int64_t latency_ns = options_.clock->NowNs() - now_ns;
+  absl::MutexLock lock(&mu_);
+  if (stopping) {
+    decisions_.RecordRefusedDraining(latency_ns);
+  } else {
+    decisions_.RecordRefusal(admission.refusal, latency_ns);
+  }
 }
 
 void Scheduler::Drain() {
@@ -172,11 +322,15 @@ void Scheduler::Drain() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
     work_cv_.SignalAll();
+    timer_cv_.SignalAll();
   }
   {
     absl::MutexLock lock(&drain_mu_);
     for (std::thread& thread : threads_) {
       if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) thread.join();
+    }
+    if (timer_thread_.joinable() && timer_thread_.get_id() != std::this_thread::get_id()) {
+      timer_thread_.join();
     }
   }
   // Only reached with work left if no instance ever started.
@@ -186,6 +340,7 @@ void Scheduler::Drain() {
     left = queue_.TakeAll();
   }
   for (QueuedRequest& queued : left) {
+    if (options_.preserve_ordering) orderer_.Skip(queued.sequence);
     queued.request->Complete(absl::UnavailableError(
         StrCat("model '", options_.model_name, "' version ", options_.version, " stopped")));
   }
@@ -194,6 +349,29 @@ void Scheduler::Drain() {
 size_t Scheduler::queue_size() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();
+}
+
+SchedulerSnapshot Scheduler::Snapshot() const {
+  const size_t held = orderer_.held();
+  absl::MutexLock lock(&mu_);
+  const int64_t now_ns = options_.clock->NowNs();
+  SchedulerSnapshot snapshot = decisions_.counters();
+  snapshot.model_name = options_.model_name;
+  snapshot.version = options_.version;
+  snapshot.policy = std::string(queue_.policy().name());
+  snapshot.delayed = queue_.delayed_total();
+  snapshot.queue_size = queue_.size();
+  const int levels = std::max(1, options_.queue.priority_levels);
+  for (int level = 1; level <= levels; ++level) {
+    snapshot.level_sizes.push_back(queue_.level_size(level));
+  }
+  snapshot.held_for_ordering = held;
+  const LoadSignals signals = queue_.load().Signals(now_ns);
+  snapshot.arrival_rows_per_s = signals.arrival_rows_per_s;
+  snapshot.utilization = signals.utilization;
+  snapshot.busy_instances = signals.busy_instances;
+  snapshot.profile = queue_.load().profile().Points(now_ns);
+  return snapshot;
 }
 
 }  // namespace brigade::schedule

@@ -3,28 +3,44 @@
 
 // Scheduler: the queue and the instances of one loaded model version.
 //
-//   Enqueue ──► BatchQueue (bounded, priorities, batching rules)
-//                   ▲  │ Next()
+//   Enqueue ──► BatchQueue (bounded, priorities, queue policies, admission control)
+//                   ▲  │ Next(): the BatchPolicy decides size and wait
 //                   │  ▼
-//          instance threads (one per instance, pinned) ──► BatchRunner ──► request->Complete()
+//          instance threads (one per instance, pinned) ──► BatchRunner ──► [ResponseOrderer] ──►
+//                                                                          request->Complete()
+//          timer thread: removes requests when their timeout passes or their client cancels
 //
 // Each instance thread owns one engine::ModelInstance, created and warmed up on that thread
 // before Create() returns, so a model takes traffic only once every instance has run. Idle
 // instance threads pull the next batch themselves (no separate batcher thread, so a request
 // crosses exactly one thread boundary on its way in) and sleep on a condition variable until a
-// request arrives or the batch delay / a deadline runs out.
+// request arrives or the policy's wait runs out. Every executed batch's service time feeds the
+// latency profile (load_tracker.h) that the adaptive policies and admission control predict
+// with.
 //
-// Thread safety: Enqueue, Drain and the accessors are safe from any thread.
+// The timer thread is off the request path: it sleeps until the earliest queue timeout and, while
+// requests carrying a cancel flag are queued, at most `cancel_poll_us`; it removes timed-out and
+// cancelled requests even while every instance is busy, so a timeout or a client's cancellation
+// frees the queue slot and is answered when it happens, not when a batch next forms.
+//
+// Thread safety: Enqueue, Drain, Snapshot and the accessors are safe from any thread.
 // Ownership: the scheduler shares ownership of the engine::Model and the ModelStats; requests are
 // owned by the queue until their batch runs. Answers are always delivered through
 // InferRequest::Complete, never under the scheduler's lock.
-// Failure: a full queue answers UNAVAILABLE at once; a draining scheduler answers UNAVAILABLE;
-// requests whose deadline passes in the queue get DEADLINE_EXCEEDED, cancelled ones CANCELLED.
+// Failure (all answered through the request's callback, at once unless noted):
+//   UNAVAILABLE        the queue or the request's priority level is full; admission control
+//                      predicts the request would miss its deadline/SLO; the scheduler drains.
+//                      Overload refusals carry kRetryAfterPayload (seconds).
+//   DEADLINE_EXCEEDED  the deadline had passed on arrival, or passed in the queue (REJECT
+//                      policy), answered when it passes.
+//   CANCELLED          the client cancelled while the request was queued or before its batch
+//                      started (its work is skipped).
 // Drain() (also run by the destructor) stops admission, runs everything already queued, then
 // joins the threads: requests in flight on a version being replaced always finish.
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -37,8 +53,15 @@
 #include "observe/model_stats.h"
 #include "schedule/batch_queue.h"
 #include "schedule/batch_runner.h"
+#include "schedule/response_orderer.h"
+#include "schedule/scheduler_stats.h"
 
 namespace brigade::schedule {
+
+// Payload key under which an overload UNAVAILABLE carries a suggested retry delay in whole
+// seconds (decimal text). Must equal serve::kRetryAfterPayload (serve/status_map.h), which the
+// front ends turn into `Retry-After`; schedule may not include serve headers, hence the copy.
+inline constexpr std::string_view kRetryAfterPayload = "brigade/retry-after-seconds";
 
 class Scheduler {
  public:
@@ -46,6 +69,9 @@ class Scheduler {
     std::string model_name;
     int64_t version = 1;
     BatchQueueOptions queue;
+    // Answer requests in admission order, whichever instance runs them (Triton's
+    // preserve_ordering). Errors from the queue (timeouts, cancellations) are not held back.
+    bool preserve_ordering = false;
     int instance_count = 1;
     // CPUs to place instances on (see cpu_affinity.h); empty = all available. Pinning is skipped
     // when `pin_threads` is false.
@@ -53,6 +79,9 @@ class Scheduler {
     bool pin_threads = true;
     // Compute threads per instance; 0 = available cores / instance_count (at least 1).
     int intra_op_threads = 0;
+    // Longest time a cancelled request stays queued: the timer checks cancel flags this often
+    // while any queued request has one. 0 = only at batch decisions.
+    int64_t cancel_poll_us = 1000;
     // Input sets run on every instance before it takes traffic. A failing warm-up fails Create()
     // when `warmup_required`, and is logged otherwise.
     std::vector<std::vector<Tensor>> warmup_inputs;
@@ -80,33 +109,47 @@ class Scheduler {
   // Takes the request; always answers it (possibly before returning). Never blocks on the queue.
   void Enqueue(std::unique_ptr<InferRequest> request);
 
-  // Stops admission, finishes queued and running work, joins the instance threads. Idempotent.
+  // Stops admission, finishes queued and running work, joins the threads. Idempotent.
   void Drain();
 
   size_t queue_size() const;
   int intra_op_threads() const { return intra_op_threads_; }
+  // Counters, histograms, live load signals and the latency profile (see scheduler_stats.h).
+  SchedulerSnapshot Snapshot() const;
 
  private:
   absl::Status StartInstances();
   void InstanceMain(int index, absl::Status* start_status);
-  void ServeLoop(engine::ModelInstance* instance);
-  void AnswerExpired(std::vector<QueuedRequest>& expired) const;
+  void ServeLoop(int index, engine::ModelInstance* instance);
+  void TimerLoop();
+  // Answers requests removed from the queue (timed out / cancelled) and releases their order.
+  void AnswerRemoved(std::vector<QueuedRequest>& removed);
+  // Runs `decision.batch` minus requests cancelled meanwhile; returns the rows executed.
+  int RunBatch(engine::ModelInstance* instance, std::vector<QueuedRequest> batch);
+  void Respond(QueuedRequest& queued, absl::StatusOr<InferResponse> result);
+  absl::Status RefusalStatus(const BatchQueue::Admission& admission, int64_t now_ns) const;
 
   const Options options_;
   const std::shared_ptr<engine::Model> model_;
   const std::shared_ptr<observe::ModelStats> stats_;
   const int intra_op_threads_;
   BatchRunner runner_;
+  ResponseOrderer orderer_;
 
   mutable absl::Mutex mu_;
   absl::CondVar work_cv_;   // a request arrived, or stopping
   absl::CondVar start_cv_;  // an instance finished starting
+  absl::CondVar timer_cv_;  // an earlier timeout or a first cancellable request, or stopping
   BatchQueue queue_ ABSL_GUARDED_BY(mu_);
+  SchedulerStats decisions_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int started_instances_ ABSL_GUARDED_BY(mu_) = 0;
+  // When the timer thread will next look at the queue (INT64_MAX: only when signalled).
+  int64_t timer_wake_ns_ ABSL_GUARDED_BY(mu_) = INT64_MAX;
   // Serializes Drain() so concurrent callers never join the same thread twice.
   absl::Mutex drain_mu_;
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(drain_mu_);
+  std::thread timer_thread_ ABSL_GUARDED_BY(drain_mu_);
 };
 
 }  // namespace brigade::schedule

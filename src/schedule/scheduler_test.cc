@@ -1,10 +1,13 @@
 #include "schedule/scheduler.h"
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "core/status_macros.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
 
@@ -24,27 +27,52 @@ std::shared_ptr<engine::Model> AddSubModel(int max_batch_size) {
   return *backend.Load(options);
 }
 
-// Collects answers; Wait() blocks until `expected` arrived.
+// Collects answers and the order they arrived in; Wait() blocks until `expected` arrived.
 class Answers {
  public:
   explicit Answers(int expected) : remaining_(expected) {}
   InferCallback Callback(int slot) {
     return [this, slot](absl::StatusOr<InferResponse> result) {
-      {
-        absl::MutexLock lock(&mu_);
-        results_[slot] = std::move(result);
-        if (--remaining_ == 0) done_.Notify();
-      }
+      absl::MutexLock lock(&mu_);
+      results_[slot] = std::move(result);
+      order_.push_back(slot);
+      --remaining_;
     };
   }
-  void Wait() { done_.WaitForNotification(); }
-  absl::StatusOr<InferResponse>& at(int slot) { return results_[slot]; }
+  void Wait() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](int* remaining) { return *remaining <= 0; }, &remaining_));
+  }
+  // Blocks until the answer for `slot` arrived.
+  void WaitFor(int slot) {
+    absl::MutexLock lock(&mu_);
+    auto arrived = [this, slot]()
+                       ABSL_SHARED_LOCKS_REQUIRED(mu_) { return results_.count(slot) > 0; };
+    mu_.Await(absl::Condition(&arrived));
+  }
+  bool has(int slot) {
+    absl::MutexLock lock(&mu_);
+    return results_.count(slot) > 0;
+  }
+  int count() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(order_.size());
+  }
+  std::vector<int> order() {
+    absl::MutexLock lock(&mu_);
+    return order_;
+  }
+  absl::StatusOr<InferResponse>& at(int slot) {
+    absl::MutexLock lock(&mu_);
+    return results_[slot];
+  }
 
  private:
   absl::Mutex mu_;
-  int remaining_;
-  absl::Notification done_;
-  std::map<int, absl::StatusOr<InferResponse>> results_;
+  int remaining_ ABSL_GUARDED_BY(mu_);
+  std::map<int, absl::StatusOr<InferResponse>> results_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> order_ ABSL_GUARDED_BY(mu_);
 };
 
 std::unique_ptr<InferRequest> AddSubRequest(int32_t a, int32_t b, InferCallback callback) {
@@ -54,6 +82,10 @@ std::unique_ptr<InferRequest> AddSubRequest(int32_t a, int32_t b, InferCallback 
   request->inputs.push_back({"INPUT1", *Tensor::FromValues<int32_t>({1, 2}, y), {}});
   request->on_complete = std::move(callback);
   return request;
+}
+
+absl::string_view RetryAfterKey() {
+  return absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size());
 }
 
 Scheduler::Options BatchingOptions(int max_batch, int64_t delay_us, size_t max_queue = 64) {
@@ -101,6 +133,16 @@ TEST(SchedulerTest, AFullBatchIsFormedFromQueuedRequests) {
   EXPECT_EQ(snapshot.batch_stats[0].batch_size, 4u);
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(answers.at(i)->outputs[0].tensor.values<int32_t>()[0], i + 1);
+  (*scheduler)->Drain();  // the batch's measured time is recorded after its answers
+  const SchedulerSnapshot decisions = (*scheduler)->Snapshot();
+  EXPECT_EQ(decisions.admitted, 4u);
+  EXPECT_EQ(decisions.batches, 1u);
+  EXPECT_EQ(decisions.batch_rows[4], 1u);
+  EXPECT_EQ(decisions.reasons[static_cast<size_t>(BatchReason::kFull)], 1u);
+  EXPECT_EQ(decisions.policy, "fixed_delay");
+  EXPECT_EQ(decisions.service.count, 1u);
+  ASSERT_FALSE(decisions.profile.empty());
+  EXPECT_EQ(decisions.profile[0].rows, 4);
 }
 
 TEST(SchedulerTest, RequestedOutputsAreTheOnlyOnesReturned) {
@@ -130,6 +172,8 @@ TEST(SchedulerTest, AFullQueueAnswersUnavailableAtOnce) {
   EXPECT_TRUE(answers.at(1).ok());
   EXPECT_EQ(answers.at(2).status().code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(answers.at(2).status().message().find("queue is full"), std::string::npos);
+  EXPECT_TRUE(answers.at(2).status().GetPayload(RetryAfterKey()).has_value());
+  EXPECT_EQ((*scheduler)->Snapshot().refused_queue_full, 1u);
 }
 
 TEST(SchedulerTest, DrainFinishesQueuedWorkThenRefusesNewWork) {
@@ -200,6 +244,202 @@ TEST(SchedulerTest, IntraOpThreadsSplitTheCoresAcrossInstances) {
   auto scheduler = Scheduler::Create(options, AddSubModel(8), stats);
   ASSERT_TRUE(scheduler.ok());
   EXPECT_EQ((*scheduler)->intra_op_threads(), 2);
+}
+
+// An add_sub model that can hold an execution: the request whose INPUT0 is `gate_value` blocks
+// until Open(). With a FakeClock it also advances the clock by `cost_us` per batch row, so the
+// latency profile learns a known cost without anyone sleeping.
+class GateModel : public engine::Model {
+ public:
+  GateModel(int32_t gate_value, FakeClock* clock = nullptr, int64_t cost_us = 0)
+      : inner_(AddSubModel(8)), gate_value_(gate_value), clock_(clock), cost_us_(cost_us) {}
+
+  const engine::ModelSignature& signature() const override { return inner_->signature(); }
+  absl::StatusOr<std::unique_ptr<engine::ModelInstance>> CreateInstance(
+      const engine::InstanceOptions& options) override {
+    BRIGADE_ASSIGN_OR_RETURN(auto inner, inner_->CreateInstance(options));
+    return std::make_unique<Instance>(this, std::move(inner));
+  }
+
+  void Open() { open_.Notify(); }
+  void WaitUntilHeld() { held_.WaitForNotification(); }
+  // Rows executed so far, any instance.
+  int executed() const { return executed_.load(); }
+
+ private:
+  class Instance : public engine::ModelInstance {
+   public:
+    Instance(GateModel* model, std::unique_ptr<engine::ModelInstance> inner)
+        : model_(model), inner_(std::move(inner)) {}
+    absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
+      const int64_t rows = inputs[0].shape()[0];
+      if (model_->clock_ != nullptr) model_->clock_->AdvanceUs(model_->cost_us_ * rows);
+      if (inputs[0].values<int32_t>()[0] == model_->gate_value_) {
+        model_->held_.Notify();
+        model_->open_.WaitForNotification();
+      }
+      model_->executed_.fetch_add(static_cast<int>(rows));
+      return inner_->Execute(inputs, outputs);
+    }
+
+   private:
+    GateModel* model_;
+    std::unique_ptr<engine::ModelInstance> inner_;
+  };
+
+  std::shared_ptr<engine::Model> inner_;
+  const int32_t gate_value_;
+  FakeClock* clock_;
+  const int64_t cost_us_;
+  absl::Notification held_;
+  absl::Notification open_;
+  std::atomic<int> executed_{0};
+};
+
+Scheduler::Options Unbatched(int instances = 1) {
+  Scheduler::Options options;
+  options.model_name = "simple";
+  options.queue.max_batch_size = 8;
+  options.queue.max_queue_size = 64;
+  options.instance_count = instances;
+  options.pin_threads = false;
+  return options;
+}
+
+TEST(SchedulerTest, ATimedOutRequestLeavesWhileEveryInstanceIsBusy) {
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto model = std::make_shared<GateModel>(/*gate_value=*/7);
+  auto scheduler = Scheduler::Create(Unbatched(), model, stats);
+  ASSERT_TRUE(scheduler.ok());
+  Answers answers(2);
+  (*scheduler)->Enqueue(AddSubRequest(7, 0, answers.Callback(0)));
+  model->WaitUntilHeld();  // the only instance is busy until Open()
+  auto request = AddSubRequest(1, 1, answers.Callback(1));
+  request->deadline = Deadline::AfterUs(Clock::Real()->NowNs(), 2000);
+  (*scheduler)->Enqueue(std::move(request));
+  // Answered by the timer while the instance is still held: no batch decision was involved.
+  answers.WaitFor(1);
+  EXPECT_EQ(answers.at(1).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_FALSE(answers.has(0));
+  EXPECT_EQ((*scheduler)->queue_size(), 0u);
+  model->Open();
+  answers.Wait();
+  EXPECT_TRUE(answers.at(0).ok());
+  EXPECT_EQ(model->executed(), 1);
+  EXPECT_EQ((*scheduler)->Snapshot().timed_out, 1u);
+}
+
+TEST(SchedulerTest, ACancelledRequestLeavesTheQueueWhileEveryInstanceIsBusy) {
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto model = std::make_shared<GateModel>(/*gate_value=*/7);
+  auto scheduler = Scheduler::Create(Unbatched(), model, stats);
+  ASSERT_TRUE(scheduler.ok());
+  Answers answers(2);
+  (*scheduler)->Enqueue(AddSubRequest(7, 0, answers.Callback(0)));
+  model->WaitUntilHeld();
+  auto request = AddSubRequest(1, 1, answers.Callback(1));
+  auto flag = std::make_shared<CancelFlag>();
+  request->cancel = flag;
+  (*scheduler)->Enqueue(std::move(request));
+  EXPECT_EQ((*scheduler)->queue_size(), 1u);
+  flag->Cancel();
+  answers.WaitFor(1);
+  EXPECT_EQ(answers.at(1).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ((*scheduler)->queue_size(), 0u);
+  model->Open();
+  answers.Wait();
+  EXPECT_EQ(model->executed(), 1);  // the cancelled request's work never ran
+  EXPECT_EQ((*scheduler)->Snapshot().cancelled, 1u);
+}
+
+TEST(SchedulerTest, PreserveOrderingAnswersInArrivalOrderAcrossInstances) {
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto model = std::make_shared<GateModel>(/*gate_value=*/7);
+  Scheduler::Options options = Unbatched(/*instances=*/2);
+  options.preserve_ordering = true;
+  auto scheduler = Scheduler::Create(options, model, stats);
+  ASSERT_TRUE(scheduler.ok());
+  Answers answers(3);
+  (*scheduler)->Enqueue(AddSubRequest(7, 0, answers.Callback(0)));  // held on one instance
+  model->WaitUntilHeld();
+  (*scheduler)->Enqueue(AddSubRequest(1, 0, answers.Callback(1)));  // runs on the other
+  (*scheduler)->Enqueue(AddSubRequest(2, 0, answers.Callback(2)));
+  // Both later requests run on the other instance, but their answers wait for the first.
+  const int64_t give_up_ns = Clock::Real()->NowNs() + 10'000'000'000;
+  while ((*scheduler)->Snapshot().held_for_ordering < 2 && Clock::Real()->NowNs() < give_up_ns) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ((*scheduler)->Snapshot().held_for_ordering, 2u);
+  EXPECT_EQ(answers.count(), 0);
+  model->Open();
+  answers.Wait();
+  EXPECT_EQ(answers.order(), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(SchedulerTest, AdmissionControlRefusesWhatWouldMissItsSloWithRetryAfter) {
+  FakeClock clock;
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  // Every row costs 400 fake µs; the SLO is 1000 µs.
+  auto model = std::make_shared<GateModel>(/*gate_value=*/7, &clock, /*cost_us=*/400);
+  Scheduler::Options options = Unbatched();
+  options.clock = &clock;
+  options.queue.admission_control = true;
+  options.queue.target_p99_us = 1000;
+  auto scheduler = Scheduler::Create(options, model, stats);
+  ASSERT_TRUE(scheduler.ok());
+  for (int i = 0; i < 10; ++i) {  // learn the cost
+    Answers warm(1);
+    (*scheduler)->Enqueue(AddSubRequest(1, 1, warm.Callback(0)));
+    warm.Wait();
+  }
+  Answers answers(4);
+  (*scheduler)->Enqueue(AddSubRequest(7, 0, answers.Callback(0)));
+  model->WaitUntilHeld();
+  // The instance frees up 400 µs after it started (now); each queued request adds 400 µs.
+  for (int i = 1; i < 4; ++i) (*scheduler)->Enqueue(AddSubRequest(i, 0, answers.Callback(i)));
+  ASSERT_TRUE(answers.has(3));  // refused at once
+  EXPECT_EQ(answers.at(3).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(answers.at(3).status().message().find("predicted completion"), std::string::npos);
+  auto retry = answers.at(3).status().GetPayload(RetryAfterKey());
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(std::string(*retry), "1");
+  model->Open();
+  answers.Wait();
+  EXPECT_TRUE(answers.at(1).ok());
+  EXPECT_TRUE(answers.at(2).ok());
+  EXPECT_EQ((*scheduler)->Snapshot().refused_predicted_late, 1u);
+}
+
+TEST(SchedulerTest, AdaptivePoliciesServeEveryRequest) {
+  for (BatchPolicyKind kind : {BatchPolicyKind::kP99Model, BatchPolicyKind::kQueueFormula}) {
+    auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+    Scheduler::Options options = BatchingOptions(8, 0, /*max_queue=*/256);
+    options.queue.policy = kind;
+    options.queue.target_p99_us = 100'000;
+    options.instance_count = 2;
+    auto scheduler = Scheduler::Create(options, AddSubModel(8), stats);
+    ASSERT_TRUE(scheduler.ok());
+    constexpr int kRequests = 200;
+    Answers answers(kRequests);
+    for (int i = 0; i < kRequests; ++i) {
+      (*scheduler)->Enqueue(AddSubRequest(i, 1, answers.Callback(i)));
+    }
+    answers.Wait();
+    for (int i = 0; i < kRequests; ++i) {
+      ASSERT_TRUE(answers.at(i).ok()) << answers.at(i).status();
+      EXPECT_EQ(answers.at(i)->outputs[0].tensor.values<int32_t>()[0], i + 1);
+    }
+    EXPECT_EQ((*scheduler)->Snapshot().policy,
+              kind == BatchPolicyKind::kP99Model ? "p99_model" : "queue_formula");
+  }
+}
+
+TEST(SchedulerTest, TheP99PolicyNeedsATarget) {
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  Scheduler::Options options = BatchingOptions(8, 0);
+  options.queue.policy = BatchPolicyKind::kP99Model;
+  EXPECT_EQ(Scheduler::Create(options, AddSubModel(8), stats).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

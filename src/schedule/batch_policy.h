@@ -1,0 +1,151 @@
+#ifndef BRIGADE_SCHEDULE_BATCH_POLICY_H_
+#define BRIGADE_SCHEDULE_BATCH_POLICY_H_
+
+// BatchPolicy: the rule that decides, when an idle instance asks for work, how many of the
+// queued rows to run now — or how long to wait for more — and, for admission control, when a
+// newly arriving request would be answered.
+//
+// The BatchQueue does everything that is not a choice (priorities, shape compatibility, the
+// row limit, timeouts, cancellation) and shows the policy the batch it *could* form now as a
+// BatchView; the policy answers with a BatchChoice. Policies are pure functions of the view (no
+// clock, no threads, no mutable state), so each is unit-tested on synthetic views and profiles.
+//
+//   FixedDelayPolicy    Triton's dynamic batcher: full or preferred sizes leave at once,
+//                       otherwise wait until the oldest request has waited max_queue_delay.
+//   QueueFormulaPolicy  the seeds' controller: B = min(Bmax, ceil(Q / (1 + L))) released at once,
+//                       Q = queued rows, L = instance utilization (0..1), Bmax = the largest size
+//                       whose predicted p99 fits the SLO.
+//   P99ModelPolicy      (p99_model_policy.h) size and wait from the latency profile so the
+//                       oldest request's predicted p99 completion meets its SLO.
+//
+// Thread safety: implementations are immutable; Choose/PredictCompletionNs are const and may be
+// called from any thread.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "schedule/load_tracker.h"
+
+namespace brigade::schedule {
+
+// Why a batch left (or why nothing did); one counter per value in the scheduler's snapshot.
+enum class BatchReason : uint8_t {
+  kWait = 0,      // nothing released; wake_at_ns says when to ask again
+  kNoBatching,    // the model does not batch: one request per execution
+  kFull,          // the batch reached max_batch_size rows
+  kPreferred,     // the batch is exactly a preferred size
+  kDelayExpired,  // the oldest request waited max_queue_delay
+  kFlush,         // draining: everything goes without waiting
+  kFormula,       // QueueFormulaPolicy's size
+  kLearning,      // no latency profile yet: take what is there
+  kEnoughRows,    // P99 model: the batch is big enough to keep up with arrivals
+  kSloLimit,      // P99 model: waiting longer (or a bigger batch) would break the SLO
+  kLate,          // P99 model: the SLO is lost already; run the biggest batch to recover
+};
+inline constexpr int kNumBatchReasons = 11;
+std::string_view BatchReasonName(BatchReason reason);
+
+// The batch the queue could form now, and the load around it.
+struct BatchView {
+  int64_t now_ns = 0;
+  // The instance that will run the batch.
+  int instance = -1;
+  // Row limit of one batch (the model's, lowered by an adaptive cap).
+  int max_batch_size = 1;
+  // Rows of each candidate request, in the order they would join the batch (priority, then
+  // arrival); all compatible with the first, and their sum (`rows`) within max_batch_size.
+  std::span<const int> request_rows;
+  int rows = 0;
+  // Earliest enqueue time among the candidates.
+  int64_t oldest_enqueue_ns = 0;
+  // Earliest SLO deadline among the candidates: their own deadline (under a REJECT policy) or
+  // enqueue + target p99, whichever is earlier. INT64_MAX when none has one.
+  int64_t slo_deadline_ns = INT64_MAX;
+  // All rows queued, every level and shape.
+  int queued_rows = 0;
+  // Draining: release without waiting.
+  bool flush = false;
+  LoadSignals load;
+};
+
+struct BatchChoice {
+  // Release a batch of at most this many rows now (the longest candidate prefix that fits, and
+  // never less than the first request); 0 = release nothing yet.
+  int max_rows = 0;
+  // With max_rows == 0: when to decide again (INT64_MAX = when something arrives).
+  int64_t wake_at_ns = INT64_MAX;
+  BatchReason reason = BatchReason::kWait;
+};
+
+// A request about to be admitted, and the work ahead of it.
+struct AdmissionView {
+  int64_t now_ns = 0;
+  int rows = 1;
+  // Rows queued at the request's priority level and above (they run before it).
+  int rows_ahead = 0;
+  int max_batch_size = 1;
+  LoadSignals load;
+};
+
+class BatchPolicy {
+ public:
+  virtual ~BatchPolicy() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Called with at least one candidate (view.rows >= 1).
+  virtual BatchChoice Choose(const BatchView& view) const = 0;
+
+  // The predicted p99 completion time (absolute, Clock ns) of the request in `view`: the
+  // instances first finish what they run, then the rows ahead and the request's own rows go in
+  // batches of up to max_batch_size spread over the instances; the preceding batches are charged
+  // their p50, the request's own batch its p99, plus ExtraWaitNs for batch formation.
+  // -1 when the profile cannot tell yet (admission control then admits).
+  int64_t PredictCompletionNs(const AdmissionView& view) const;
+
+ protected:
+  // Time the policy may hold a batch of `rows` rows back to let it grow (a fixed delay).
+  virtual int64_t ExtraWaitNs(int rows, int max_batch_size) const {
+    (void)rows;
+    (void)max_batch_size;
+    return 0;
+  }
+};
+
+// Triton's dynamic batcher rule (see batch_queue.h for the semantics it is tested against).
+class FixedDelayPolicy final : public BatchPolicy {
+ public:
+  FixedDelayPolicy(int64_t max_queue_delay_us, std::vector<int> preferred_batch_sizes);
+  std::string_view name() const override { return "fixed_delay"; }
+  BatchChoice Choose(const BatchView& view) const override;
+
+ protected:
+  int64_t ExtraWaitNs(int rows, int max_batch_size) const override;
+
+ private:
+  const int64_t delay_ns_;
+  const std::vector<int> preferred_;
+};
+
+// B = min(Bmax, ceil(Q / (1 + L))), released at once. With a target p99, Bmax is the largest
+// size whose predicted p99 fits it (at least 1); otherwise the row limit.
+class QueueFormulaPolicy final : public BatchPolicy {
+ public:
+  explicit QueueFormulaPolicy(int64_t target_p99_us);
+  std::string_view name() const override { return "queue_formula"; }
+  BatchChoice Choose(const BatchView& view) const override;
+
+ private:
+  const int64_t target_p99_ns_;
+};
+
+// Largest b in [1, max_rows] with profile p99(b) <= budget_ns on `instance`; 0 when even one row
+// does not fit. With an empty profile, max_rows (nothing is known to be too slow).
+int LargestSizeWithin(const LatencyProfile& profile, int instance, int max_rows, int64_t budget_ns);
+
+}  // namespace brigade::schedule
+
+#endif  // BRIGADE_SCHEDULE_BATCH_POLICY_H_

@@ -1,0 +1,199 @@
+#include "schedule/batch_policy.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "schedule/p99_model_policy.h"
+
+namespace brigade::schedule {
+namespace {
+
+constexpr int64_t kNow = 1'000'000'000;
+constexpr int64_t kUs = 1000;
+
+// A synthetic profile: a batch of b rows takes 1000 + 250 * b µs, every time. Sizes 1, 4, 8 and
+// 16 are measured; the others come from the fitted line (exact here).
+LatencyProfile LinearProfile(int max_rows = 16) {
+  LatencyProfile profile({1, max_rows, 5'000'000'000});
+  for (int rows : {1, 4, 8, 16}) {
+    if (rows > max_rows) continue;
+    for (int i = 0; i < 10; ++i) profile.Record(0, rows, (1000 + 250 * rows) * kUs, kNow);
+  }
+  return profile;
+}
+
+struct ViewBuilder {
+  std::vector<int> rows;
+  BatchView view;
+  ViewBuilder(int requests, const LatencyProfile* profile, double rows_per_s = 0) {
+    rows.assign(static_cast<size_t>(requests), 1);
+    view.now_ns = kNow;
+    view.instance = 0;
+    view.max_batch_size = 16;
+    view.request_rows = rows;
+    view.rows = requests;
+    view.queued_rows = requests;
+    view.oldest_enqueue_ns = kNow;
+    view.load.profile = profile;
+    view.load.arrival_rows_per_s = rows_per_s;
+    view.load.instances = 1;
+  }
+};
+
+P99ModelPolicy P99(int64_t target_us) {
+  P99ModelPolicy::Options options;
+  options.target_p99_us = target_us;
+  return P99ModelPolicy(options);
+}
+
+TEST(P99ModelPolicyTest, NeededSizeIsTheSmallestBatchThatKeepsUpWithArrivals) {
+  const LatencyProfile profile = LinearProfile();
+  // 2000 rows/s at 85% headroom needs b / (1000 + 250 b) µs >= 2353/s: b = 6.
+  EXPECT_EQ(P99ModelPolicy::NeededSize(profile, 0, 16, 2000, 1, 0.85), 6);
+  // Two instances share the load: 4000 rows/s needs the same size.
+  EXPECT_EQ(P99ModelPolicy::NeededSize(profile, 0, 16, 4000, 2, 0.85), 6);
+  EXPECT_EQ(P99ModelPolicy::NeededSize(profile, 0, 16, 0, 1, 0.85), 1);
+  // Beyond capacity (16 rows per 5 ms = 3200/s): no size keeps up.
+  EXPECT_EQ(P99ModelPolicy::NeededSize(profile, 0, 16, 5000, 1, 0.85), 17);
+}
+
+TEST(P99ModelPolicyTest, AtLowLoadWhatIsQueuedRunsAtOnce) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(1, &profile, /*rows_per_s=*/10);
+  b.view.slo_deadline_ns = kNow + 20'000 * kUs;
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 1);
+  EXPECT_EQ(choice.reason, BatchReason::kEnoughRows);
+}
+
+TEST(P99ModelPolicyTest, WaitsForTheRowsTheArrivalRateNeeds) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(2, &profile, /*rows_per_s=*/2000);
+  b.view.slo_deadline_ns = kNow + 20'000 * kUs;
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 0);
+  EXPECT_EQ(choice.reason, BatchReason::kWait);
+  // Four more rows at 2000 rows/s: 2 ms.
+  EXPECT_EQ(choice.wake_at_ns, kNow + 2000 * kUs);
+}
+
+TEST(P99ModelPolicyTest, RunsAtOnceWhenEnoughRowsAreQueued) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(7, &profile, /*rows_per_s=*/2000);
+  b.view.slo_deadline_ns = kNow + 20'000 * kUs;
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 7);
+  EXPECT_EQ(choice.reason, BatchReason::kEnoughRows);
+}
+
+TEST(P99ModelPolicyTest, NeverWaitsPastTheLastMomentTheSloAllows) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(2, &profile, /*rows_per_s=*/2000);
+  // A batch of 6 takes 2500 µs: with 3000 µs left it may wait 500 µs at most.
+  b.view.slo_deadline_ns = kNow + 3000 * kUs;
+  BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 0);
+  EXPECT_EQ(choice.wake_at_ns, kNow + 500 * kUs);
+  b.view.now_ns = choice.wake_at_ns;
+  choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 2);
+  EXPECT_EQ(choice.reason, BatchReason::kSloLimit);
+}
+
+TEST(P99ModelPolicyTest, CapsTheBatchAtTheSizeWhoseP99MeetsTheSlo) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(16, &profile, /*rows_per_s=*/2000);
+  // 1000 + 250 b <= 3000 µs: b <= 8.
+  b.view.slo_deadline_ns = kNow + 3000 * kUs;
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 8);
+  EXPECT_EQ(choice.reason, BatchReason::kSloLimit);
+}
+
+TEST(P99ModelPolicyTest, RunsTheBiggestBatchOnceTheSloIsLost) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(3, &profile, /*rows_per_s=*/2000);
+  b.view.slo_deadline_ns = kNow + 500 * kUs;  // even one row takes 1250 µs
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 16);
+  EXPECT_EQ(choice.reason, BatchReason::kLate);
+}
+
+TEST(P99ModelPolicyTest, UnderOverloadWaitsForTheLargestBatchTheSloAllows) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(10, &profile, /*rows_per_s=*/5000);
+  b.view.slo_deadline_ns = kNow + 20'000 * kUs;
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 0);
+  // Six more rows at 5000 rows/s: 1.2 ms.
+  EXPECT_EQ(choice.wake_at_ns, kNow + 1200 * kUs);
+}
+
+TEST(P99ModelPolicyTest, WithoutAProfileItRunsWhatIsThere) {
+  const LatencyProfile profile({1, 16, 5'000'000'000});
+  ViewBuilder b(3, &profile, /*rows_per_s=*/2000);
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 3);
+  EXPECT_EQ(choice.reason, BatchReason::kLearning);
+}
+
+TEST(QueueFormulaPolicyTest, SizeIsQueuedRowsOverOnePlusLoad) {
+  const LatencyProfile profile = LinearProfile();
+  QueueFormulaPolicy formula(/*target_p99_us=*/0);
+  ViewBuilder b(10, &profile);
+  b.view.max_batch_size = 8;
+  b.view.load.utilization = 0;
+  EXPECT_EQ(formula.Choose(b.view).max_rows, 8);  // min(Bmax, 10)
+  b.view.load.utilization = 1;
+  EXPECT_EQ(formula.Choose(b.view).max_rows, 5);
+  b.view.queued_rows = 3;
+  b.view.load.utilization = 0.5;
+  EXPECT_EQ(formula.Choose(b.view).max_rows, 2);  // ceil(3 / 1.5)
+  EXPECT_EQ(formula.Choose(b.view).reason, BatchReason::kFormula);
+}
+
+TEST(QueueFormulaPolicyTest, TheSloCapsBmaxThroughTheProfile) {
+  const LatencyProfile profile = LinearProfile();
+  QueueFormulaPolicy formula(/*target_p99_us=*/2000);  // 1000 + 250 b <= 2000: b <= 4
+  ViewBuilder b(10, &profile);
+  EXPECT_EQ(formula.Choose(b.view).max_rows, 4);
+}
+
+TEST(FixedDelayPolicyTest, APartialBatchWaitsForTheOldestRequestsDelay) {
+  FixedDelayPolicy fixed(/*max_queue_delay_us=*/300, {});
+  ViewBuilder b(2, nullptr);
+  b.view.oldest_enqueue_ns = kNow - 100 * kUs;
+  BatchChoice choice = fixed.Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 0);
+  EXPECT_EQ(choice.wake_at_ns, kNow + 200 * kUs);
+  b.view.now_ns = choice.wake_at_ns;
+  choice = fixed.Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 2);
+  EXPECT_EQ(choice.reason, BatchReason::kDelayExpired);
+}
+
+TEST(BatchPolicyTest, PredictedCompletionChargesQueuedBatchesAndTheFixedDelay) {
+  const LatencyProfile profile = LinearProfile();
+  AdmissionView view;
+  view.now_ns = kNow;
+  view.rows = 1;
+  view.rows_ahead = 20;
+  view.max_batch_size = 8;
+  view.load.profile = &profile;
+  view.load.instances = 2;
+  view.load.busy_instances = 2;
+  view.load.first_free_ns = kNow + 700 * kUs;
+  // 21 rows: 3 batches of 8 (3000 µs) on 2 instances = 2 rounds, after the first instance frees.
+  const int64_t expected = kNow + 700 * kUs + 3000 * kUs + 3000 * kUs;
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), expected);
+  // A fixed delay holds a partial batch back: 3 rows of 16 wait the delay, then take 1750 µs.
+  view.rows_ahead = 2;
+  view.max_batch_size = 16;
+  FixedDelayPolicy fixed(/*max_queue_delay_us=*/500, {});
+  EXPECT_EQ(fixed.PredictCompletionNs(view), kNow + 700 * kUs + 1750 * kUs + 500 * kUs);
+  view.load.profile = nullptr;
+  EXPECT_EQ(fixed.PredictCompletionNs(view), -1);
+}
+
+}  // namespace
+}  // namespace brigade::schedule

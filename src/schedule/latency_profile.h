@@ -1,0 +1,133 @@
+#ifndef BRIGADE_SCHEDULE_LATENCY_PROFILE_H_
+#define BRIGADE_SCHEDULE_LATENCY_PROFILE_H_
+
+// LatencyProfile: what a batch of a given size costs on a given instance, learnt online from every
+// executed batch. It is the model the adaptive batch policies and admission control predict with.
+//
+// For each (instance, batch rows) it keeps a DecayingHistogram of batch service times (the time
+// the instance was busy with the batch: gather, execute, scatter, answer), whose counts halve
+// every `half_life_ns`, so the p50/p99 it reports describe the recent past (a decaying window)
+// and follow a model that slows down or speeds up. A pooled histogram per batch size merges all
+// instances.
+//
+// Predict(instance, rows) answers from, in order of preference:
+//   kMeasured  this instance's own histogram at `rows`, when it holds >= kMinSamples samples;
+//   kPooled    the all-instance histogram at `rows`, when it holds >= kMinSamples samples;
+//   kFitted    a weighted least-squares line time = a + b * rows through the sizes measured so
+//              far (per quantile), once two distinct sizes have samples;
+//   kScaled    with a single measured size s: time(s) * rows / s above it (no amortization
+//              assumed) and time(s) below it (no saving assumed) — pessimistic on purpose;
+//   kUnknown   nothing measured yet (p50_ns = p99_ns = 0).
+// Predictions never decrease with the number of rows (a bigger batch is not assumed faster).
+//
+// Cost: Record() is O(buckets + max_rows); Predict() is O(1) (the curves are rebuilt on Record).
+// Thread safety: none; the owner serializes access (the Scheduler holds its lock).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace brigade::schedule {
+
+// A histogram of durations on log-spaced buckets (ratio 1.15 from 1 µs to ~100 s, values outside
+// clamp to the end buckets) whose counts decay exponentially with age. Each bucket also keeps the
+// smallest and largest value it received, and quantiles interpolate between those, so they are
+// exact for a constant duration and within a bucket's width (15%) otherwise.
+class DecayingHistogram {
+ public:
+  explicit DecayingHistogram(int64_t half_life_ns) : half_life_ns_(half_life_ns) {}
+
+  void Add(int64_t value_ns, int64_t now_ns);
+  // Effective number of samples at `now_ns` (sum of decayed counts).
+  double Weight(int64_t now_ns) const;
+  // The q-quantile (0 < q < 1) in ns; 0 when empty. Decay scales every count alike, so the
+  // quantiles do not depend on the time they are read at.
+  int64_t Quantile(double q) const;
+
+  static constexpr int kBuckets = 133;
+
+ private:
+  void DecayTo(int64_t now_ns);
+
+  int64_t half_life_ns_;
+  int64_t last_ns_ = 0;
+  double total_ = 0;
+  std::array<float, kBuckets> counts_{};
+  std::array<int64_t, kBuckets> min_ns_{};
+  std::array<int64_t, kBuckets> max_ns_{};
+};
+
+class LatencyProfile {
+ public:
+  // Samples a histogram needs before its quantiles are trusted for prediction.
+  static constexpr double kMinSamples = 8;
+
+  struct Options {
+    int instances = 1;
+    // Largest batch, in rows, ever recorded or predicted (larger values are clamped).
+    int max_rows = 1;
+    // Age at which a sample counts half.
+    int64_t half_life_ns = 5'000'000'000;
+  };
+
+  enum class Source { kUnknown, kScaled, kFitted, kPooled, kMeasured };
+  static std::string_view SourceName(Source source);
+
+  struct Estimate {
+    int64_t p50_ns = 0;
+    int64_t p99_ns = 0;
+    Source source = Source::kUnknown;
+  };
+
+  // One measured (instance, rows) cell, for snapshots. instance == -1 is the pooled row.
+  struct Point {
+    int instance = -1;
+    int rows = 0;
+    double samples = 0;
+    int64_t p50_ns = 0;
+    int64_t p99_ns = 0;
+  };
+
+  explicit LatencyProfile(Options options);
+
+  // One executed batch of `rows` rows that kept `instance` busy for `duration_ns`.
+  void Record(int instance, int rows, int64_t duration_ns, int64_t now_ns);
+
+  // Predicted p50/p99 service time of a batch of `rows` rows on `instance` (see the header).
+  // `instance` out of range (e.g. -1) predicts from the pooled curve.
+  Estimate Predict(int instance, int rows) const;
+
+  // True once anything was recorded.
+  bool empty() const { return recorded_ == 0; }
+  int max_rows() const { return options_.max_rows; }
+  int instances() const { return options_.instances; }
+
+  // Every cell that holds samples, pooled rows (instance -1) first, ascending rows.
+  std::vector<Point> Points(int64_t now_ns) const;
+
+ private:
+  struct Cell {
+    DecayingHistogram histogram;
+    int64_t p50_ns = 0;
+    int64_t p99_ns = 0;
+    double weight = 0;  // as of the cell's last Record
+  };
+  // Per instance (index instances = pooled): cells by rows (lazily created) and the curve.
+  struct Table {
+    std::vector<std::unique_ptr<Cell>> cells;  // index = rows, 0 unused
+    std::vector<Estimate> curve;               // index = rows, 0 unused
+  };
+
+  void AddTo(Table& table, int rows, int64_t duration_ns, int64_t now_ns);
+  void RebuildCurve(Table& table, const Table* fallback);
+
+  const Options options_;
+  std::vector<Table> tables_;  // size instances + 1; the last is pooled
+  uint64_t recorded_ = 0;
+};
+
+}  // namespace brigade::schedule
+
+#endif  // BRIGADE_SCHEDULE_LATENCY_PROFILE_H_

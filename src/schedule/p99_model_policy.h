@@ -1,0 +1,63 @@
+#ifndef BRIGADE_SCHEDULE_P99_MODEL_POLICY_H_
+#define BRIGADE_SCHEDULE_P99_MODEL_POLICY_H_
+
+// P99ModelPolicy: picks each batch's size and wait from the online latency profile so that the
+// oldest waiting request's predicted p99 completion meets its SLO, while the instances keep up
+// with the arrival rate (the throughput the load needs) — and, when even that is impossible,
+// runs the largest batch the SLO allows (the most throughput the SLO permits).
+//
+// With n candidate rows, deadline D (the earliest SLO deadline among them), p50(b)/p99(b) from
+// the profile for this instance, arrival rate λ rows/s over N instances:
+//
+//   Bslo  = the largest b <= Bmax with now + p99(b) <= D           (the SLO's limit)
+//   Bneed = the smallest b with b / p50(b) >= λ / (N · headroom)    (keeps up with arrivals)
+//   target = min(Bneed, Bslo)
+//
+//   no profile yet            → run the n rows now                  (kLearning)
+//   Bslo == 0 (SLO lost)      → run min(n, Bmax) now                (kLate)
+//   n >= target               → run min(n, Bslo) now                (kEnoughRows / kSloLimit)
+//   n <  target               → wait for target - n more rows: until the expected arrival of
+//                               the missing rows ((target - n) / λ), but never past
+//                               D - p99(target); at that point run what is there (kSloLimit).
+//
+// So at low load (Bneed = 1) nothing ever waits — unlike a fixed max_queue_delay, which charges
+// every request the delay — and at high load batches grow exactly as much as the load requires,
+// capped by the SLO. The policy is stateless: every decision is recomputed from the view.
+// Thread safety: immutable.
+
+#include <cstdint>
+
+#include "schedule/batch_policy.h"
+
+namespace brigade::schedule {
+
+class P99ModelPolicy final : public BatchPolicy {
+ public:
+  struct Options {
+    // The SLO: a request's p99 latency from enqueue to answer. Required (> 0).
+    int64_t target_p99_us = 0;
+    // Fraction of an instance's capacity the chosen batch size may plan to use (< 1 leaves room
+    // for bursts and the profile's error).
+    double headroom = 0.85;
+    // Shortest wait between two decisions while waiting for rows (avoids spinning on a stale
+    // arrival-rate estimate).
+    int64_t min_wait_ns = 50'000;
+  };
+
+  explicit P99ModelPolicy(Options options) : options_(options) {}
+
+  std::string_view name() const override { return "p99_model"; }
+  BatchChoice Choose(const BatchView& view) const override;
+
+  // The smallest batch that keeps up with `rows_per_s` arriving rows on `instances` instances,
+  // from p50 service times; max_rows + 1 when no size does (overload).
+  static int NeededSize(const LatencyProfile& profile, int instance, int max_rows,
+                        double rows_per_s, int instances, double headroom);
+
+ private:
+  const Options options_;
+};
+
+}  // namespace brigade::schedule
+
+#endif  // BRIGADE_SCHEDULE_P99_MODEL_POLICY_H_
