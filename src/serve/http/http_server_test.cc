@@ -1,16 +1,8 @@
 #include "serve/http/http_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -21,123 +13,22 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "serve/http/http_test_client.h"
 
 namespace brigade::serve {
 namespace {
 
+using testing::ClientResponse;
 using ::testing::HasSubstr;
-
-constexpr int kWaitMs = 5000;
-
-struct ClientResponse {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-  std::string header(const std::string& name) const {
-    auto it = headers.find(name);
-    return it == headers.end() ? "" : it->second;
-  }
-};
-
-// A blocking HTTP/1.1 client on a raw socket, independent of the server's libraries.
-class TestClient {
- public:
-  explicit TestClient(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-    int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
-  ~TestClient() { Close(); }
-
-  bool connected() const { return connected_; }
-
-  void Send(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n <= 0) return;
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-
-  // Reads one response (head + Content-Length body); nullopt on EOF or timeout.
-  std::optional<ClientResponse> Read(int timeout_ms = kWaitMs) {
-    size_t head_end;
-    while ((head_end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill(timeout_ms)) return std::nullopt;
-    }
-    ClientResponse response;
-    const std::string head = buffer_.substr(0, head_end);
-    buffer_.erase(0, head_end + 4);
-    response.status = std::stoi(head.substr(9, 3));
-    size_t line_start = head.find("\r\n");
-    while (line_start != std::string::npos) {
-      line_start += 2;
-      const size_t line_end = head.find("\r\n", line_start);
-      const std::string line = head.substr(line_start, line_end - line_start);
-      const size_t colon = line.find(':');
-      std::string name = line.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(std::tolower(c));
-      response.headers[name] = line.substr(colon + 2);
-      line_start = line_end;
-    }
-    if (response.status == 100) return response;
-    const size_t length = std::stoul(response.header("content-length"));
-    while (buffer_.size() < length) {
-      if (!Fill(timeout_ms)) return std::nullopt;
-    }
-    response.body = buffer_.substr(0, length);
-    buffer_.erase(0, length);
-    return response;
-  }
-
-  // True when the server closes the connection (EOF or reset) within the timeout.
-  bool WaitForClose(int timeout_ms = kWaitMs) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd poll_fd{fd_, POLLIN, 0};
-      if (::poll(&poll_fd, 1, static_cast<int>(left.count())) <= 0) return false;
-      char scratch[4096];
-      const ssize_t n = ::recv(fd_, scratch, sizeof(scratch), 0);
-      if (n <= 0) return true;
-    }
-  }
-
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  bool Fill(int timeout_ms) {
-    pollfd poll_fd{fd_, POLLIN, 0};
-    if (::poll(&poll_fd, 1, timeout_ms) <= 0) return false;
-    char scratch[65536];
-    const ssize_t n = ::recv(fd_, scratch, sizeof(scratch), 0);
-    if (n <= 0) return false;
-    buffer_.append(scratch, static_cast<size_t>(n));
-    return true;
-  }
-
-  int fd_ = -1;
-  bool connected_ = false;
-  std::string buffer_;
-};
+using testing::kWaitMs;
+using testing::TestClient;
 
 std::string Get(std::string_view target, std::string_view extra_headers = "") {
-  return StrCat("GET ", target, " HTTP/1.1\r\nHost: t\r\n", extra_headers, "\r\n");
+  return testing::GetRequest(target, extra_headers);
 }
 std::string Post(std::string_view target, std::string_view body,
                  std::string_view extra_headers = "") {
-  return StrCat("POST ", target, " HTTP/1.1\r\nHost: t\r\nContent-Length: ", body.size(), "\r\n",
-                extra_headers, "\r\n", body);
+  return testing::PostRequest(target, body, extra_headers);
 }
 
 // Answers at once: "<METHOD> <target> <body>", recording what it saw.

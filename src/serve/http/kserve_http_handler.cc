@@ -1,0 +1,236 @@
+#include "serve/http/kserve_http_handler.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/cord.h"
+#include "core/strings.h"
+#include "serve/http/infer_request_decoder.h"
+#include "serve/http/infer_response_encoder.h"
+#include "serve/http/kserve_route.h"
+#include "serve/http/metadata_encoder.h"
+#include "serve/http/model_config_json.h"
+#include "serve/http/repository_codec.h"
+#include "serve/http/statistics_encoder.h"
+#include "serve/status_map.h"
+
+namespace brigade::serve {
+namespace {
+
+using InferSentCallback = std::function<void(const InferResponse&, const SentInfo&)>;
+
+// A status-code-only answer (health, readiness, load/unload success), as Triton sends them.
+HttpResponse CodeOnly(int status) {
+  HttpResponse response;
+  response.status = status;
+  return response;
+}
+
+HttpResponse TrueOrBadRequest(bool value) { return CodeOnly(value ? 200 : 400); }
+
+template <typename T, typename Encode>
+HttpResponse JsonOrError(const absl::StatusOr<T>& result, Encode encode) {
+  if (!result.ok()) return ErrorResponse(result.status());
+  return HttpResponse::Json(200, encode(*result));
+}
+
+// Runs on the connection's io thread once the server answered an inference request.
+HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
+                                const OutputEncoding& encoding, int64_t arrival_ns,
+                                const std::shared_ptr<const InferSentCallback>& on_sent) {
+  if (!result.ok()) return ErrorResponse(result.status());
+  // Shared: the response's tensors back the binary body parts until they are written.
+  auto owned = std::make_shared<InferResponse>(*std::move(result));
+  owned->clock.MarkOnce(Stage::kArrival, arrival_ns);
+  absl::StatusOr<EncodedInferResponse> encoded = EncodeInferResponse(*owned, encoding);
+  if (!encoded.ok()) return ErrorResponse(encoded.status());
+  HttpResponse response;
+  if (encoded->binary) {
+    response.headers.push_back({"Content-Type", "application/octet-stream"});
+    response.headers.push_back(
+        {std::string(kInferenceHeaderContentLength), std::to_string(encoded->json.size())});
+    response.body_parts = std::move(encoded->binary_parts);
+    response.body_owner = owned;
+  } else {
+    response.headers.push_back({"Content-Type", "application/json"});
+  }
+  response.body = std::move(encoded->json);
+  if (*on_sent) {
+    response.on_sent = [owned, on_sent](const SentInfo& sent) {
+      if (sent.ok) owned->clock.Mark(Stage::kSent, sent.sent_ns);
+      (*on_sent)(*owned, sent);
+    };
+  }
+  return response;
+}
+
+}  // namespace
+
+HttpResponse ErrorResponse(const absl::Status& status) {
+  HttpResponse response =
+      HttpResponse::Json(HttpStatusFor(status), EncodeError(ToStd(status.message())));
+  if (status.code() == absl::StatusCode::kUnavailable) {
+    const absl::optional<absl::Cord> retry_after =
+        status.GetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()));
+    if (retry_after) response.headers.push_back({"Retry-After", std::string(*retry_after)});
+  }
+  return response;
+}
+
+absl::StatusOr<std::unique_ptr<KServeHttpHandler>> KServeHttpHandler::Create(
+    InferenceServer* server, Options options) {
+  if (server == nullptr) return absl::InvalidArgumentError("server must not be null");
+  if (options.max_queued_repository_requests == 0) {
+    return absl::InvalidArgumentError("max_queued_repository_requests must be > 0");
+  }
+  return std::make_unique<KServeHttpHandler>(server, std::move(options));
+}
+
+KServeHttpHandler::KServeHttpHandler(InferenceServer* server)
+    : KServeHttpHandler(server, Options()) {}
+
+KServeHttpHandler::KServeHttpHandler(InferenceServer* server, Options options)
+    : server_(server),
+      options_(std::move(options)),
+      on_sent_(std::make_shared<const InferSentCallback>(options_.on_infer_sent)),
+      repository_worker_(options_.max_queued_repository_requests) {}
+
+void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
+  std::variant<KServeRoute, RouteError> matched = MatchKServeRoute(request.method, request.path());
+  if (const RouteError* error = std::get_if<RouteError>(&matched)) {
+    HttpResponse response = HttpResponse::Json(error->http_status, EncodeError(error->message));
+    if (!error->allow.empty()) response.headers.push_back({"Allow", error->allow});
+    responder.Send(std::move(response));
+    return;
+  }
+  const KServeRoute& route = std::get<KServeRoute>(matched);
+  absl::StatusOr<int64_t> version = ParseModelVersion(route.version);
+  if (!version.ok()) {
+    responder.Send(ErrorResponse(version.status()));
+    return;
+  }
+  switch (route.endpoint) {
+    case KServeEndpoint::kServerLive:
+      responder.Send(TrueOrBadRequest(server_->IsLive()));
+      return;
+    case KServeEndpoint::kServerReady:
+      responder.Send(TrueOrBadRequest(server_->IsReady()));
+      return;
+    case KServeEndpoint::kServerMetadata:
+      responder.Send(HttpResponse::Json(200, EncodeServerMetadata(server_->Metadata())));
+      return;
+    case KServeEndpoint::kModelMetadata:
+      responder.Send(JsonOrError(server_->GetModelMetadata(route.model, *version),
+                                 [](const ModelMetadata& m) { return EncodeModelMetadata(m); }));
+      return;
+    case KServeEndpoint::kModelReady: {
+      absl::StatusOr<bool> ready = server_->ModelReady(route.model, *version);
+      responder.Send(ready.ok() ? TrueOrBadRequest(*ready) : ErrorResponse(ready.status()));
+      return;
+    }
+    case KServeEndpoint::kModelConfig:
+      responder.Send(
+          JsonOrError(server_->GetModelConfig(route.model, *version),
+                      [](const config::ModelConfig& c) { return EncodeModelConfig(c); }));
+      return;
+    case KServeEndpoint::kModelStats:
+      responder.Send(JsonOrError(
+          server_->Statistics(route.model, *version),
+          [](const std::vector<observe::ModelStatsSnapshot>& s) { return EncodeStatistics(s); }));
+      return;
+    case KServeEndpoint::kRepositoryIndex: {
+      absl::StatusOr<bool> ready_only = DecodeRepositoryIndexRequest(*request.body);
+      if (!ready_only.ok()) {
+        responder.Send(ErrorResponse(ready_only.status()));
+        return;
+      }
+      responder.Send(JsonOrError(server_->RepositoryIndex(*ready_only),
+                                 [](const std::vector<RepositoryIndexEntry>& entries) {
+                                   return EncodeRepositoryIndex(entries);
+                                 }));
+      return;
+    }
+    case KServeEndpoint::kRepositoryLoad:
+    case KServeEndpoint::kRepositoryUnload:
+      HandleRepositoryChange(route.endpoint == KServeEndpoint::kRepositoryLoad, request,
+                             std::move(responder), route.model);
+      return;
+    case KServeEndpoint::kModelInfer:
+      HandleInfer(std::move(request), std::move(responder), route.model, route.version);
+      return;
+  }
+}
+
+void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder,
+                                    std::string_view model, std::string_view version) {
+  if (std::optional<std::string_view> encoding = request.Header("Content-Encoding");
+      encoding && !EqualsIgnoreCase(*encoding, "identity")) {
+    responder.Send(HttpResponse::Json(
+        415, EncodeError(StrCat("Content-Encoding '", *encoding,
+                                "' is not supported; send the body uncompressed"))));
+    return;
+  }
+  HttpInferInput input;
+  input.model_name = model;
+  input.model_version = version;
+  input.header_length = request.Header(kInferenceHeaderContentLength);
+  input.body = request.body;
+  input.arrival_ns = request.arrival_ns;
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(input);
+  if (!decoded.ok()) {
+    responder.Send(ErrorResponse(decoded.status()));
+    return;
+  }
+  std::unique_ptr<InferRequest> infer = *std::move(decoded);
+  infer->protocol = Protocol::kHttp;
+  infer->clock.Mark(Stage::kArrival, request.arrival_ns);
+  auto cancel = std::make_shared<CancelFlag>();
+  infer->cancel = cancel;
+  responder.OnCancel([cancel] { cancel->Cancel(); });
+  infer->on_complete = [responder = std::move(responder),
+                        encoding = OutputEncoding::FromRequest(*infer),
+                        arrival_ns = request.arrival_ns,
+                        on_sent = on_sent_](absl::StatusOr<InferResponse> result) mutable {
+    // Encoding happens on the io thread, not on the instance thread that answered.
+    responder.SendFrom([result = std::move(result), encoding = std::move(encoding), arrival_ns,
+                        on_sent = std::move(on_sent)]() mutable {
+      return BuildInferResponse(std::move(result), encoding, arrival_ns, on_sent);
+    });
+  };
+  server_->Infer(std::move(infer));
+}
+
+void KServeHttpHandler::HandleRepositoryChange(bool load, const HttpRequest& request,
+                                               HttpResponder responder, const std::string& model) {
+  LoadModelRequest load_request;
+  if (load) {
+    absl::StatusOr<LoadModelRequest> decoded = DecodeLoadModelRequest(model, *request.body);
+    if (!decoded.ok()) {
+      responder.Send(ErrorResponse(decoded.status()));
+      return;
+    }
+    load_request = *std::move(decoded);
+  } else if (absl::Status status = DecodeUnloadModelRequest(*request.body); !status.ok()) {
+    responder.Send(ErrorResponse(status));
+    return;
+  }
+  // Held outside the task so a refused task can still be answered.
+  auto held = std::make_shared<HttpResponder>(std::move(responder));
+  const bool queued = repository_worker_.Submit(
+      [server = server_, load, load_request = std::move(load_request), model, held] {
+        const absl::Status status =
+            load ? server->LoadModel(load_request) : server->UnloadModel(model);
+        held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
+      });
+  if (!queued) {
+    absl::Status busy =
+        absl::UnavailableError("too many model repository requests in progress; retry shortly");
+    busy.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
+                    absl::Cord("1"));
+    held->Send(ErrorResponse(busy));
+  }
+}
+
+}  // namespace brigade::serve

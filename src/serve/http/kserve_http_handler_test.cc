@@ -1,0 +1,322 @@
+#include "serve/http/kserve_http_handler.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/cord.h"
+#include "absl/synchronization/mutex.h"
+#include "core/strings.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "serve/http/http_server.h"
+#include "serve/http/http_test_client.h"
+#include "serve/status_map.h"
+#include "testing/temp_repository.h"
+
+namespace brigade::serve {
+namespace {
+
+using testing::ClientResponse;
+using testing::GetRequest;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::PostRequest;
+using testing::TestClient;
+
+// Triton's "simple" request: INPUT0 = 7s, INPUT1 = 3s, one row of 16.
+std::string AddSubJson(std::string_view extra = "") {
+  std::string ones_row;
+  auto row = [](int value) {
+    std::string out = "[";
+    for (int i = 0; i < 16; ++i) out += StrCat(i == 0 ? "" : ",", value);
+    return out + "]";
+  };
+  return StrCat(R"({"id":"abc",)", extra, R"("inputs":[)",
+                R"({"name":"INPUT0","shape":[1,16],"datatype":"INT32","data":[)", row(7), "]},",
+                R"({"name":"INPUT1","shape":[1,16],"datatype":"INT32","data":)", row(3), "}]}");
+}
+
+std::string Repeated(int value, int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i) out += StrCat(i == 0 ? "" : ",", value);
+  return out;
+}
+
+class KServeHttpHandlerTest : public ::testing::Test {
+ protected:
+  void Start(ModelControlMode mode = ModelControlMode::kNone,
+             std::vector<std::string> startup_models = {}) {
+    InferenceServer::Options options;
+    options.model_repository = repo_.path();
+    options.control_mode = mode;
+    options.startup_models = std::move(startup_models);
+    options.pin_threads = false;
+    auto server = InferenceServer::Create(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+
+    KServeHttpHandler::Options handler_options;
+    handler_options.on_infer_sent = [this](const InferResponse& response, const SentInfo& sent) {
+      absl::MutexLock lock(&mu_);
+      sent_.push_back({response.clock, sent.ok});
+    };
+    auto handler = KServeHttpHandler::Create(server_.get(), std::move(handler_options));
+    ASSERT_TRUE(handler.ok()) << handler.status();
+    handler_ = *std::move(handler);
+
+    HttpServer::Options http_options;
+    http_options.address = "127.0.0.1";
+    http_options.port = 0;
+    auto http = HttpServer::Create(http_options, handler_.get());
+    ASSERT_TRUE(http.ok()) << http.status();
+    http_ = *std::move(http);
+    client_ = std::make_unique<TestClient>(http_->port());
+  }
+
+  ClientResponse Call(const std::string& request) {
+    client_->Send(request);
+    std::optional<ClientResponse> response = client_->Read();
+    EXPECT_TRUE(response.has_value()) << request.substr(0, 80);
+    return response.value_or(ClientResponse{});
+  }
+
+  struct Sent {
+    StageClock clock;
+    bool ok;
+  };
+  std::vector<Sent> WaitForSent(size_t count) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, count]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return sent_.size() >= count; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Milliseconds(testing::kWaitMs));
+    return sent_;
+  }
+
+  brigade::testing::TempRepository repo_;
+  std::unique_ptr<InferenceServer> server_;
+  std::unique_ptr<KServeHttpHandler> handler_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<TestClient> client_;
+  absl::Mutex mu_;
+  std::vector<Sent> sent_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(KServeHttpHandlerTest, HealthAnswersByStatusCode) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse live = Call(GetRequest("/v2/health/live"));
+  EXPECT_EQ(live.status, 200);
+  EXPECT_EQ(live.body, "");
+  EXPECT_EQ(Call(GetRequest("/v2/health/ready")).status, 200);
+  server_->StartDrain();
+  EXPECT_EQ(Call(GetRequest("/v2/health/ready")).status, 400);  // Triton's "not ready"
+  EXPECT_EQ(Call(GetRequest("/v2/health/live")).status, 200);
+}
+
+TEST_F(KServeHttpHandlerTest, ServerAndModelMetadata) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse server = Call(GetRequest("/v2"));
+  EXPECT_EQ(server.status, 200);
+  EXPECT_EQ(server.header("content-type"), "application/json");
+  EXPECT_THAT(server.body, HasSubstr(R"("name":"brigade")"));
+  EXPECT_THAT(server.body, HasSubstr(R"("binary_tensor_data")"));
+
+  ClientResponse model = Call(GetRequest("/v2/models/simple"));
+  EXPECT_EQ(model.status, 200);
+  EXPECT_THAT(model.body, HasSubstr(R"("name":"simple","versions":["1"])"));
+  EXPECT_THAT(model.body, HasSubstr(R"({"name":"INPUT0","datatype":"INT32","shape":[-1,16]})"));
+  EXPECT_EQ(Call(GetRequest("/v2/models/simple/versions/1")).status, 200);
+
+  ClientResponse missing = Call(GetRequest("/v2/models/nope"));
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_THAT(missing.body, HasSubstr(R"({"error":)"));
+  EXPECT_THAT(missing.body, HasSubstr("nope"));
+  EXPECT_EQ(Call(GetRequest("/v2/models/simple/versions/x")).status, 400);
+}
+
+TEST_F(KServeHttpHandlerTest, ModelReadiness) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  EXPECT_EQ(Call(GetRequest("/v2/models/simple/ready")).status, 200);
+  EXPECT_EQ(Call(GetRequest("/v2/models/simple/versions/1/ready")).status, 200);
+  EXPECT_EQ(Call(GetRequest("/v2/models/nope/ready")).status, 404);
+}
+
+TEST_F(KServeHttpHandlerTest, JsonInferenceRoundTrip) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse response = Call(PostRequest("/v2/models/simple/infer", AddSubJson()));
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(response.header("content-type"), "application/json");
+  EXPECT_THAT(response.body, HasSubstr(R"("model_name":"simple","model_version":"1","id":"abc")"));
+  EXPECT_THAT(response.body,
+              HasSubstr(StrCat(R"({"name":"OUTPUT0","datatype":"INT32",)",
+                               R"("shape":[1,16],"data":[)", Repeated(10, 16), "]}")));
+  EXPECT_THAT(response.body, HasSubstr(StrCat(R"("name":"OUTPUT1","datatype":"INT32",)",
+                                              R"("shape":[1,16],"data":[)", Repeated(4, 16))));
+}
+
+TEST_F(KServeHttpHandlerTest, OnlyRequestedOutputsAreReturned) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse response = Call(
+      PostRequest("/v2/models/simple/infer", AddSubJson(R"("outputs":[{"name":"OUTPUT1"}],)")));
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_THAT(response.body, HasSubstr("OUTPUT1"));
+  EXPECT_THAT(response.body, Not(HasSubstr("OUTPUT0")));
+}
+
+TEST_F(KServeHttpHandlerTest, BinaryInferenceRoundTrip) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  const std::string json =
+      R"({"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"INT32","parameters":{"binary_data_size":64}},)"
+      R"({"name":"INPUT1","shape":[1,16],"datatype":"INT32","parameters":{"binary_data_size":64}}],)"
+      R"("parameters":{"binary_data_output":true}})";
+  std::string body = json;
+  std::vector<int32_t> a(16), b(16);
+  for (int i = 0; i < 16; ++i) {
+    a[i] = i;
+    b[i] = 100 * i;
+  }
+  body.append(reinterpret_cast<const char*>(a.data()), 64);
+  body.append(reinterpret_cast<const char*>(b.data()), 64);
+  ClientResponse response =
+      Call(PostRequest("/v2/models/simple/infer", body,
+                       StrCat("Inference-Header-Content-Length: ", json.size(), "\r\n")));
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(response.header("content-type"), "application/octet-stream");
+  const size_t header_length = std::stoul(response.header("inference-header-content-length"));
+  ASSERT_EQ(response.body.size(), header_length + 128);
+  const std::string header = response.body.substr(0, header_length);
+  EXPECT_THAT(header, HasSubstr(R"("name":"OUTPUT0","datatype":"INT32","shape":[1,16],)"
+                                R"("parameters":{"binary_data_size":64}})"));
+  std::vector<int32_t> sum(16), difference(16);
+  std::memcpy(sum.data(), response.body.data() + header_length, 64);
+  std::memcpy(difference.data(), response.body.data() + header_length + 64, 64);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(sum[i], 101 * i);
+    EXPECT_EQ(difference[i], -99 * i);
+  }
+}
+
+TEST_F(KServeHttpHandlerTest, BadInferenceRequestsGetProtocolErrors) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse malformed = Call(PostRequest("/v2/models/simple/infer", R"({"inputs":[)"));
+  EXPECT_EQ(malformed.status, 400);
+  EXPECT_THAT(malformed.body, HasSubstr(R"({"error":"malformed JSON)"));
+
+  ClientResponse unknown = Call(PostRequest("/v2/models/nope/infer", AddSubJson()));
+  EXPECT_EQ(unknown.status, 404);
+
+  ClientResponse wrong_shape = Call(
+      PostRequest("/v2/models/simple/infer",
+                  R"({"inputs":[{"name":"INPUT0","shape":[1,2],"datatype":"INT32","data":[1,2]},)"
+                  R"({"name":"INPUT1","shape":[1,2],"datatype":"INT32","data":[1,2]}]})"));
+  EXPECT_EQ(wrong_shape.status, 400);
+  EXPECT_THAT(wrong_shape.body, HasSubstr("INPUT0"));
+
+  EXPECT_EQ(Call(PostRequest("/v2/models/simple/versions/abc/infer", AddSubJson())).status, 400);
+  EXPECT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson(), "Content-Encoding: gzip\r\n"))
+                .status,
+            415);
+  // The connection is still good after all of that.
+  EXPECT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 200);
+}
+
+TEST_F(KServeHttpHandlerTest, ReportsStageStampsOnceWritten) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ASSERT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 200);
+  std::vector<Sent> sent = WaitForSent(1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].ok);
+  const StageClock& clock = sent[0].clock;
+  EXPECT_GT(clock.at(Stage::kArrival), 0);
+  EXPECT_GT(clock.at(Stage::kPreprocessed), 0);
+  EXPECT_GT(clock.at(Stage::kSent), 0);
+  EXPECT_LE(clock.at(Stage::kArrival), clock.at(Stage::kPreprocessed));
+  EXPECT_LE(clock.at(Stage::kPreprocessed), clock.at(Stage::kSent));
+}
+
+TEST_F(KServeHttpHandlerTest, ConfigAndStatistics) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse config = Call(GetRequest("/v2/models/simple/config"));
+  ASSERT_EQ(config.status, 200);
+  EXPECT_THAT(config.body, HasSubstr(R"("name":"simple")"));
+  EXPECT_THAT(config.body, HasSubstr(R"("max_batch_size":8)"));
+  EXPECT_THAT(config.body,
+              HasSubstr(R"("data_type":"TYPE_INT32","format":"FORMAT_NONE","dims":[16])"));
+
+  ASSERT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 200);
+  ClientResponse stats = Call(GetRequest("/v2/models/simple/stats"));
+  ASSERT_EQ(stats.status, 200);
+  EXPECT_THAT(stats.body, HasSubstr(R"({"model_stats":[{"name":"simple","version":"1")"));
+  EXPECT_THAT(stats.body, HasSubstr(R"("success":{"count":1,)"));
+  EXPECT_THAT(Call(GetRequest("/v2/models/stats")).body, HasSubstr(R"("name":"simple")"));
+  EXPECT_EQ(Call(GetRequest("/v2/models/nope/stats")).status, 404);
+}
+
+TEST_F(KServeHttpHandlerTest, RepositoryIndexLoadAndUnload) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  repo_.AddModel("identity", brigade::testing::kIdentityConfig);
+  Start(ModelControlMode::kExplicit, {"simple"});
+  ClientResponse index = Call(PostRequest("/v2/repository/index", ""));
+  ASSERT_EQ(index.status, 200);
+  EXPECT_THAT(index.body, HasSubstr(R"({"name":"simple","version":"1","state":"READY"})"));
+  EXPECT_THAT(index.body, HasSubstr(R"("name":"identity")"));
+  ClientResponse ready_only = Call(PostRequest("/v2/repository/index", R"({"ready":true})"));
+  EXPECT_THAT(ready_only.body, Not(HasSubstr("identity")));
+
+  EXPECT_NE(Call(GetRequest("/v2/models/identity/ready")).status, 200);
+  ClientResponse load = Call(PostRequest("/v2/repository/models/identity/load", ""));
+  EXPECT_EQ(load.status, 200) << load.body;
+  EXPECT_EQ(Call(GetRequest("/v2/models/identity/ready")).status, 200);
+
+  ClientResponse unload = Call(PostRequest("/v2/repository/models/simple/unload",
+                                           R"({"parameters":{"unload_dependents":false}})"));
+  EXPECT_EQ(unload.status, 200) << unload.body;
+  EXPECT_NE(Call(GetRequest("/v2/models/simple/ready")).status, 200);
+
+  ClientResponse bad = Call(PostRequest("/v2/repository/models/identity/load",
+                                        R"({"parameters":{"file:1/model.onnx":"AA=="}})"));
+  EXPECT_EQ(bad.status, 501);
+  EXPECT_THAT(bad.body, HasSubstr("file:1/model.onnx"));
+  EXPECT_GE(Call(PostRequest("/v2/repository/models/missing/load", "")).status, 400);
+}
+
+TEST_F(KServeHttpHandlerTest, UnknownPathsAndWrongMethods) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse missing = Call(GetRequest("/v3/anything"));
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_THAT(missing.body, HasSubstr(R"({"error":"no endpoint at '/v3/anything'"})"));
+  ClientResponse wrong = Call(GetRequest("/v2/models/simple/infer"));
+  EXPECT_EQ(wrong.status, 405);
+  EXPECT_EQ(wrong.header("allow"), "POST");
+}
+
+TEST(ErrorResponseTest, MapsStatusAndRetryAfter) {
+  HttpResponse not_found = ErrorResponse(absl::NotFoundError("model 'x' not found"));
+  EXPECT_EQ(not_found.status, 404);
+  EXPECT_EQ(not_found.body, R"({"error":"model 'x' not found"})");
+
+  absl::Status busy = absl::UnavailableError("queue full");
+  busy.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
+                  absl::Cord("3"));
+  HttpResponse unavailable = ErrorResponse(busy);
+  EXPECT_EQ(unavailable.status, 503);
+  ASSERT_EQ(unavailable.headers.size(), 2u);
+  EXPECT_EQ(unavailable.headers[1].name, "Retry-After");
+  EXPECT_EQ(unavailable.headers[1].value, "3");
+
+  EXPECT_EQ(ErrorResponse(absl::UnavailableError("no hint")).headers.size(), 1u);
+}
+
+}  // namespace
+}  // namespace brigade::serve
