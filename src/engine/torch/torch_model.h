@@ -51,6 +51,7 @@ class TorchModel final : public Model {
   absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(
       const InstanceOptions& options) override;
 
+  // For Create (via make_shared); `state` must have passed Create's checks.
   explicit TorchModel(std::shared_ptr<const TorchModelState> state) : state_(std::move(state)) {}
 
  private:
