@@ -42,6 +42,7 @@ class ExecutionPlan {
     int scratch = -1;          // arena slot of the kernel's scratch
     std::string name;          // node name (for errors and profiles)
     std::string op_type;
+    int64_t flops = 0;  // see flops.h
     // Reused by Run().
     std::vector<const std::byte*> input_ptrs;
     std::vector<std::byte*> output_ptrs;
@@ -61,6 +62,8 @@ class ExecutionPlan {
   std::vector<DataType> output_types;
   std::vector<Shape> output_shapes;
   size_t arena_bytes = 0;
+  // Sum of the steps' flops.
+  int64_t total_flops = 0;
   // Tensors the plan owns: plan-time results and copies of shape-deciding inputs.
   std::vector<std::unique_ptr<Tensor>> owned;
 

@@ -5,6 +5,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/onnx/exec/flops.h"
 #include "engine/onnx/exec/memory_planner.h"
 #include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/registry.h"
@@ -29,23 +30,37 @@ struct PlanValue {
 class Planner {
  public:
   Planner(const CompiledModel& model, std::span<const Tensor> inputs, int threads,
-          dnnl::stream& stream)
+          dnnl::stream& stream, bool shape_only)
       : model_(model),
         graph_(model.graph()),
         inputs_(inputs),
         threads_(threads),
         stream_(stream),
+        shape_only_(shape_only),
         plan_(std::make_unique<ExecutionPlan>()) {}
 
   absl::StatusOr<std::unique_ptr<ExecutionPlan>> Build() {
     values_.resize(graph_.num_values());
-    for (size_t i = 0; i < graph_.num_values(); ++i)
+    for (size_t i = 0; i < graph_.num_values(); ++i) {
       values_[i].name = graph_.value(static_cast<ValueId>(i)).name;
+    }
     BRIGADE_RETURN_IF_ERROR(BindInputsAndConstants());
     for (const Node& node : graph_.nodes()) BRIGADE_RETURN_IF_ERROR(PlanNode(node));
+    if (shape_only_) return std::move(plan_);
     BRIGADE_RETURN_IF_ERROR(BindOutputs());
     AssignArena();
     return std::move(plan_);
+  }
+
+  // After Build() in shape_only mode: each graph value's shape, when computed.
+  std::vector<std::optional<Shape>> Shapes() const {
+    std::vector<std::optional<Shape>> shapes(graph_.num_values());
+    for (size_t i = 0; i < graph_.num_values(); ++i) {
+      if (values_[i].defined && values_[i].info.dtype != DataType::kInvalid) {
+        shapes[i] = values_[i].info.shape;
+      }
+    }
+    return shapes;
   }
 
  private:
@@ -193,6 +208,7 @@ class Planner {
     ctx.threads = threads_;
     ctx.engine = &model_.engine();
     ctx.weights = &model_.weights();
+    ctx.shape_only = shape_only_;
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->create(ctx));
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k] != kNoValue && ctx.outputs[k].dtype == DataType::kInvalid &&
@@ -204,9 +220,20 @@ class Planner {
 
     bool outputs_plain = true;
     for (const ValueInfo& out : ctx.outputs) outputs_plain = outputs_plain && !out.layout.blocked;
-    if (all_known && def->foldable && outputs_plain) {
+    if (kernel != nullptr && all_known && def->foldable && outputs_plain) {
       return EvaluateNow(node, ctx, *kernel, input_index, present);
     }
+    if (shape_only_) {
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        if (node.outputs[k] == kNoValue) continue;
+        PlanValue& v = values_[static_cast<size_t>(node.outputs[k])];
+        v.info = ctx.outputs[k];
+        v.info.constant = nullptr;
+        v.defined = true;
+      }
+      return absl::OkStatus();
+    }
+    if (kernel == nullptr) return absl::InternalError("kernel factory returned no kernel");
 
     std::vector<int> in_slots;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
@@ -245,6 +272,8 @@ class Planner {
     const int scratch = ctx.scratch_bytes > 0 ? AddBuffer(ctx.scratch_bytes) : -1;
     AppendStep(std::move(kernel), std::move(in_slots), std::move(out_slots), scratch, node.name,
                node.op_type);
+    plan_->steps.back().flops = EstimateFlops(node, ctx);
+    plan_->total_flops += plan_->steps.back().flops;
     return absl::OkStatus();
   }
 
@@ -367,6 +396,7 @@ class Planner {
   const std::span<const Tensor> inputs_;
   const int threads_;
   dnnl::stream& stream_;
+  const bool shape_only_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::deque<PlanValue> values_;  // stable addresses: kernels' contexts point into it
   std::vector<BufferLifetime> buffers_;
@@ -380,8 +410,20 @@ class Planner {
 absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& model,
                                                          std::span<const Tensor> inputs,
                                                          int threads, dnnl::stream& stream) {
-  Planner planner(model, inputs, threads, stream);
+  Planner planner(model, inputs, threads, stream, /*shape_only=*/false);
   return planner.Build();
+}
+
+absl::StatusOr<std::vector<std::optional<Shape>>> PropagateShapes(const CompiledModel& model,
+                                                                  std::span<const Tensor> inputs) {
+  try {
+    dnnl::stream stream(model.engine());
+    Planner planner(model, inputs, 1, stream, /*shape_only=*/true);
+    BRIGADE_RETURN_IF_ERROR(planner.Build().status());
+    return planner.Shapes();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(StrCat("oneDNN stream: ", e.what()));
+  }
 }
 
 }  // namespace brigade::engine::onnx

@@ -21,7 +21,9 @@
 // Errors: INVALID_ARGUMENT / UNIMPLEMENTED naming the node, op and reason.
 
 #include <memory>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
@@ -33,6 +35,12 @@ namespace brigade::engine::onnx {
 absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& model,
                                                          std::span<const Tensor> inputs,
                                                          int threads, dnnl::stream& stream);
+
+// The shape of every graph value (indexed by ValueId; nullopt where none was computed) for
+// `inputs`, found by walking the planner without building primitives (kernels' shape_only mode);
+// shape subgraphs are still evaluated. For static shape inference.
+absl::StatusOr<std::vector<std::optional<Shape>>> PropagateShapes(const CompiledModel& model,
+                                                                  std::span<const Tensor> inputs);
 
 }  // namespace brigade::engine::onnx
 

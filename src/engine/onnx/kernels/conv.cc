@@ -142,6 +142,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
     return ctx.Error("bias must be fp32 [", out_channels, "]");
   }
   ctx.SetOutput(0, DataType::kFp32, out_shape);
+  if (ctx.shape_only) return std::unique_ptr<OpKernel>();
   if (DimProduct(out_shape, 0, out_shape.size()) == 0 ||
       DimProduct(x.shape, 0, x.shape.size()) == 0) {
     return ctx.Unsupported("empty convolution");

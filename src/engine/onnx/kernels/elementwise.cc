@@ -416,6 +416,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateUnary(KernelContext& ctx) {
   const DataType out_type =
       info->op == Op::kIsNaN || info->op == Op::kIsInf ? DataType::kBool : x.dtype;
   ctx.SetOutput(0, out_type, x.shape);
+  if (ctx.shape_only) return std::unique_ptr<OpKernel>();
 
   const std::optional<DnnlAlg> alg = DnnlAlgFor(info->op, p);
   if (x.dtype == DataType::kFp32 && alg.has_value() && x.num_elements() > 0) {

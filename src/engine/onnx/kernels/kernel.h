@@ -73,6 +73,9 @@ struct KernelContext {
   const dnnl::engine* engine = nullptr;
   // Packed constants shared by every plan and instance of the model.
   PackedWeights* weights = nullptr;
+  // The planner only wants the outputs described (static shape inference): factories of
+  // expensive kernels may return a null kernel right after describing their outputs.
+  bool shape_only = false;
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }

@@ -171,7 +171,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Build(KernelContext& ctx, const Spec& 
   };
   if (spec.trans_a) swap_last(a);
   if (spec.trans_b) swap_last(b);
-  const size_t rank = std::max(a.dims.size(), b.dims.size());
+  size_t rank = std::max(a.dims.size(), b.dims.size());
   auto align = [rank](StridedView& v) {
     while (v.dims.size() < rank) {
       v.dims.insert(v.dims.begin(), 1);
@@ -217,6 +217,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Build(KernelContext& ctx, const Spec& 
     dst_strides = Strides(logical);
   }
   ctx.SetOutput(0, a_info.dtype, out_shape);
+  if (ctx.shape_only) return std::unique_ptr<OpKernel>();
 
   if (a_info.dtype != DataType::kFp32) {
     if (spec.bias_input >= 0 || PostOpCount(*ctx.node) > 0 || !spec.perm_out.empty() ||
@@ -249,6 +250,57 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Build(KernelContext& ctx, const Spec& 
     return std::make_unique<ZeroKernel>(static_cast<size_t>(DimProduct(logical, 0, rank)) *
                                         sizeof(float));
   }
+
+  // Weights-stationary matmul (constant 2-D B, row-major A, e.g. a transformer's Linear on
+  // [batch, seq, hidden]): run it as one 2-D GEMM over every row of A, so B is packed once into
+  // oneDNN's blocked layout and the kernel sees M = batch × seq. Post-op inputs are viewed in 2-D
+  // as well, which works when each is full-size or a row vector.
+  std::vector<ValueInfo> flat_extras;
+  std::vector<std::pair<size_t, const ValueInfo*>> saved_inputs;
+  if (b_info.constant != nullptr && b_info.shape.size() == 2 && a_info.shape.size() >= 3 &&
+      spec.perm_a.empty() && !spec.trans_a && spec.perm_out.empty() && spec.prefill_input < 0) {
+    const int64_t rows = DimProduct(logical, 0, rank - 1);
+    bool ok = true;
+    std::vector<size_t> extras;
+    const auto first_extra = static_cast<size_t>(ctx.node->attributes.GetInt("post_op_input", 0));
+    if (first_extra > 0) {
+      for (size_t i = first_extra; i < ctx.num_inputs(); ++i) extras.push_back(i);
+    }
+    if (spec.bias_input >= 0) extras.push_back(static_cast<size_t>(spec.bias_input));
+    for (size_t i : extras) {
+      if (!ctx.has_input(i) || ctx.input(i).layout.blocked) {
+        ok = false;
+        continue;
+      }
+      const int64_t count = ctx.input(i).num_elements();
+      const bool row_vector =
+          count == n && (ctx.input(i).shape.empty() || ctx.input(i).shape.back() == n);
+      ok = ok && (count == rows * n || row_vector);
+    }
+    if (ok) {
+      flat_extras.reserve(extras.size());
+      for (size_t i : extras) {
+        ValueInfo flat = ctx.input(i);
+        flat.shape = flat.num_elements() == n ? Shape{1, n} : Shape{rows, n};
+        flat_extras.push_back(std::move(flat));
+        saved_inputs.emplace_back(i, ctx.inputs[i]);
+        ctx.inputs[i] = &flat_extras.back();
+      }
+      a = StridedView{Shape{rows, k}, Shape{k, 1}};
+      b = StridedView{Shape{k, n}, Shape{b.strides[rank - 2], b.strides[rank - 1]}};
+      logical = Shape{rows, n};
+      dst_strides = Shape{n, 1};
+      rank = 2;
+    }
+  }
+  // Restores the node's own input descriptions when Build returns.
+  struct Restore {
+    KernelContext& ctx;
+    std::vector<std::pair<size_t, const ValueInfo*>>& saved;
+    ~Restore() {
+      for (const auto& [i, info] : saved) ctx.inputs[i] = info;
+    }
+  } restore{ctx, saved_inputs};
 
   using dt = dnnl::memory::data_type;
   auto desc_of = [](const StridedView& v) {

@@ -86,6 +86,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBatchNorm(KernelContext& ctx) {
   if (ctx.node->attributes.GetInt("training_mode", 0) != 0) return ctx.Unsupported("training");
   const float epsilon = ctx.node->attributes.GetFloat("epsilon", 1e-5f);
   ctx.SetOutput(0, x.dtype, x.shape);
+  if (ctx.shape_only) return std::unique_ptr<OpKernel>();
   if (x.dtype == DataType::kFp64 || (x.dtype == DataType::kFp32 && x.shape.size() > 5)) {
     if (x.layout.blocked) return ctx.Error("blocked input reached the loop");
     return std::make_unique<BatchNormLoopKernel>(x.dtype, x.shape[0], c,
@@ -206,6 +207,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateLayerNorm(KernelContext& ctx) {
       want_stats = true;
     }
   }
+  if (ctx.shape_only) return std::unique_ptr<OpKernel>();
   if (x.dtype == DataType::kFp64 || want_stats || scale.num_elements() != inner || inner == 0 ||
       rows == 0) {
     return std::make_unique<RowNormLoopKernel>(x.dtype, rows, inner, epsilon, false, 1,

@@ -173,6 +173,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreatePool(KernelContext& ctx) {
   ctx.SetOutput(0, x.dtype, out);
   const bool want_indices = ctx.outputs.size() > 1 && ctx.output_used[1];
   if (want_indices) ctx.SetOutput(1, DataType::kInt64, out);
+  if (ctx.shape_only) return std::unique_ptr<OpKernel>();
   const bool include_pad = attrs.GetInt("count_include_pad", 0) != 0;
   const bool dnnl_ok = x.dtype == DataType::kFp32 && !want_indices && x.shape.size() <= 5 &&
                        !(include_pad && ceil_mode) && DimProduct(out, 0, out.size()) > 0;

@@ -302,7 +302,7 @@ absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_vi
   }
   try {
     ::onnx::ShapeInferenceOptions shape_options(/*check_type=*/false, /*error_mode=*/0,
-                                                /*enable_data_propagation=*/false);
+                                                /*enable_data_propagation=*/true);
     ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
                                          shape_options);
   } catch (const std::exception&) {

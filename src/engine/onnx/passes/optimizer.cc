@@ -12,12 +12,14 @@
 #include "engine/onnx/passes/matmul_fusion.h"
 #include "engine/onnx/passes/residual_add_fusion.h"
 #include "engine/onnx/passes/shape_folding.h"
+#include "engine/onnx/passes/static_shapes.h"
 
 namespace brigade::engine::onnx {
 
 std::vector<std::unique_ptr<GraphPass>> DefaultPasses() {
   std::vector<std::unique_ptr<GraphPass>> passes;
   passes.push_back(std::make_unique<DeadNodeElimination>());
+  passes.push_back(std::make_unique<StaticShapes>());
   passes.push_back(std::make_unique<ShapeFolding>());
   passes.push_back(std::make_unique<ConstantFolding>());
   passes.push_back(std::make_unique<DeadNodeElimination>());

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Times Brigade's ONNX engine against ONNX Runtime 1.30 (CPU) on the benchmark models, same
+# thread count, ONNX Runtime and Brigade alternating per configuration so both see the same
+# machine load. Prints a table: median latency of each, the ratio (Brigade / ONNX Runtime; < 1
+# means Brigade is faster), and Brigade's conv/matmul GFLOP/s against this CPU's measured FMA
+# peak (onnx_run --peak). Results are printed, not asserted.
+#
+#   bench/onnx_bench.sh [MODEL ...]     (default: resnet50 mobilenet_v2 bert_base distilbert)
+#
+# Needs the same setup as bench/onnx_compare.sh (ONNX Runtime for Node, models, onnx_run).
+# Environment: BUILD (default build), ORT_RUN, NODE_PATH, BATCHES (default "1 8"),
+# THREADS_LIST (default "1 2"), RUNS (default 20), WARMUP (default 3).
+# The machine should be otherwise idle: other processes on the same cores distort both columns.
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+ORT_RUN=${ORT_RUN:-/work/shared/yardstick/ort-run.js}
+NODE_PATH=${NODE_PATH:-/tmp/ort/node_modules}
+BATCHES=${BATCHES:-"1 8"}
+THREADS_LIST=${THREADS_LIST:-"1 2"}
+RUNS=${RUNS:-20}
+WARMUP=${WARMUP:-3}
+export NODE_PATH
+
+[ $# -eq 0 ] && set -- resnet50 mobilenet_v2 bert_base distilbert
+
+field() {  # field NAME JSON
+  printf '%s\n' "$2" | sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p"
+}
+
+printf '%-13s %5s %7s %11s %11s %7s %9s %7s\n' model batch threads ort_ms brigade_ms ratio GFLOP/s %peak
+for threads in $THREADS_LIST; do
+  peak=$(field fma_peak_gflops "$("$BUILD/bench/onnx_run" --peak --threads "$threads")")
+  for name in "$@"; do
+    model=bench/models/$name.onnx
+    [ -f "$model" ] || { echo "skip $name (run bench/models/make_models.py)"; continue; }
+    for batch in $BATCHES; do
+      ort=$(node "$ORT_RUN" "$model" --threads "$threads" --dim batch="$batch" \
+              --runs "$RUNS" --warmup "$WARMUP")
+      ours=$("$BUILD/bench/onnx_run" --model "$model" --threads "$threads" --batch "$batch" \
+               --runs "$RUNS" --warmup "$WARMUP")
+      ort_ms=$(field median_ms "$ort")
+      our_ms=$(field median_ms "$ours")
+      gflops=$(field gflops_per_s "$ours")
+      printf '%-13s %5s %7s %11s %11s %7s %9s %7s\n' "$name" "$batch" "$threads" "$ort_ms" \
+        "$our_ms" "$(echo "scale=2; $our_ms / $ort_ms" | bc)" "$gflops" \
+        "$(echo "scale=0; 100 * $gflops / $peak" | bc)%"
+    done
+  done
+  echo "(FMA peak measured on $threads thread(s): $peak GFLOP/s)"
+done

@@ -1,0 +1,327 @@
+// onnx_run: runs one ONNX model on Brigade's engine, to compare it with ONNX Runtime
+// (bench/onnx_compare.sh) and to time it (bench/onnx_bench.sh). Prints one JSON line.
+//
+//   onnx_run --model M.onnx [--threads N] [--batch B] [--runs R] [--warmup W]
+//            [--compare DIR]    # inputs and expected outputs from ort-run.js --dump DIR:
+//                               # reports max abs / rel error per output and whether every
+//                               # element is within 1e-5 abs + 1e-4 rel of ONNX Runtime's
+//            [--no-optimize]    # skip the graph passes
+//            [--dump-outputs DIR]  # also write each output as DIR/output_<name>.bin (raw)
+//   onnx_run --peak [--threads N]   # this CPU's measured FMA peak on N threads, GFLOP/s
+//   onnx_run --inspect --model M.onnx [--batch B]   # what `brigade inspect` prints
+//
+// Inputs are random (fixed seed) unless --compare gives them: floats in [-1, 1), integers in
+// [0, 1000), and inputs whose name contains "mask" all ones, as ort-run.js does. The batch
+// dimension (the first variable dim) takes --batch. GFLOP/s counts conv/matmul FLOPs (2×MAC).
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/strings.h"
+#include "engine/onnx/exec/compiled_model.h"
+#include "engine/onnx/exec/session.h"
+#include "engine/onnx/inspect.h"
+#include "engine/onnx/loader/model_loader.h"
+#include "engine/onnx/passes/optimizer.h"
+#include "simdjson.h"
+
+namespace {
+
+using brigade::DataType;
+using brigade::Shape;
+using brigade::StrCat;
+using brigade::Tensor;
+namespace onnx = brigade::engine::onnx;
+
+struct Flags {
+  std::string model, compare, dump_outputs;
+  int threads = 1, batch = 1, runs = 50, warmup = 5;
+  bool optimize = true, peak = false, inspect = false;
+};
+
+double NowMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// FMA throughput of one thread: 12 independent 8-wide FMA chains.
+__attribute__((target("avx2,fma"))) double FmaLoop(int64_t iterations) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t n = 0; n < iterations; ++n) {
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  }
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm256_cvtss_f32(acc[i]);
+  return sink;
+}
+
+double MeasurePeak(int threads) {
+  constexpr int64_t kIterations = 40'000'000;
+  double best = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    const double start = NowMs();
+    double sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    sink += FmaLoop(kIterations);
+    const double seconds = (NowMs() - start) / 1e3;
+    const double flops = 2.0 * 8 * 12 * static_cast<double>(kIterations) * threads;
+    if (sink == 42) std::printf("%f", sink);  // keep the loop alive
+    best = std::max(best, flops / seconds / 1e9);
+  }
+  return best;
+}
+
+std::optional<DataType> FromOrtType(std::string_view type) {
+  if (type == "float32") return DataType::kFp32;
+  if (type == "float64") return DataType::kFp64;
+  if (type == "int64") return DataType::kInt64;
+  if (type == "int32") return DataType::kInt32;
+  if (type == "int8") return DataType::kInt8;
+  if (type == "uint8") return DataType::kUint8;
+  if (type == "bool") return DataType::kBool;
+  return std::nullopt;
+}
+
+struct Dumped {
+  std::string name;
+  Tensor tensor;
+};
+
+// Reads one side ("inputs"/"outputs") of an ort-run.js --dump manifest.
+bool ReadDump(const std::string& dir, const char* side, std::vector<Dumped>* out) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element manifest;
+  if (parser.load(dir + "/manifest.json").get(manifest)) return false;
+  simdjson::dom::array entries;
+  if (manifest[side].get_array().get(entries)) return false;
+  for (simdjson::dom::element e : entries) {
+    std::string_view name, type, file;
+    simdjson::dom::array dims;
+    if (e["name"].get_string().get(name) || e["type"].get_string().get(type) ||
+        e["file"].get_string().get(file) || e["shape"].get_array().get(dims)) {
+      return false;
+    }
+    Shape shape;
+    for (simdjson::dom::element d : dims) shape.push_back(d.get_int64().value_unsafe());
+    const auto dtype = FromOrtType(type);
+    if (!dtype.has_value()) return false;
+    std::ifstream in(dir + "/" + std::string(file), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto tensor = Tensor::Copy(*dtype, shape, std::as_bytes(std::span(bytes)));
+    if (!tensor.ok()) return false;
+    out->push_back(Dumped{std::string(name), *std::move(tensor)});
+  }
+  return true;
+}
+
+Tensor RandomInput(const onnx::Value& spec, int batch, std::mt19937& rng) {
+  Shape shape = spec.shape.value_or(Shape{});
+  bool batched = false;
+  for (int64_t& d : shape) {
+    if (d < 0) {
+      d = batched ? 1 : batch;
+      batched = true;
+    }
+  }
+  Tensor t = *Tensor::Zeros(spec.dtype, shape);
+  const bool mask = spec.name.find("mask") != std::string::npos;
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> integer(0, 999);
+  switch (spec.dtype) {
+    case DataType::kFp32:
+      for (float& v : t.mutable_values<float>()) v = mask ? 1.0f : real(rng);
+      break;
+    case DataType::kInt64:
+      for (int64_t& v : t.mutable_values<int64_t>()) v = mask ? 1 : integer(rng);
+      break;
+    case DataType::kInt32:
+      for (int32_t& v : t.mutable_values<int32_t>()) v = mask ? 1 : integer(rng);
+      break;
+    default:
+      break;
+  }
+  return t;
+}
+
+int Run(const Flags& flags) {
+  auto loaded = onnx::LoadOnnxFile(flags.model);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "onnx_run: %s\n", std::string(loaded.status().message()).c_str());
+    return 1;
+  }
+  onnx::Graph graph = std::move(loaded->graph);
+  if (flags.optimize) {
+    if (auto report = onnx::OptimizeGraph(&graph); !report.ok()) {
+      std::fprintf(stderr, "onnx_run: %s\n", std::string(report.status().message()).c_str());
+      return 1;
+    }
+  }
+  std::vector<Tensor> inputs;
+  std::vector<Dumped> expected;
+  if (!flags.compare.empty()) {
+    std::vector<Dumped> dumped;
+    if (!ReadDump(flags.compare, "inputs", &dumped) ||
+        !ReadDump(flags.compare, "outputs", &expected)) {
+      std::fprintf(stderr, "onnx_run: cannot read %s/manifest.json\n", flags.compare.c_str());
+      return 1;
+    }
+    for (onnx::ValueId id : graph.inputs()) {
+      const auto it = std::find_if(dumped.begin(), dumped.end(),
+                                   [&](const Dumped& d) { return d.name == graph.value(id).name; });
+      if (it == dumped.end()) {
+        std::fprintf(stderr, "onnx_run: dump lacks input %s\n", graph.value(id).name.c_str());
+        return 1;
+      }
+      inputs.push_back(it->tensor);
+    }
+  } else {
+    std::mt19937 rng(1);
+    for (onnx::ValueId id : graph.inputs()) {
+      inputs.push_back(RandomInput(graph.value(id), flags.batch, rng));
+    }
+  }
+  std::vector<std::string> output_names;
+  for (onnx::ValueId id : graph.outputs()) output_names.push_back(graph.value(id).name);
+  auto compiled = onnx::CompiledModel::Compile(flags.model, std::move(graph));
+  if (!compiled.ok()) return 1;
+  onnx::Session::Options options;
+  options.threads = flags.threads;
+  auto session = onnx::Session::Create(*compiled, options);
+  if (!session.ok()) return 1;
+  std::vector<Tensor> outputs;
+  const double plan_start = NowMs();
+  if (auto status = (*session)->Run(inputs, &outputs); !status.ok()) {
+    std::fprintf(stderr, "onnx_run: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  const double first_ms = NowMs() - plan_start;
+  if (!flags.dump_outputs.empty()) {
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      std::ofstream(flags.dump_outputs + "/output_" + output_names[j] + ".bin", std::ios::binary)
+          .write(reinterpret_cast<const char*>(outputs[j].data()),
+                 static_cast<std::streamsize>(outputs[j].byte_size()));
+    }
+  }
+  const int batch = inputs.empty() || inputs[0].shape().empty()
+                        ? flags.batch
+                        : static_cast<int>(inputs[0].shape()[0]);
+  std::string result =
+      StrCat("{\"engine\":\"brigade\",\"model\":\"", flags.model, "\",\"threads\":", flags.threads,
+             ",\"batch\":", batch, ",\"first_run_ms\":", fmt::format("{:.1f}", first_ms));
+  if (!flags.compare.empty()) {
+    bool all_ok = true;
+    result += ",\"outputs\":[";
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const auto it = std::find_if(expected.begin(), expected.end(),
+                                   [&](const Dumped& d) { return d.name == output_names[j]; });
+      if (it == expected.end() || it->tensor.shape() != outputs[j].shape() ||
+          outputs[j].dtype() != DataType::kFp32) {
+        std::fprintf(stderr, "onnx_run: output %s missing or shaped differently\n",
+                     output_names[j].c_str());
+        return 1;
+      }
+      double max_abs = 0, max_rel = 0;
+      int64_t violations = 0;
+      const auto got = outputs[j].values<float>();
+      const auto want = it->tensor.values<float>();
+      for (size_t i = 0; i < got.size(); ++i) {
+        const double diff = std::abs(static_cast<double>(got[i]) - want[i]);
+        max_abs = std::max(max_abs, diff);
+        max_rel = std::max(max_rel, diff / std::max(1e-6, std::abs(static_cast<double>(want[i]))));
+        if (!(diff <= 1e-5 + 1e-4 * std::abs(static_cast<double>(want[i])))) ++violations;
+      }
+      all_ok = all_ok && violations == 0;
+      result += fmt::format(
+          "{}{{\"name\":\"{}\",\"max_abs_err\":{:.3g},\"max_rel_err\":{:.3g},"
+          "\"outside_1e-4rel_1e-5abs\":{}}}",
+          j == 0 ? "" : ",", output_names[j], max_abs, max_rel, violations);
+    }
+    result += fmt::format("],\"match\":{}}}", all_ok ? "true" : "false");
+    std::printf("%s\n", result.c_str());
+    return all_ok ? 0 : 3;
+  }
+  for (int i = 0; i < flags.warmup; ++i) (void)(*session)->Run(inputs, &outputs);
+  std::vector<double> times;
+  for (int i = 0; i < flags.runs; ++i) {
+    const double start = NowMs();
+    (void)(*session)->Run(inputs, &outputs);
+    times.push_back(NowMs() - start);
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  const double gflop = static_cast<double>((*session)->last_plan()->total_flops) / 1e9;
+  result += fmt::format(
+      ",\"runs\":{},\"median_ms\":{:.3f},\"p90_ms\":{:.3f},\"min_ms\":{:.3f},\"gflop\":{:.3f},"
+      "\"gflops_per_s\":{:.1f},\"steps\":{},\"arena_mib\":{:.1f}}}",
+      flags.runs, median, times[std::min(times.size() - 1, times.size() * 9 / 10)], times[0], gflop,
+      gflop / (median / 1e3), (*session)->last_plan()->steps.size(),
+      static_cast<double>((*session)->arena_bytes()) / (1 << 20));
+  std::printf("%s\n", result.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto next = [&](int* out) { return i + 1 < argc && brigade::ParseInteger(argv[++i], out); };
+    if (flag == "--model" && i + 1 < argc) {
+      flags.model = argv[++i];
+    } else if (flag == "--compare" && i + 1 < argc) {
+      flags.compare = argv[++i];
+    } else if (flag == "--dump-outputs" && i + 1 < argc) {
+      flags.dump_outputs = argv[++i];
+    } else if (flag == "--threads" && next(&flags.threads)) {
+    } else if (flag == "--batch" && next(&flags.batch)) {
+    } else if (flag == "--runs" && next(&flags.runs)) {
+    } else if (flag == "--warmup" && next(&flags.warmup)) {
+    } else if (flag == "--no-optimize") {
+      flags.optimize = false;
+    } else if (flag == "--peak") {
+      flags.peak = true;
+    } else if (flag == "--inspect") {
+      flags.inspect = true;
+    } else {
+      std::fprintf(stderr, "onnx_run: bad argument %s (see the header of bench/onnx_run.cc)\n",
+                   flag.c_str());
+      return 2;
+    }
+  }
+  if (flags.peak) {
+    std::printf("{\"threads\":%d,\"fma_peak_gflops\":%.1f}\n", flags.threads,
+                MeasurePeak(flags.threads));
+    return 0;
+  }
+  if (flags.inspect) {
+    onnx::InspectOptions options;
+    options.batch = flags.batch;
+    options.optimize = flags.optimize;
+    auto text = onnx::InspectOnnxModel(flags.model, options);
+    if (!text.ok()) {
+      std::fprintf(stderr, "onnx_run: %s\n", std::string(text.status().message()).c_str());
+      return 1;
+    }
+    std::printf("%s", text->c_str());
+    return 0;
+  }
+  if (flags.model.empty() || flags.threads < 1 || flags.batch < 1 || flags.runs < 1) {
+    std::fprintf(stderr, "usage: onnx_run --model M.onnx [--threads N] [--batch B] ...\n");
+    return 2;
+  }
+  omp_set_num_threads(flags.threads);
+  return Run(flags);
+}
