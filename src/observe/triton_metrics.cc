@@ -34,9 +34,7 @@ void AppendTritonMetrics(std::span<const ModelStatsSnapshot> models,
        [](const ModelStatsSnapshot& s) { return s.execution_count; }},
       {"nv_inference_request_duration_us",
        "Cumulative inference request duration in microseconds (includes cached requests)",
-       [](const ModelStatsSnapshot& s) {
-         return Micros(s.inference_stats.success.ns + s.inference_stats.fail.ns);
-       }},
+       [](const ModelStatsSnapshot& s) { return Micros(s.inference_stats.success.ns); }},
       {"nv_inference_queue_duration_us", "Cumulative inference queuing duration in microseconds",
        [](const ModelStatsSnapshot& s) { return Micros(s.inference_stats.queue.ns); }},
       {"nv_inference_compute_input_duration_us",

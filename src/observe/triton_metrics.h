@@ -7,7 +7,8 @@
 //
 //   nv_inference_request_success / _failure        counter  requests (cache hits included)
 //   nv_inference_count / nv_inference_exec_count   counter  rows executed / backend executions
-//   nv_inference_request_duration_us               counter  cumulative t0 → answer, µs
+//   nv_inference_request_duration_us               counter  cumulative t0 → answer of the
+//                                                           successful requests, µs (as Triton)
 //   nv_inference_queue_duration_us                 counter  cumulative queue time, µs
 //   nv_inference_compute_{input,infer,output}_duration_us  counter  cumulative, µs
 //   nv_cache_num_hits_per_model / _misses_per_model counter
