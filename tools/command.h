@@ -12,6 +12,7 @@
 namespace brigade::tools {
 
 void RegisterServeCommand(CLI::App& app, int* exit_code);
+void RegisterBenchCommand(CLI::App& app, int* exit_code);
 
 }  // namespace brigade::tools
 

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", BRIGADE_VERSION);
   int exit_code = 0;
   brigade::tools::RegisterServeCommand(app, &exit_code);
+  brigade::tools::RegisterBenchCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

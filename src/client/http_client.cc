@@ -196,18 +196,12 @@ absl::Status HttpClient::Infer(const InferSpec& request, InferResponse* response
     EndHead("application/json", content_length, std::string::npos);
   }
   // One iovec for the JSON and one per binary input; Send() prepends the head.
-  iovec parts[16];
-  std::vector<iovec> many_parts;
-  std::span<iovec> body(parts, 1 + binary_parts_.size());
-  if (body.size() > std::size(parts)) {
-    many_parts.resize(body.size());
-    body = many_parts;
+  body_iov_.clear();
+  body_iov_.push_back(Iov(json_.data(), json_.size()));
+  for (std::span<const std::byte> part : binary_parts_) {
+    body_iov_.push_back(Iov(part.data(), part.size()));
   }
-  body[0] = Iov(json_.data(), json_.size());
-  for (size_t i = 0; i < binary_parts_.size(); ++i) {
-    body[i + 1] = Iov(binary_parts_[i].data(), binary_parts_[i].size());
-  }
-  BRIGADE_ASSIGN_OR_RETURN(HttpResponse http, Send(body));
+  BRIGADE_ASSIGN_OR_RETURN(HttpResponse http, Send(body_iov_));
   if (http.head.status != 200) return ErrorFrom(http);
 
   size_t json_bytes = http.body_bytes;

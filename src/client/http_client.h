@@ -90,6 +90,7 @@ class HttpClient final : public Client {
   std::string request_head_;
   std::string json_;
   std::vector<std::span<const std::byte>> binary_parts_;
+  std::vector<iovec> body_iov_;
   std::vector<iovec> iov_;
 };
 

@@ -2,10 +2,10 @@
 #define BRIGADE_CLIENT_RECEIVE_BUFFER_H_
 
 // ReceiveBuffer: a growable byte buffer that a client receives one response into and reuses for
-// the next, always followed by kPaddingBytes of readable slack so simdjson can parse JSON in
-// place. It is held by std::shared_ptr because output tensors decoded from it are views that keep
-// it alive (Tensor::View with the buffer as owner); the client reuses it only when it is the sole
-// owner again.
+// the next, whose kPaddingBytes after size() are always allocated and zeroed, so simdjson can parse
+// JSON in place (it reads ahead past the end of the text). It is held by std::shared_ptr because
+// output tensors decoded from it are views that keep it alive (Tensor::View with the buffer as
+// owner); the client reuses it only when it is the sole owner again.
 //
 // Thread safety: none (one writer, then readers). Growth copies the bytes already received; the
 // allocation never shrinks, so a steady request mix stops allocating after the first responses.
@@ -35,9 +35,12 @@ class ReceiveBuffer {
   size_t capacity() const { return capacity_; }
   std::string_view view() const { return {data_.get(), size_}; }
 
-  void Clear() { size_ = 0; }
+  void Clear() { Truncate(0); }
   // Drops bytes past `size_bytes` (<= size()).
-  void Truncate(size_t size_bytes) { size_ = size_bytes; }
+  void Truncate(size_t size_bytes) {
+    size_ = size_bytes;
+    ZeroPadding();
+  }
 
   // Makes room for `additional_bytes` more, growing at least geometrically.
   void Reserve(size_t additional_bytes) {
@@ -47,16 +50,20 @@ class ReceiveBuffer {
   }
   char* write_ptr() { return data_.get() + size_; }
   size_t available() const { return capacity_ - size_; }
-  void Commit(size_t n) { size_ += n; }
+  void Commit(size_t n) {
+    size_ += n;
+    ZeroPadding();
+  }
 
  private:
   void Grow(size_t capacity_bytes) {
-    // Value-initialized, so the padding simdjson may read past the end is never uninitialized.
-    auto grown = std::make_unique<char[]>(capacity_bytes + kPaddingBytes);
+    auto grown = std::make_unique_for_overwrite<char[]>(capacity_bytes + kPaddingBytes);
     if (size_ > 0) std::memcpy(grown.get(), data_.get(), size_);
     data_ = std::move(grown);
     capacity_ = capacity_bytes;
+    ZeroPadding();
   }
+  void ZeroPadding() { std::memset(data_.get() + size_, 0, kPaddingBytes); }
 
   std::unique_ptr<char[]> data_;
   size_t size_ = 0;
