@@ -3,6 +3,8 @@
 //
 //   BM_Observe/off              nothing recorded (the timing loop's own cost)
 //   BM_Observe/metrics          ModelRequestMetrics::RecordRequest + RecordBatch
+//   BM_Observe/metrics_by_name  the same through RequestMetrics::RecordRequest(model, version,
+//                               ...) (lock-free handle lookup by name first)
 //   BM_Observe/metrics_trace1   + Tracer::Finish at a 1% sample rate (spans built and queued
 //                               for 1 request in 100; exported to /dev/null by the span
 //                               processor's thread as OTLP JSON lines)
@@ -33,7 +35,7 @@
 
 namespace brigade::observe {
 
-enum class Mode { kOff = 0, kMetrics, kMetricsTrace1, kAll1, kTraceAlways };
+enum class Mode { kOff = 0, kMetrics, kMetricsByName, kMetricsTrace1, kAll1, kTraceAlways };
 
 namespace {
 
@@ -83,6 +85,12 @@ Observability& Shared() {
 
 inline void RecordOne(Mode mode, Observability& o, const StageClock& clock) {
   if (mode == Mode::kOff) return;
+  if (mode == Mode::kMetricsByName) {
+    o.request_metrics->RecordRequest("trivial", "1", Protocol::kHttp, RequestOutcome::kSuccess,
+                                     clock);
+    o.model->RecordBatch(1);
+    return;
+  }
   o.model->RecordRequest(Protocol::kHttp, RequestOutcome::kSuccess, clock);
   o.model->RecordBatch(1);
   if (mode == Mode::kMetrics) return;
@@ -141,6 +149,7 @@ int main(int argc, char** argv) {
   const std::pair<const char*, Mode> modes[] = {
       {"off", Mode::kOff},
       {"metrics", Mode::kMetrics},
+      {"metrics_by_name", Mode::kMetricsByName},
       {"metrics_trace1", Mode::kMetricsTrace1},
       {"all_1pct", Mode::kAll1},
       {"trace_always", Mode::kTraceAlways},

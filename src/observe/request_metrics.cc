@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <unordered_map>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -190,6 +192,51 @@ absl::StatusOr<std::unique_ptr<RequestMetrics>> RequestMetrics::Create(MetricsRe
   return metrics;
 }
 
+// Keys are (model, version); lookups take string views, so finding a handle allocates nothing.
+class RequestMetrics::HandleTable {
+ public:
+  void Insert(const std::string& model, const std::string& version, ModelRequestMetrics* handle) {
+    map_.emplace(Key{model, version}, handle);
+  }
+  ModelRequestMetrics* Find(std::string_view model, std::string_view version) const {
+    const auto it = map_.find(KeyView{model, version});
+    return it == map_.end() ? nullptr : it->second;
+  }
+
+ private:
+  struct Key {
+    std::string model;
+    std::string version;
+  };
+  struct KeyView {
+    std::string_view model;
+    std::string_view version;
+  };
+  static KeyView View(const Key& key) { return {key.model, key.version}; }
+  static KeyView View(const KeyView& key) { return key; }
+  struct Hash {
+    using is_transparent = void;
+    template <typename K>
+    size_t operator()(const K& key) const {
+      const KeyView view = View(key);
+      const size_t h = std::hash<std::string_view>()(view.model);
+      return h ^ (std::hash<std::string_view>()(view.version) + 0x9E3779B97F4A7C15ull + (h << 6) +
+                  (h >> 2));
+    }
+  };
+  struct Equal {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a).model == View(b).model && View(a).version == View(b).version;
+    }
+  };
+  std::unordered_map<Key, ModelRequestMetrics*, Hash, Equal> map_;
+};
+
+RequestMetrics::RequestMetrics(Families families) : families_(families) {}
+RequestMetrics::~RequestMetrics() = default;
+
 ModelRequestMetrics* RequestMetrics::ForModel(std::string_view model, std::string_view version) {
   absl::MutexLock lock(&mu_);
   std::unique_ptr<ModelRequestMetrics>& handle =
@@ -200,15 +247,26 @@ ModelRequestMetrics* RequestMetrics::ForModel(std::string_view model, std::strin
         MustResolve(families_.queue_length->WithLabels({model, version})),
         MustResolve(families_.in_flight->WithLabels({model, version})),
         MustResolve(families_.busy_instances->WithLabels({model, version})));
+    // Publish a new immutable table with every handle; readers switch to it atomically.
+    auto table = std::make_unique<HandleTable>();
+    for (const auto& [key, value] : models_) table->Insert(key.first, key.second, value.get());
+    published_.store(table.get(), std::memory_order_release);
+    tables_.push_back(std::move(table));
   }
   return handle.get();
 }
 
-const ModelRequestMetrics* RequestMetrics::Find(std::string_view model,
-                                                std::string_view version) const {
-  absl::MutexLock lock(&mu_);
-  const auto it = models_.find({std::string(model), std::string(version)});
-  return it == models_.end() ? nullptr : it->second.get();
+ModelRequestMetrics* RequestMetrics::Lookup(std::string_view model,
+                                            std::string_view version) const {
+  const HandleTable* table = published_.load(std::memory_order_acquire);
+  return table == nullptr ? nullptr : table->Find(model, version);
+}
+
+void RequestMetrics::RecordRequest(std::string_view model, std::string_view version,
+                                   Protocol protocol, RequestOutcome outcome,
+                                   const StageClock& clock) {
+  ModelRequestMetrics* handle = Lookup(model, version);
+  (handle != nullptr ? handle : unresolved_.get())->RecordRequest(protocol, outcome, clock);
 }
 
 }  // namespace brigade::observe

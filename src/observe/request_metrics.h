@@ -16,8 +16,10 @@
 //   brigade_cache_hits_total{model,version}                           counter
 //   brigade_cache_misses_total{model,version}                         counter
 //
-// Use: resolve a ModelRequestMetrics handle once per loaded model version with ForModel() (takes
-// a mutex) and keep it beside the version's ModelStats; every Record* on the handle is then
+// Use: create the ModelRequestMetrics handle of each model version when it loads, with
+// ForModel() (takes a mutex), and keep it beside the version's ModelStats; every Record* on the
+// handle is lock-free. Code that only has the names at hand (a transport finishing a request)
+// finds the handle with Lookup() or records through RecordRequest(model, version, ...), both
 // lock-free. Series for a protocol/outcome/stage are created on their first observation, so a
 // scrape lists only what happened (plus the three gauges, created with the handle). Requests
 // that never resolved to a model (unknown model, undecodable body) go to Unresolved(), whose
@@ -130,12 +132,20 @@ class RequestMetrics {
   // Registers the families above in `registry`; fails (ALREADY_EXISTS) if they are there.
   static absl::StatusOr<std::unique_ptr<RequestMetrics>> Create(MetricsRegistry* registry);
 
+  ~RequestMetrics();
+
   // The handle of one model version, created on first call. Takes a mutex: call at load time.
   ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
   // For requests that never resolved to a model version.
   ModelRequestMetrics* Unresolved() { return unresolved_.get(); }
-  // The handle if ForModel created it, else null (scrape-time lookups).
-  const ModelRequestMetrics* Find(std::string_view model, std::string_view version) const;
+  // The handle ForModel created for (model, version), or null. Lock-free (an atomic load and a
+  // hash lookup in an immutable table that ForModel republishes), so it may run per request.
+  ModelRequestMetrics* Lookup(std::string_view model, std::string_view version) const;
+
+  // Lookup, then RecordRequest on the handle; a version without a handle (never loaded, or an
+  // unknown model name) counts under Unresolved(), so client-chosen names never create series.
+  void RecordRequest(std::string_view model, std::string_view version, Protocol protocol,
+                     RequestOutcome outcome, const StageClock& clock);
 
   struct Families {
     CounterFamily* requests;
@@ -150,13 +160,19 @@ class RequestMetrics {
   const Families& families() const { return families_; }
 
   // Use Create().
-  explicit RequestMetrics(Families families) : families_(families) {}
+  explicit RequestMetrics(Families families);
 
  private:
+  class HandleTable;  // (model, version) → handle; immutable once published
+
   const Families families_;
-  mutable absl::Mutex mu_;
+  absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<ModelRequestMetrics>> models_
       ABSL_GUARDED_BY(mu_);
+  // Every table ever published (readers may still hold an older one; a table is small and there
+  // is one per model version load).
+  std::vector<std::unique_ptr<const HandleTable>> tables_ ABSL_GUARDED_BY(mu_);
+  std::atomic<const HandleTable*> published_{nullptr};
   // The gauges of Unresolved(): never exposed (a request without a model has no queue).
   std::array<Gauge, 3> unresolved_gauges_;
   std::unique_ptr<ModelRequestMetrics> unresolved_;

@@ -1,7 +1,10 @@
 #include "observe/request_metrics.h"
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 
+#include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -118,6 +121,42 @@ TEST_F(RequestMetricsTest, StageSummaryMergesProtocolsAndEstimatesQuantiles) {
   const StagePercentiles unused = metrics_->ForModel("other", "1")->StageSummary()[0];
   EXPECT_EQ(unused.count, 0u);
   EXPECT_TRUE(std::isnan(unused.p50_ns));
+}
+
+TEST_F(RequestMetricsTest, LookupFindsLoadedVersionsOnlyAndNamesFallBackToUnresolved) {
+  EXPECT_EQ(metrics_->Lookup("m", "1"), nullptr);
+  ModelRequestMetrics* model = metrics_->ForModel("m", "1");
+  metrics_->ForModel("m", "2");
+  EXPECT_EQ(metrics_->Lookup("m", "1"), model);
+  EXPECT_EQ(metrics_->Lookup("m", "3"), nullptr);
+  metrics_->RecordRequest("m", "1", Protocol::kGrpc, RequestOutcome::kSuccess, StageClock());
+  metrics_->RecordRequest("nope", "1", Protocol::kGrpc, RequestOutcome::kError, StageClock());
+  const std::string text = registry_.Text();
+  EXPECT_THAT(text, HasSubstr("brigade_requests_total{model=\"m\",version=\"1\","
+                              "protocol=\"grpc\",outcome=\"success\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("brigade_requests_total{model=\"\",version=\"\","
+                              "protocol=\"grpc\",outcome=\"error\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("nope")));
+}
+
+TEST_F(RequestMetricsTest, LookupIsSafeWhileModelsLoad) {
+  std::atomic<bool> done{false};
+  std::thread loader([&] {
+    for (int i = 0; i < 200; ++i) metrics_->ForModel(StrCat("m", i), "1");
+    done = true;
+  });
+  int64_t found = 0;
+  while (!done) {
+    for (int i = 0; i < 200; i += 17) {
+      if (ModelRequestMetrics* handle = metrics_->Lookup(StrCat("m", i), "1")) {
+        EXPECT_EQ(handle->model(), StrCat("m", i));
+        ++found;
+      }
+    }
+  }
+  loader.join();
+  for (int i = 0; i < 200; ++i) ASSERT_NE(metrics_->Lookup(StrCat("m", i), "1"), nullptr);
+  RecordProperty("handles_found_while_loading", static_cast<int>(found));
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ void AppendTritonMetrics(std::span<const ModelStatsSnapshot> models,
   if (request_metrics == nullptr) return;
   bool wrote_family = false;
   for (const ModelStatsSnapshot& model : models) {
-    const ModelRequestMetrics* handle = request_metrics->Find(model.name, model.version);
+    const ModelRequestMetrics* handle = request_metrics->Lookup(model.name, model.version);
     if (handle == nullptr) continue;
     if (!wrote_family) {
       writer.Family("nv_inference_pending_request_count",
