@@ -64,13 +64,14 @@ void StreamInferReactor::OnReadDone(bool ok) {
     absl::MutexLock lock(&mu_);
     message = std::move(reading_);
     if (!ok) {
-      reads_done_ = true;
+      reads_done_ = true;  // the client half-closed, or the stream broke
+      message = nullptr;
     } else if (!finish_called_ && !cancelled_ && !final_status_.has_value() && !writes_failed_) {
       ++in_flight_;  // before Submit: its completion may run before Submit returns
     } else {
       message = nullptr;  // the stream is ending; the request is dropped unanswered
     }
-    if (!ok || message == nullptr) actions = NextActions();
+    if (message == nullptr) actions = NextActions();
   }
   if (message != nullptr) {
     Submit(std::move(message));
