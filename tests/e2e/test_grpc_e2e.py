@@ -1,0 +1,135 @@
+"""End-to-end tests of the gRPC front end: the real binary, Debian's python3-grpcio as client.
+
+Stubs are generated at test time from Brigade's .proto files (grpc_client_test.generate_stubs),
+and grpc_client_test.py's own suite (which also checks the wire format against the published tag
+numbers by hand) runs against a repository with Triton's "simple" model and an identity model.
+"""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import grpc
+import pytest
+
+import grpc_client_test
+from brigade_process import DEMO_REPOSITORY, BrigadeProcess
+from fashion_mnist import load_test_set
+from test_http_e2e import post_json
+
+ADD_SUB = """
+backend: "brigade"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+parameters { key: "op" value { string_value: "add_sub" } }
+"""
+
+
+@pytest.fixture(scope="module")
+def stubs():
+    out_dir = tempfile.mkdtemp(prefix="brigade-grpc-stubs-")
+    grpc_client_test.generate_stubs(out_dir)
+    yield grpc_client_test.PB, grpc_client_test.STUB_MODULE
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def repository():
+    """The demo models plus Triton's "simple" model."""
+    repo = tempfile.mkdtemp(prefix="brigade-grpc-repo-")
+    for name in os.listdir(DEMO_REPOSITORY):
+        os.symlink(os.path.join(DEMO_REPOSITORY, name), os.path.join(repo, name))
+    os.makedirs(os.path.join(repo, "add_sub", "1"))
+    with open(os.path.join(repo, "add_sub", "config.pbtxt"), "w") as f:
+        f.write(ADD_SUB)
+    yield repo
+    shutil.rmtree(repo, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server(repository):
+    with BrigadeProcess(model_repository=repository) as process:
+        yield process
+
+
+def test_independent_grpc_client_suite_passes(server):
+    result = subprocess.run(
+        [sys.executable, os.path.join(os.path.dirname(__file__), "grpc_client_test.py"),
+         "--grpc-port", str(server.grpc_port)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def grpc_classify(stubs, server, pictures):
+    pb, stub_module = stubs
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stub = stub_module.GRPCInferenceServiceStub(channel)
+        request = pb.ModelInferRequest(model_name="fashion_mnist", id="grpc-1")
+        tensor = request.inputs.add(name="image", datatype="FP32")
+        tensor.shape.extend([len(pictures), 1, 28, 28])
+        request.raw_input_contents.append(
+            b"".join(struct.pack("<784f", *image) for image in pictures))
+        response = stub.ModelInfer(request, timeout=30)
+    assert response.model_name == "fashion_mnist" and response.id == "grpc-1"
+    assert list(response.outputs[0].shape) == [len(pictures), 10]
+    values = struct.unpack(f"<{10 * len(pictures)}f", response.raw_output_contents[0])
+    return [list(values[i * 10:(i + 1) * 10]) for i in range(len(pictures))]
+
+
+def test_json_binary_and_grpc_answers_agree(stubs, server):
+    pictures, labels = load_test_set(8)
+    grpc_logits = grpc_classify(stubs, server, pictures)
+    payload = {"inputs": [{"name": "image", "datatype": "FP32", "shape": [8, 1, 28, 28],
+                           "data": [v for image in pictures for v in image]}]}
+    status, _, body = post_json(server.http_url + "/v2/models/fashion_mnist/infer", payload)
+    assert status == 200
+    json_data = json.loads(body)["outputs"][0]["data"]
+    for row in range(8):
+        assert grpc_logits[row] == pytest.approx(json_data[row * 10:(row + 1) * 10],
+                                                 rel=1e-6, abs=1e-6)
+    predictions = [max(range(10), key=lambda k: row[k]) for row in grpc_logits]
+    assert predictions[0] == labels[0] == 9
+
+
+def call_error(stubs, server, build):
+    pb, stub_module = stubs
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stub = stub_module.GRPCInferenceServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as error:
+            stub.ModelInfer(build(pb), timeout=30)
+    return error.value.code(), error.value.details()
+
+
+def image_request(pb, model="fashion_mnist", datatype="FP32", shape=(1, 1, 28, 28), size=3136,
+                  name="image"):
+    request = pb.ModelInferRequest(model_name=model)
+    tensor = request.inputs.add(name=name, datatype=datatype)
+    tensor.shape.extend(shape)
+    request.raw_input_contents.append(b"\0" * size)
+    return request
+
+
+@pytest.mark.parametrize("build, code, fragment", [
+    (lambda pb: image_request(pb, model="nope"), grpc.StatusCode.NOT_FOUND, "nope"),
+    (lambda pb: image_request(pb, datatype="FP33"), grpc.StatusCode.INVALID_ARGUMENT, "FP33"),
+    (lambda pb: image_request(pb, datatype="INT32"), grpc.StatusCode.INVALID_ARGUMENT, "datatype"),
+    (lambda pb: image_request(pb, shape=(1, 784)), grpc.StatusCode.INVALID_ARGUMENT, "shape"),
+    (lambda pb: image_request(pb, size=100), grpc.StatusCode.INVALID_ARGUMENT, "image"),
+    (lambda pb: image_request(pb, name="pixels"), grpc.StatusCode.INVALID_ARGUMENT, "pixels"),
+])
+def test_bad_grpc_requests_get_a_clear_status(stubs, server, build, code, fragment):
+    got_code, details = call_error(stubs, server, build)
+    assert got_code == code, details
+    assert fragment in details
+
+
+def test_grpc_message_over_the_limit_is_resource_exhausted(stubs):
+    with BrigadeProcess(extra_args=["--http-max-input-size", "2048"]) as small:
+        code, details = call_error(stubs, small, lambda pb: image_request(pb))
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, details
