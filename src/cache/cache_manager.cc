@@ -1,0 +1,169 @@
+#include "cache/cache_manager.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace brigade::cache {
+
+// The per-model caches. Shared with the Redis subscriber callbacks (weakly), which may run on
+// the Redis I/O thread after the manager started shutting down.
+class CacheManager::Registry {
+ public:
+  std::shared_ptr<ResponseCache> Find(std::string_view model) const {
+    absl::MutexLock lock(&mu_);
+    auto it = caches_.find(std::string(model));
+    return it == caches_.end() ? nullptr : it->second;
+  }
+
+  void Put(std::string_view model, std::shared_ptr<ResponseCache> cache) {
+    absl::MutexLock lock(&mu_);
+    caches_[std::string(model)] = std::move(cache);
+  }
+
+  void Remove(std::string_view model) {
+    std::shared_ptr<ResponseCache> removed;  // released after unlocking
+    absl::MutexLock lock(&mu_);
+    auto it = caches_.find(std::string(model));
+    if (it == caches_.end()) return;
+    removed = std::move(it->second);
+    caches_.erase(it);
+  }
+
+  std::vector<std::shared_ptr<ResponseCache>> All() const {
+    std::vector<std::shared_ptr<ResponseCache>> all;
+    absl::MutexLock lock(&mu_);
+    all.reserve(caches_.size());
+    for (const auto& [name, cache] : caches_) all.push_back(cache);
+    return all;
+  }
+
+  // Drops the scope's memory entries of every cache it covers.
+  void Drop(const InvalidationScope& scope) const {
+    for (const std::shared_ptr<ResponseCache>& cache : All()) {
+      if (!scope.CoversModel(cache->model_name())) continue;
+      if (scope.kind == InvalidationScope::Kind::kModelVersion) {
+        cache->DropVersion(scope.version);
+      } else {
+        cache->DropAll();
+      }
+    }
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<ResponseCache>> caches_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<std::unique_ptr<CacheManager>> CacheManager::Create(Options options) {
+  if (options.clock == nullptr) return absl::InvalidArgumentError("cache manager: clock is null");
+  auto registry = std::make_shared<Registry>();
+  auto manager = std::make_unique<CacheManager>(ConstructionTag(), std::move(options), registry);
+  if (!manager->options_.redis_host.empty()) {
+    RedisCache::Options redis;
+    redis.host = manager->options_.redis_host;
+    redis.port = manager->options_.redis_port;
+    redis.connections = manager->options_.redis_connections;
+    redis.timeout_us = manager->options_.redis_timeout_us;
+    redis.key_prefix = manager->options_.redis_key_prefix;
+    redis.breaker = manager->options_.redis_breaker;
+    redis.clock = manager->options_.clock;
+    redis.wall_now_ns = manager->options_.wall_now_ns;
+    std::weak_ptr<Registry> weak = registry;
+    redis.on_invalidation = [weak](const InvalidationScope& scope) {
+      if (std::shared_ptr<Registry> live = weak.lock()) live->Drop(scope);
+    };
+    redis.on_resync = [weak] {
+      if (std::shared_ptr<Registry> live = weak.lock()) live->Drop(InvalidationScope::All());
+    };
+    BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<RedisCache> cache,
+                             RedisCache::Create(std::move(redis)));
+    manager->redis_ = std::move(cache);
+  }
+  return manager;
+}
+
+CacheManager::CacheManager(ConstructionTag, Options options, std::shared_ptr<Registry> registry)
+    : options_(std::move(options)), registry_(std::move(registry)) {}
+
+CacheManager::~CacheManager() = default;
+
+absl::StatusOr<std::shared_ptr<ResponseCache>> CacheManager::Configure(
+    std::string_view model, const ResponseCacheOptions& options) {
+  if (std::shared_ptr<ResponseCache> current = registry_->Find(model);
+      current != nullptr && current->options() == options) {
+    return current;
+  }
+  BRIGADE_ASSIGN_OR_RETURN(
+      std::shared_ptr<ResponseCache> cache,
+      ResponseCache::Create(std::string(model), options, redis_, options_.clock));
+  registry_->Put(model, cache);
+  return cache;
+}
+
+std::shared_ptr<ResponseCache> CacheManager::Find(std::string_view model) const {
+  return registry_->Find(model);
+}
+
+void CacheManager::Remove(std::string_view model) { registry_->Remove(model); }
+
+void CacheManager::Invalidate(const InvalidationScope& scope,
+                              absl::AnyInvocable<void(absl::Status)> done) {
+  registry_->Drop(scope);
+  if (redis_ == nullptr) {
+    if (done) done(absl::OkStatus());
+    return;
+  }
+  redis_->Invalidate(scope, [scope, done = std::move(done)](absl::Status status) mutable {
+    if (!status.ok()) {
+      status = absl::Status(status.code(), StrCat("invalidating ", scope.ToString(),
+                                                  " in Redis: ", status.message()));
+    }
+    if (done) done(std::move(status));
+  });
+}
+
+absl::Status CacheManager::InvalidateAndWait(const InvalidationScope& scope, int64_t timeout_ns) {
+  struct Result {
+    absl::Notification done;
+    absl::Mutex mu;
+    absl::Status status ABSL_GUARDED_BY(mu);
+  };
+  auto result = std::make_shared<Result>();
+  Invalidate(scope, [result](absl::Status status) {
+    {
+      absl::MutexLock lock(&result->mu);
+      result->status = std::move(status);
+    }
+    result->done.Notify();
+  });
+  if (!result->done.WaitForNotificationWithTimeout(absl::Nanoseconds(timeout_ns))) {
+    return absl::DeadlineExceededError(
+        StrCat("invalidating ", scope.ToString(), ": Redis did not finish in time"));
+  }
+  absl::MutexLock lock(&result->mu);
+  return result->status;
+}
+
+std::vector<ResponseCacheStats> CacheManager::Stats() const {
+  std::vector<ResponseCacheStats> stats;
+  for (const std::shared_ptr<ResponseCache>& cache : registry_->All()) {
+    stats.push_back(cache->Stats());
+  }
+  return stats;
+}
+
+std::optional<RedisTierStats> CacheManager::RedisStats() const {
+  if (redis_ == nullptr) return std::nullopt;
+  return redis_->Stats();
+}
+
+bool CacheManager::WaitRedisReady(int64_t timeout_ns) const {
+  return redis_ == nullptr || redis_->WaitReady(timeout_ns);
+}
+
+}  // namespace brigade::cache
