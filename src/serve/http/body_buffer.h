@@ -24,10 +24,15 @@ class BodyBuffer {
   // Zeroed bytes after size() that a reader may touch; at least simdjson's SIMDJSON_PADDING.
   static constexpr size_t kPaddingBytes = 64;
 
+  // Alignment Allocate() can give one chosen byte of the body.
+  static constexpr size_t kAlignment = 64;
+
   // Room for `capacity_bytes` of body (plus the padding); size() starts at 0. Null on failure.
-  static std::shared_ptr<BodyBuffer> Allocate(size_t capacity_bytes);
+  // The body is placed so that byte `aligned_offset` (e.g. where the binary tensors start, after
+  // the JSON header) is kAlignment-aligned, so the tensors that borrow it are as well.
+  static std::shared_ptr<BodyBuffer> Allocate(size_t capacity_bytes, size_t aligned_offset = 0);
   // A buffer holding a copy of `bytes` (tests, and bodies built in memory).
-  static std::shared_ptr<BodyBuffer> FromString(std::string_view bytes);
+  static std::shared_ptr<BodyBuffer> FromString(std::string_view bytes, size_t aligned_offset = 0);
   // A shared empty body, for requests without one.
   static const std::shared_ptr<BodyBuffer>& Empty();
 
@@ -53,13 +58,15 @@ class BodyBuffer {
   size_t available() const { return capacity_ - size_; }
   void Commit(size_t n) { size_ += n; }
 
-  // Appends `bytes`, growing (with a copy) when needed up to `max_capacity_bytes`. False when
-  // the result would exceed that limit or memory is refused; then nothing is appended.
+  // Appends `bytes`, growing (with a copy, which keeps no particular alignment) when needed up to
+  // `max_capacity_bytes`. False when the result would exceed that limit or memory is refused;
+  // then nothing is appended.
   bool Append(std::span<const std::byte> bytes, size_t max_capacity_bytes);
 
  private:
-  bool Grow(size_t capacity_bytes);
+  bool Grow(size_t capacity_bytes, size_t aligned_offset);
 
+  std::byte* allocation_ = nullptr;  // what was allocated; data_ lies up to kAlignment - 1 after it
   std::byte* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;

@@ -228,7 +228,26 @@ void HttpConnection::OnReadError(const error_code& error) {
   if (slots_.empty()) Close();
 }
 
+void HttpConnection::ReadHead() {
+  const Parser::value_type& message = parser_->get();
+  request_ = HttpRequest();
+  request_.method = std::string(AsStd(message.method_string()));
+  request_.target = std::string(AsStd(message.target()));
+  request_.version = static_cast<int>(message.version());
+  size_t header_count = 0;
+  size_t header_bytes = 0;
+  for (const auto& field : message) {
+    ++header_count;
+    header_bytes += field.name_string().size() + field.value().size();
+  }
+  request_.headers.Reserve(header_count, header_bytes);
+  for (const auto& field : message) {
+    request_.headers.Add(AsStd(field.name_string()), AsStd(field.value()));
+  }
+}
+
 HttpConnection::HeaderAction HttpConnection::OnHeader() {
+  ReadHead();
   const Parser::value_type& message = parser_->get();
   if (parser_->chunked()) {
     if (ExpectsContinue(message)) slots_.push_back(Slot::Interim());
@@ -239,7 +258,9 @@ HttpConnection::HeaderAction HttpConnection::OnHeader() {
   const boost::optional<std::uint64_t> length = parser_->content_length();
   if (!length || *length == 0) return HeaderAction::kParseBody;  // is_done() already
   // (A length over the limit was refused by the parser: http::error::body_limit.)
-  std::shared_ptr<BodyBuffer> body = BodyBuffer::Allocate(*length);
+  const size_t aligned_offset =
+      std::min<size_t>(state_->handler()->AlignedBodyOffset(request_), *length);
+  std::shared_ptr<BodyBuffer> body = BodyBuffer::Allocate(*length, aligned_offset);
   if (body == nullptr) {
     Reject(503, "not enough memory for the request body");
     return HeaderAction::kWait;
@@ -291,15 +312,7 @@ void HttpConnection::OnBodyRead(const error_code& error, size_t bytes) {
 
 void HttpConnection::Dispatch() {
   Parser::value_type& message = parser_->get();
-  HttpRequest request;
-  request.method = std::string(AsStd(message.method_string()));
-  request.target = std::string(AsStd(message.target()));
-  request.version = static_cast<int>(message.version());
-  request.headers.reserve(8);
-  for (const auto& field : message) {
-    request.headers.push_back(
-        {std::string(AsStd(field.name_string())), std::string(AsStd(field.value()))});
-  }
+  HttpRequest request = std::move(request_);
   if (body_ != nullptr) {
     request.body = std::move(body_);
   } else if (message.body() != nullptr) {

@@ -140,6 +140,7 @@ class HttpConnection final : public ResponseChannel,
   void OnReadError(const boost::system::error_code& error);
   void StartRequest();
   HeaderAction OnHeader();
+  void ReadHead();
   void ReadBody();
   void OnBodyRead(const boost::system::error_code& error, size_t bytes);
   void Dispatch();
@@ -171,8 +172,9 @@ class HttpConnection final : public ResponseChannel,
   boost::asio::steady_timer write_timer_;
   boost::beast::flat_buffer buffer_;
 
-  // The request being read.
+  // The request being read: the parser, then (from the end of the head) the request itself.
   std::optional<Parser> parser_;
+  HttpRequest request_;
   std::shared_ptr<BodyBuffer> body_;  // Content-Length body being read directly
   bool request_started_ = false;
   bool header_seen_ = false;

@@ -40,6 +40,8 @@ void HttpResponder::OnCancel(absl::AnyInvocable<void()> on_cancel) {
   if (channel_ != nullptr) channel_->SetCancelCallback(request_id_, std::move(on_cancel));
 }
 
+size_t HttpHandler::AlignedBodyOffset(const HttpRequest&) { return 0; }
+
 HttpResponse HttpHandler::TransportError(int status, std::string_view message) {
   std::string body;
   JsonWriter writer(&body);

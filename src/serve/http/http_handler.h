@@ -69,6 +69,11 @@ class HttpHandler {
   // See the file comment. `request` is the handler's to keep.
   virtual void Handle(HttpRequest request, HttpResponder responder) = 0;
 
+  // Called with the request's head (method, target, version, headers; no body yet) before its
+  // body is read: the byte of the body that should be BodyBuffer::kAlignment-aligned, e.g. where
+  // binary tensors start. Default 0. Must be cheap; runs on the io thread.
+  virtual size_t AlignedBodyOffset(const HttpRequest& head);
+
   // The response the transport sends for errors it detects itself (malformed HTTP, body too
   // large, timeouts): by default {"error":"<message>"} as JSON.
   virtual HttpResponse TransportError(int status, std::string_view message);

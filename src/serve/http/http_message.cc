@@ -14,11 +14,39 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::optional<std::string_view> HttpRequest::Header(std::string_view name) const {
-  for (const HttpHeader& header : headers) {
-    if (EqualsIgnoreCase(header.name, name)) return std::string_view(header.value);
+void HttpHeaderList::Reserve(size_t count, size_t text_bytes) {
+  entries_.reserve(count);
+  text_.reserve(text_bytes);
+}
+
+void HttpHeaderList::Add(std::string_view name, std::string_view value) {
+  Entry entry;
+  entry.name_offset = static_cast<uint32_t>(text_.size());
+  entry.name_size = static_cast<uint32_t>(name.size());
+  text_.append(name);
+  entry.value_offset = static_cast<uint32_t>(text_.size());
+  entry.value_size = static_cast<uint32_t>(value.size());
+  text_.append(value);
+  entries_.push_back(entry);
+}
+
+std::optional<std::string_view> HttpHeaderList::Find(std::string_view name) const {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (EqualsIgnoreCase(this->name(i), name)) return value(i);
   }
   return std::nullopt;
+}
+
+std::string_view HttpHeaderList::name(size_t i) const {
+  return std::string_view(text_).substr(entries_[i].name_offset, entries_[i].name_size);
+}
+
+std::string_view HttpHeaderList::value(size_t i) const {
+  return std::string_view(text_).substr(entries_[i].value_offset, entries_[i].value_size);
+}
+
+std::optional<std::string_view> HttpRequest::Header(std::string_view name) const {
+  return headers.Find(name);
 }
 
 std::string_view HttpRequest::path() const {

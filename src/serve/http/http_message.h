@@ -27,11 +27,31 @@ struct HttpHeader {
   std::string value;
 };
 
+// Request headers in one buffer: names and values are appended to one string and found by offset,
+// so a request with ten headers costs two allocations instead of twenty.
+class HttpHeaderList {
+ public:
+  void Reserve(size_t count, size_t text_bytes);
+  void Add(std::string_view name, std::string_view value);
+  // The first header called `name` (case-insensitive), or nullopt.
+  std::optional<std::string_view> Find(std::string_view name) const;
+  size_t size() const { return entries_.size(); }
+  std::string_view name(size_t i) const;
+  std::string_view value(size_t i) const;
+
+ private:
+  struct Entry {
+    uint32_t name_offset, name_size, value_offset, value_size;
+  };
+  std::string text_;
+  std::vector<Entry> entries_;
+};
+
 struct HttpRequest {
   std::string method;  // as sent, e.g. "GET"
   std::string target;  // as sent, e.g. "/v2/models/m/infer?x=1"
   int version = 11;    // 10 = HTTP/1.0, 11 = HTTP/1.1
-  std::vector<HttpHeader> headers;
+  HttpHeaderList headers;
   // Never null: BodyBuffer::Empty() when the request has no body.
   std::shared_ptr<BodyBuffer> body;
   // t0: when the first byte of this request was read (Clock::NowNs scale).

@@ -236,6 +236,34 @@ TEST(HttpServerTest, BodyArrivingInPiecesIsReadWhole) {
   EXPECT_EQ(response->body, "POST /p " + body);
 }
 
+// Asks for byte 5 of every body to be aligned and reports whether it was.
+class AligningHandler : public HttpHandler {
+ public:
+  size_t AlignedBodyOffset(const HttpRequest& head) override {
+    seen_header_ = head.Header("X-Test").value_or("");
+    return 5;
+  }
+  void Handle(HttpRequest request, HttpResponder responder) override {
+    const bool aligned =
+        reinterpret_cast<uintptr_t>(request.body->data() + 5) % BodyBuffer::kAlignment == 0;
+    responder.Send(HttpResponse::Json(
+        200, StrCat(aligned ? "aligned " : "unaligned ", seen_header_, " ", request.body->view())));
+  }
+
+ private:
+  std::string seen_header_;
+};
+
+TEST(HttpServerTest, BodyIsPlacedWhereTheHandlerWantsItAligned) {
+  AligningHandler handler;
+  auto server = Start(&handler);
+  TestClient client(server->port());
+  client.Send(Post("/a", "0123456789", "X-Test: head-seen\r\n"));
+  auto response = client.Read();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->body, "aligned head-seen 0123456789");
+}
+
 TEST(HttpServerTest, MalformedRequestGets400AndClose) {
   EchoHandler handler;
   auto server = Start(&handler);

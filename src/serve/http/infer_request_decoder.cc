@@ -43,29 +43,29 @@ bool FirstTime(uint32_t bit, uint32_t* seen) {
   return true;
 }
 
-absl::StatusOr<Shape> ReadShape(value& json, std::string_view label) {
+absl::StatusOr<Shape> ReadShape(value& json, LazyText label) {
   array dims;
   if (json.get_array().get(dims) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
-        StrCat(label, ": shape must be an array of integers, got ", TokenText(json)));
+        StrCat(label(), ": shape must be an array of integers, got ", TokenText(json)));
   }
   Shape shape;
   for (auto dim_result : dims) {
     value dim_json;
-    if (auto error = dim_result.get(dim_json)) return JsonError(StrCat(label, " shape"), error);
+    if (auto error = dim_result.get(dim_json)) return JsonError(StrCat(label(), " shape"), error);
     int64_t dim;
     if (dim_json.get_int64().get(dim) != simdjson::SUCCESS) {
-      return absl::InvalidArgumentError(StrCat(label, ": shape dimension ", shape.size(), " (",
+      return absl::InvalidArgumentError(StrCat(label(), ": shape dimension ", shape.size(), " (",
                                                TokenText(dim_json), ") is not an integer"));
     }
     if (dim < 0) {
-      return absl::InvalidArgumentError(StrCat(label, ": shape dimension ", shape.size(), " is ",
+      return absl::InvalidArgumentError(StrCat(label(), ": shape dimension ", shape.size(), " is ",
                                                dim, "; dimensions must be >= 0"));
     }
     shape.push_back(dim);
   }
   absl::StatusOr<int64_t> count = ElementCount(shape);
-  if (!count.ok()) return WithContext(StrCat(label, " shape"), count.status());
+  if (!count.ok()) return WithContext(StrCat(label(), " shape"), count.status());
   return shape;
 }
 
@@ -89,12 +89,15 @@ class RequestReader {
       if (auto error = std::move(field_result).get(entry)) return JsonError(kWhere, error);
       if (entry.key() == "id") {
         if (!FirstTime(kId, &seen)) return DuplicateField(kWhere, "id");
-        BRIGADE_ASSIGN_OR_RETURN(std::string_view id, ReadString(entry.value(), "request id"));
+        BRIGADE_ASSIGN_OR_RETURN(std::string_view id, ReadString(entry.value(), [] {
+                                   return std::string("request id");
+                                 }));
         request_->id = std::string(id);
       } else if (entry.key() == "parameters") {
         if (!FirstTime(kParameters, &seen)) return DuplicateField(kWhere, "parameters");
-        BRIGADE_RETURN_IF_ERROR(
-            ReadParameters(entry.value(), "request parameters", &request_->parameters));
+        BRIGADE_RETURN_IF_ERROR(ReadParameters(
+            entry.value(), [] { return std::string("request parameters"); },
+            &request_->parameters));
       } else if (entry.key() == "inputs") {
         if (!FirstTime(kInputs, &seen)) return DuplicateField(kWhere, "inputs");
         BRIGADE_RETURN_IF_ERROR(ReadInputs(entry.value()));
@@ -174,45 +177,50 @@ class RequestReader {
   }
 
   absl::Status ReadInput(value& json, size_t index) {
-    std::string label = StrCat("inputs[", index, "]");
+    InferInput input;
+    bool named = false;
+    auto label = [&]() -> std::string {
+      return named ? StrCat("input '", input.name, "'") : StrCat("inputs[", index, "]");
+    };
     object fields;
     if (json.get_object().get(fields) != simdjson::SUCCESS) {
       return absl::InvalidArgumentError(
-          StrCat(label, " must be a JSON object, got ", TokenText(json)));
+          StrCat(label(), " must be a JSON object, got ", TokenText(json)));
     }
     enum : uint32_t { kName = 1, kDatatype = 2, kShape = 4, kParameters = 8, kData = 16 };
     uint32_t seen = 0;
-    InferInput input;
     DataType dtype = DataType::kInvalid;
     Shape shape;
     std::optional<Tensor> tensor;
     for (auto field_result : fields) {
       field entry;
-      if (auto error = std::move(field_result).get(entry)) return JsonError(label, error);
+      if (auto error = std::move(field_result).get(entry)) return JsonError(label(), error);
       if (entry.key() == "name") {
-        if (!FirstTime(kName, &seen)) return DuplicateField(label, "name");
-        BRIGADE_ASSIGN_OR_RETURN(std::string_view name,
-                                 ReadString(entry.value(), StrCat(label, " name")));
+        if (!FirstTime(kName, &seen)) return DuplicateField(label(), "name");
+        BRIGADE_ASSIGN_OR_RETURN(std::string_view name, ReadString(entry.value(), [&] {
+                                   return StrCat(label(), " name");
+                                 }));
         input.name = std::string(name);
-        label = StrCat("input '", input.name, "'");
+        named = true;
       } else if (entry.key() == "datatype") {
-        if (!FirstTime(kDatatype, &seen)) return DuplicateField(label, "datatype");
-        BRIGADE_ASSIGN_OR_RETURN(std::string_view name,
-                                 ReadString(entry.value(), StrCat(label, " datatype")));
+        if (!FirstTime(kDatatype, &seen)) return DuplicateField(label(), "datatype");
+        BRIGADE_ASSIGN_OR_RETURN(std::string_view name, ReadString(entry.value(), [&] {
+                                   return StrCat(label(), " datatype");
+                                 }));
         std::optional<DataType> parsed = ParseDataType(name);
         if (!parsed || *parsed == DataType::kInvalid) {
-          return absl::InvalidArgumentError(StrCat(label, ": unknown datatype '", name, "'"));
+          return absl::InvalidArgumentError(StrCat(label(), ": unknown datatype '", name, "'"));
         }
         dtype = *parsed;
       } else if (entry.key() == "shape") {
-        if (!FirstTime(kShape, &seen)) return DuplicateField(label, "shape");
+        if (!FirstTime(kShape, &seen)) return DuplicateField(label(), "shape");
         BRIGADE_ASSIGN_OR_RETURN(shape, ReadShape(entry.value(), label));
       } else if (entry.key() == "parameters") {
-        if (!FirstTime(kParameters, &seen)) return DuplicateField(label, "parameters");
-        BRIGADE_RETURN_IF_ERROR(
-            ReadParameters(entry.value(), StrCat(label, " parameters"), &input.parameters));
+        if (!FirstTime(kParameters, &seen)) return DuplicateField(label(), "parameters");
+        BRIGADE_RETURN_IF_ERROR(ReadParameters(
+            entry.value(), [&] { return StrCat(label(), " parameters"); }, &input.parameters));
       } else if (entry.key() == "data") {
-        if (!FirstTime(kData, &seen)) return DuplicateField(label, "data");
+        if (!FirstTime(kData, &seen)) return DuplicateField(label(), "data");
         // Usual order (name, shape, datatype, data): read it now. Otherwise it is skipped here
         // and read once the datatype and shape are known.
         if ((seen & (kDatatype | kShape)) == (kDatatype | kShape)) {
@@ -220,40 +228,40 @@ class RequestReader {
                                                               kInputDataDepth, json_bytes_));
         }
       } else {
-        return UnknownField(label, entry);
+        return UnknownField(label(), entry);
       }
     }
-    if ((seen & kName) == 0) return absl::InvalidArgumentError(StrCat(label, " has no 'name'"));
+    if ((seen & kName) == 0) return absl::InvalidArgumentError(StrCat(label(), " has no 'name'"));
     if ((seen & kDatatype) == 0) {
-      return absl::InvalidArgumentError(StrCat(label, " has no 'datatype'"));
+      return absl::InvalidArgumentError(StrCat(label(), " has no 'datatype'"));
     }
-    if ((seen & kShape) == 0) return absl::InvalidArgumentError(StrCat(label, " has no 'shape'"));
+    if ((seen & kShape) == 0) return absl::InvalidArgumentError(StrCat(label(), " has no 'shape'"));
     if (request_->FindInput(input.name) != nullptr) {
-      return absl::InvalidArgumentError(StrCat(label, " appears twice in 'inputs'"));
+      return absl::InvalidArgumentError(StrCat(label(), " appears twice in 'inputs'"));
     }
 
     if (input.parameters.Contains("binary_data_size")) {
       std::optional<int64_t> byte_size = input.parameters.GetInt("binary_data_size");
       if (!byte_size || *byte_size < 0) {
         return absl::InvalidArgumentError(
-            StrCat(label, ": parameter 'binary_data_size' must be a non-negative integer"));
+            StrCat(label(), ": parameter 'binary_data_size' must be a non-negative integer"));
       }
       if ((seen & kData) != 0) {
         return absl::InvalidArgumentError(
-            StrCat(label, " has both 'data' and a binary_data_size parameter"));
+            StrCat(label(), " has both 'data' and a binary_data_size parameter"));
       }
       input.parameters.Erase("binary_data_size");
       BRIGADE_ASSIGN_OR_RETURN(
           tensor, ReadBinary(label, dtype, std::move(shape), static_cast<uint64_t>(*byte_size)));
     } else if ((seen & kData) == 0) {
       return absl::InvalidArgumentError(
-          StrCat(label, " has neither 'data' nor a binary_data_size parameter"));
+          StrCat(label(), " has neither 'data' nor a binary_data_size parameter"));
     } else if (!tensor) {
       // `data` came before `datatype` or `shape`: rewind this object and read it now.
       value data;
-      if (auto error = fields.reset().error()) return JsonError(label, error);
+      if (auto error = fields.reset().error()) return JsonError(label(), error);
       if (auto error = fields.find_field_unordered("data").get(data)) {
-        return JsonError(label, error);
+        return JsonError(label(), error);
       }
       BRIGADE_ASSIGN_OR_RETURN(tensor, ReadJsonTensorData(data, dtype, std::move(shape), label,
                                                           kInputDataDepth, json_bytes_));
@@ -263,23 +271,30 @@ class RequestReader {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<Tensor> ReadBinary(std::string_view label, DataType dtype, Shape shape,
+  absl::StatusOr<Tensor> ReadBinary(LazyText label, DataType dtype, Shape shape,
                                     uint64_t byte_size) {
     if (!has_binary_section_) {
       return absl::InvalidArgumentError(
-          StrCat(label,
+          StrCat(label(),
                  " has a binary_data_size parameter but the request has no binary "
                  "section (no Inference-Header-Content-Length header)"));
     }
     const size_t remaining = body_->size() - binary_offset_;
     if (byte_size > remaining) {
-      return absl::InvalidArgumentError(StrCat(label, ": binary_data_size ", byte_size,
+      return absl::InvalidArgumentError(StrCat(label(), ": binary_data_size ", byte_size,
                                                " exceeds the ", remaining,
                                                " bytes left in the binary section"));
     }
     std::byte* bytes = body_->data() + binary_offset_;
-    absl::StatusOr<Tensor> tensor = Tensor::View(dtype, std::move(shape), bytes, byte_size, body_);
-    if (!tensor.ok()) return WithContext(StrCat(label, " binary data"), tensor.status());
+    // Borrow the body when the bytes sit where typed access is defined (element-aligned; the
+    // transport aligns the start of the binary section); copy into aligned storage otherwise.
+    const size_t element_size = DataTypeSize(dtype);
+    const bool misaligned =
+        element_size > 1 && reinterpret_cast<uintptr_t>(bytes) % element_size != 0;
+    absl::StatusOr<Tensor> tensor =
+        misaligned ? Tensor::Copy(dtype, std::move(shape), {bytes, byte_size})
+                   : Tensor::View(dtype, std::move(shape), bytes, byte_size, body_);
+    if (!tensor.ok()) return WithContext(StrCat(label(), " binary data"), tensor.status());
     binary_offset_ += byte_size;
     return tensor;
   }
@@ -300,36 +315,40 @@ class RequestReader {
   }
 
   absl::Status ReadOutput(value& json, size_t index) {
-    std::string label = StrCat("outputs[", index, "]");
+    RequestedOutput output;
+    bool named = false;
+    auto label = [&]() -> std::string {
+      return named ? StrCat("output '", output.name, "'") : StrCat("outputs[", index, "]");
+    };
     object fields;
     if (json.get_object().get(fields) != simdjson::SUCCESS) {
       return absl::InvalidArgumentError(
-          StrCat(label, " must be a JSON object, got ", TokenText(json)));
+          StrCat(label(), " must be a JSON object, got ", TokenText(json)));
     }
     enum : uint32_t { kName = 1, kParameters = 2 };
     uint32_t seen = 0;
-    RequestedOutput output;
     for (auto field_result : fields) {
       field entry;
-      if (auto error = std::move(field_result).get(entry)) return JsonError(label, error);
+      if (auto error = std::move(field_result).get(entry)) return JsonError(label(), error);
       if (entry.key() == "name") {
-        if (!FirstTime(kName, &seen)) return DuplicateField(label, "name");
-        BRIGADE_ASSIGN_OR_RETURN(std::string_view name,
-                                 ReadString(entry.value(), StrCat(label, " name")));
+        if (!FirstTime(kName, &seen)) return DuplicateField(label(), "name");
+        BRIGADE_ASSIGN_OR_RETURN(std::string_view name, ReadString(entry.value(), [&] {
+                                   return StrCat(label(), " name");
+                                 }));
         output.name = std::string(name);
-        label = StrCat("output '", output.name, "'");
+        named = true;
       } else if (entry.key() == "parameters") {
-        if (!FirstTime(kParameters, &seen)) return DuplicateField(label, "parameters");
-        BRIGADE_RETURN_IF_ERROR(
-            ReadParameters(entry.value(), StrCat(label, " parameters"), &output.parameters));
+        if (!FirstTime(kParameters, &seen)) return DuplicateField(label(), "parameters");
+        BRIGADE_RETURN_IF_ERROR(ReadParameters(
+            entry.value(), [&] { return StrCat(label(), " parameters"); }, &output.parameters));
       } else {
-        return UnknownField(label, entry);
+        return UnknownField(label(), entry);
       }
     }
-    if ((seen & kName) == 0) return absl::InvalidArgumentError(StrCat(label, " has no 'name'"));
+    if ((seen & kName) == 0) return absl::InvalidArgumentError(StrCat(label(), " has no 'name'"));
     for (const RequestedOutput& other : request_->outputs) {
       if (other.name == output.name) {
-        return absl::InvalidArgumentError(StrCat(label, " appears twice in 'outputs'"));
+        return absl::InvalidArgumentError(StrCat(label(), " appears twice in 'outputs'"));
       }
     }
     std::optional<bool> binary;
@@ -337,7 +356,7 @@ class RequestReader {
       binary = output.parameters.GetBool("binary_data");
       if (!binary) {
         return absl::InvalidArgumentError(
-            StrCat(label, ": parameter 'binary_data' must be true or false"));
+            StrCat(label(), ": parameter 'binary_data' must be true or false"));
       }
       output.parameters.Erase("binary_data");
     }

@@ -9,6 +9,10 @@
 //     order the inputs appear, the raw bytes of every input that carries a `binary_data_size`
 //     parameter (little-endian, row-major; BYTES as 4-byte little-endian length + bytes per
 //     element). Those inputs borrow the body buffer (Tensor::View, the buffer as owner): no copy.
+//     The exception is an input whose bytes are not aligned to its element size (typed access
+//     there would be undefined): it is copied. The HTTP transport places the body so the binary
+//     section starts 64-byte aligned (KServeHttpHandler::AlignedBodyOffset), so with the usual
+//     element types every input after it is aligned as well.
 //   * N = 0 (Triton's "raw binary request", headerless) is refused as unsupported.
 //
 // Reserved parameters are resolved into typed fields and removed from the parameter maps:

@@ -186,7 +186,8 @@ TEST(DecodeInferRequestTest, BinaryInputsBorrowTheBodyInInputOrder) {
   HttpInferInput input;
   input.model_name = "m";
   input.header_length = binary.header_length;
-  input.body = BodyBuffer::FromString(binary.body);
+  // As the transport does: the binary section starts aligned.
+  input.body = BodyBuffer::FromString(binary.body, std::stoul(binary.header_length));
   const long uses_before = input.body.use_count();
   auto request = DecodeInferRequest(input);
   ASSERT_TRUE(request.ok()) << request.status();
@@ -206,6 +207,29 @@ TEST(DecodeInferRequestTest, BinaryInputsBorrowTheBodyInInputOrder) {
   EXPECT_EQ(r.inputs[2].parameters.GetString("k"), "v");
   EXPECT_EQ(r.inputs[3].tensor.dtype(), DataType::kFp16);
   EXPECT_THAT(r.inputs[3].tensor.values<uint16_t>(), ElementsAre(0x3C00));
+}
+
+TEST(DecodeInferRequestTest, MisalignedBinaryInputsAreCopiedNotBorrowed) {
+  // A 1-byte input first leaves the FP32 input at an odd offset.
+  BinaryBody binary = MakeBinary(
+      R"({"inputs":[
+        {"name":"b","shape":[1],"datatype":"UINT8","parameters":{"binary_data_size":1}},
+        {"name":"f","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]})",
+      {std::string("\x07", 1), RawBytes<float>({1.5f, -2.0f})});
+  HttpInferInput input;
+  input.model_name = "m";
+  input.header_length = binary.header_length;
+  input.body = BodyBuffer::FromString(binary.body, std::stoul(binary.header_length));
+  auto request = DecodeInferRequest(input);
+  ASSERT_TRUE(request.ok()) << request.status();
+  const Tensor& floats = (*request)->inputs[1].tensor;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(floats.data()) % alignof(float), 0u);
+  EXPECT_TRUE(floats.data() < input.body->data() ||
+              floats.data() >= input.body->data() + input.body->size());
+  EXPECT_THAT(floats.values<float>(), ElementsAre(1.5f, -2.0f));
+  // The UINT8 input has no alignment needs and is still borrowed.
+  EXPECT_EQ((*request)->inputs[0].tensor.data(),
+            input.body->data() + std::stoul(binary.header_length));
 }
 
 TEST(DecodeInferRequestTest, BinaryHeaderWithoutBinaryInputsIsAllowed) {

@@ -117,8 +117,8 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
       encoded.binary_parts.push_back(tensor.bytes());
     } else {
       writer.Key("data");
-      BRIGADE_RETURN_IF_ERROR(
-          WriteJsonTensorData(tensor, StrCat("output '", output.name, "'"), &writer));
+      BRIGADE_RETURN_IF_ERROR(WriteJsonTensorData(
+          tensor, [&] { return StrCat("output '", output.name, "'"); }, &writer));
     }
     writer.EndObject();
   }

@@ -79,53 +79,51 @@ std::string TokenText(simdjson::ondemand::value& value) {
   return std::string(token);
 }
 
-absl::StatusOr<std::string_view> ReadString(simdjson::ondemand::value& value,
-                                            std::string_view where) {
+absl::StatusOr<std::string_view> ReadString(simdjson::ondemand::value& value, LazyText where) {
   std::string_view text;
   if (value.get_string().get(text) != simdjson::SUCCESS) {
-    return absl::InvalidArgumentError(StrCat(where, " must be a string, got ", TokenText(value)));
+    return absl::InvalidArgumentError(StrCat(where(), " must be a string, got ", TokenText(value)));
   }
   return text;
 }
 
-absl::StatusOr<bool> ReadBool(simdjson::ondemand::value& value, std::string_view where) {
+absl::StatusOr<bool> ReadBool(simdjson::ondemand::value& value, LazyText where) {
   bool flag;
   if (value.get_bool().get(flag) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
-        StrCat(where, " must be true or false, got ", TokenText(value)));
+        StrCat(where(), " must be true or false, got ", TokenText(value)));
   }
   return flag;
 }
 
-absl::Status ReadParameters(simdjson::ondemand::value& value, std::string_view where,
-                            Parameters* out) {
+absl::Status ReadParameters(simdjson::ondemand::value& value, LazyText where, Parameters* out) {
   simdjson::ondemand::object object;
   if (value.get_object().get(object) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
-        StrCat(where, " must be a JSON object, got ", TokenText(value)));
+        StrCat(where(), " must be a JSON object, got ", TokenText(value)));
   }
   for (auto field_result : object) {
     simdjson::ondemand::field field;
-    if (auto error = std::move(field_result).get(field)) return JsonError(where, error);
+    if (auto error = std::move(field_result).get(field)) return JsonError(where(), error);
     std::string_view key;
-    if (auto error = field.unescaped_key().get(key)) return JsonError(where, error);
+    if (auto error = field.unescaped_key().get(key)) return JsonError(where(), error);
     std::string key_copy(key);
     if (out->Contains(key_copy)) {
-      return absl::InvalidArgumentError(StrCat(where, " has '", key_copy, "' twice"));
+      return absl::InvalidArgumentError(StrCat(where(), " has '", key_copy, "' twice"));
     }
     simdjson::ondemand::value& item = field.value();
     json_type type;
-    if (auto error = item.type().get(type)) return JsonError(where, error);
+    if (auto error = item.type().get(type)) return JsonError(where(), error);
     switch (type) {
       case json_type::boolean: {
         bool flag;
-        if (auto error = item.get_bool().get(flag)) return JsonError(where, error);
+        if (auto error = item.get_bool().get(flag)) return JsonError(where(), error);
         out->Set(std::move(key_copy), flag);
         break;
       }
       case json_type::string: {
         std::string_view text;
-        if (auto error = item.get_string().get(text)) return JsonError(where, error);
+        if (auto error = item.get_string().get(text)) return JsonError(where(), error);
         out->Set(std::move(key_copy), std::string(text));
         break;
       }
@@ -133,21 +131,21 @@ absl::Status ReadParameters(simdjson::ondemand::value& value, std::string_view w
         number_type kind;
         if (item.get_number_type().get(kind) != simdjson::SUCCESS) {
           return absl::InvalidArgumentError(
-              StrCat(where, " '", key_copy, "': ", TokenText(item), " is not a valid number"));
+              StrCat(where(), " '", key_copy, "': ", TokenText(item), " is not a valid number"));
         }
         if (kind == number_type::signed_integer) {
           int64_t number;
-          if (auto error = item.get_int64().get(number)) return JsonError(where, error);
+          if (auto error = item.get_int64().get(number)) return JsonError(where(), error);
           out->Set(std::move(key_copy), number);
         } else if (kind == number_type::unsigned_integer) {
           uint64_t number;
-          if (auto error = item.get_uint64().get(number)) return JsonError(where, error);
+          if (auto error = item.get_uint64().get(number)) return JsonError(where(), error);
           out->Set(std::move(key_copy), number);
         } else {
           double number;
           if (item.get_double().get(number) != simdjson::SUCCESS) {
             return absl::InvalidArgumentError(
-                StrCat(where, " '", key_copy, "': ", TokenText(item), " is not a valid number"));
+                StrCat(where(), " '", key_copy, "': ", TokenText(item), " is not a valid number"));
           }
           out->Set(std::move(key_copy), number);
         }
@@ -155,7 +153,7 @@ absl::Status ReadParameters(simdjson::ondemand::value& value, std::string_view w
       }
       default:
         return absl::InvalidArgumentError(StrCat(
-            where, " '", key_copy, "' must be a bool, number or string, got ", TokenText(item)));
+            where(), " '", key_copy, "' must be a bool, number or string, got ", TokenText(item)));
     }
   }
   return absl::OkStatus();

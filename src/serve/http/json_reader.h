@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/parameters.h"
@@ -26,6 +27,11 @@ namespace brigade::serve {
 
 static_assert(BodyBuffer::kPaddingBytes >= simdjson::SIMDJSON_PADDING,
               "body buffers must carry simdjson's padding");
+
+// The part of a request an error message is about ("input 'x'", "request parameters"). Built
+// only when a message needs it: formatting it for every well-formed field would cost more than
+// parsing the field.
+using LazyText = absl::FunctionRef<std::string()>;
 
 // An On-Demand document over bytes [0, json_bytes) of a padded body buffer.
 class JsonDocument {
@@ -61,13 +67,11 @@ std::string TokenText(simdjson::ondemand::value& value);
 
 // Reads a `parameters` object: bool, integer (int64, or uint64 above int64's range), double or
 // string values; anything else (null, arrays, objects) is refused naming `where` and the key.
-absl::Status ReadParameters(simdjson::ondemand::value& value, std::string_view where,
-                            Parameters* out);
+absl::Status ReadParameters(simdjson::ondemand::value& value, LazyText where, Parameters* out);
 
 // Reads a string / a bool value, naming `where` on a type mismatch.
-absl::StatusOr<std::string_view> ReadString(simdjson::ondemand::value& value,
-                                            std::string_view where);
-absl::StatusOr<bool> ReadBool(simdjson::ondemand::value& value, std::string_view where);
+absl::StatusOr<std::string_view> ReadString(simdjson::ondemand::value& value, LazyText where);
+absl::StatusOr<bool> ReadBool(simdjson::ondemand::value& value, LazyText where);
 
 }  // namespace brigade::serve
 

@@ -46,20 +46,20 @@ std::string Expectation(DataType dtype) {
 
 // Shared state of one data array walk: where elements go and how to name them in errors.
 struct WalkContext {
-  std::string_view label;
+  LazyText label;
   DataType dtype;
   int64_t expected;
   int64_t index = 0;
 };
 
 absl::Status BadElement(const WalkContext& context, simdjson::ondemand::value& value) {
-  return absl::InvalidArgumentError(StrCat(context.label, ": data element ", context.index, " (",
+  return absl::InvalidArgumentError(StrCat(context.label(), ": data element ", context.index, " (",
                                            TokenText(value), ") is not ",
                                            Expectation(context.dtype)));
 }
 
 absl::Status TooManyElements(const WalkContext& context) {
-  return absl::InvalidArgumentError(StrCat(context.label, ": data has more than the ",
+  return absl::InvalidArgumentError(StrCat(context.label(), ": data has more than the ",
                                            context.expected, " elements its shape needs"));
 }
 
@@ -122,17 +122,17 @@ struct BytesSink {
 template <typename Sink>
 absl::Status Walk(simdjson::ondemand::value& value, int depth, WalkContext& context, Sink& sink) {
   json_type type;
-  if (auto error = value.type().get(type)) return JsonError(context.label, error);
+  if (auto error = value.type().get(type)) return JsonError(context.label(), error);
   if (type != json_type::array) return sink.Add(context, value);
   if (depth > kMaxJsonDepth) {
-    return absl::InvalidArgumentError(StrCat(context.label, ": data is nested deeper than the ",
+    return absl::InvalidArgumentError(StrCat(context.label(), ": data is nested deeper than the ",
                                              kMaxJsonDepth, " levels JSON requests may use"));
   }
   simdjson::ondemand::array array;
-  if (auto error = value.get_array().get(array)) return JsonError(context.label, error);
+  if (auto error = value.get_array().get(array)) return JsonError(context.label(), error);
   for (auto element_result : array) {
     simdjson::ondemand::value element;
-    if (auto error = element_result.get(element)) return JsonError(context.label, error);
+    if (auto error = element_result.get(element)) return JsonError(context.label(), error);
     BRIGADE_RETURN_IF_ERROR(Walk(element, depth + 1, context, sink));
   }
   return absl::OkStatus();
@@ -145,7 +145,7 @@ absl::StatusOr<Tensor> ReadFixed(simdjson::ondemand::value& data, Shape shape, W
   FixedSink<T> sink{tensor.mutable_values<T>().data()};
   BRIGADE_RETURN_IF_ERROR(Walk(data, depth, context, sink));
   if (context.index != context.expected) {
-    return absl::InvalidArgumentError(StrCat(context.label, ": data has ", context.index,
+    return absl::InvalidArgumentError(StrCat(context.label(), ": data has ", context.index,
                                              " elements but shape ", ShapeToString(tensor.shape()),
                                              " needs ", context.expected));
   }
@@ -158,7 +158,7 @@ absl::StatusOr<Tensor> ReadBytes(simdjson::ondemand::value& data, Shape shape, W
   BytesSink sink{storage.get()};
   BRIGADE_RETURN_IF_ERROR(Walk(data, depth, context, sink));
   if (context.index != context.expected) {
-    return absl::InvalidArgumentError(StrCat(context.label, ": data has ", context.index,
+    return absl::InvalidArgumentError(StrCat(context.label(), ": data has ", context.index,
                                              " elements but shape ", ShapeToString(shape),
                                              " needs ", context.expected));
   }
@@ -176,12 +176,12 @@ void WriteEach(const Tensor& tensor, Emit emit) {
 }  // namespace
 
 absl::StatusOr<Tensor> ReadJsonTensorData(simdjson::ondemand::value& data, DataType dtype,
-                                          Shape shape, std::string_view label, int depth,
+                                          Shape shape, LazyText label, int depth,
                                           size_t json_bytes) {
   BRIGADE_ASSIGN_OR_RETURN(const int64_t count, ElementCount(shape));
   // Every element takes at least one byte of JSON: refuse impossible shapes before allocating.
   if (static_cast<uint64_t>(count) > json_bytes) {
-    return absl::InvalidArgumentError(StrCat(label, ": shape ", ShapeToString(shape), " needs ",
+    return absl::InvalidArgumentError(StrCat(label(), ": shape ", ShapeToString(shape), " needs ",
                                              count, " elements, more than the ", json_bytes,
                                              "-byte JSON body can hold"));
   }
@@ -214,21 +214,21 @@ absl::StatusOr<Tensor> ReadJsonTensorData(simdjson::ondemand::value& data, DataT
     case DataType::kFp16:
     case DataType::kBf16:
       return absl::InvalidArgumentError(
-          StrCat(label, ": ", DataTypeName(dtype),
+          StrCat(label(), ": ", DataTypeName(dtype),
                  " has no JSON representation; send it as binary data (binary_data_size)"));
     case DataType::kInvalid:
       break;
   }
-  return absl::InvalidArgumentError(StrCat(label, ": no datatype"));
+  return absl::InvalidArgumentError(StrCat(label(), ": no datatype"));
 }
 
-absl::Status WriteJsonTensorData(const Tensor& tensor, std::string_view label, JsonWriter* writer) {
+absl::Status WriteJsonTensorData(const Tensor& tensor, LazyText label, JsonWriter* writer) {
   if (tensor.dtype() == DataType::kBytes) {
     BRIGADE_ASSIGN_OR_RETURN(std::vector<std::string_view> elements, tensor.StringValues());
     for (size_t i = 0; i < elements.size(); ++i) {
       if (!IsValidUtf8(elements[i])) {
         return absl::InvalidArgumentError(
-            StrCat(label, ": BYTES element ", i,
+            StrCat(label(), ": BYTES element ", i,
                    " is not UTF-8 and cannot be a JSON string; request the output with "
                    "\"binary_data\": true"));
       }
@@ -283,7 +283,7 @@ absl::Status WriteJsonTensorData(const Tensor& tensor, std::string_view label, J
       break;
     case DataType::kBytes:
     case DataType::kInvalid:
-      return absl::InternalError(StrCat(label, ": tensor has no data type"));
+      return absl::InternalError(StrCat(label(), ": tensor has no data type"));
   }
   writer->EndArray();
   return absl::OkStatus();

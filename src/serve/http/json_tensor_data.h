@@ -25,6 +25,7 @@
 #include "core/data_type.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "serve/http/json_reader.h"
 #include "serve/http/json_writer.h"
 #include "simdjson.h"
 
@@ -38,11 +39,11 @@ inline constexpr int kMaxJsonDepth = 100;
 // the whole JSON document; a shape that needs more elements than it could possibly hold is refused
 // before anything is allocated.
 absl::StatusOr<Tensor> ReadJsonTensorData(simdjson::ondemand::value& data, DataType dtype,
-                                          Shape shape, std::string_view label, int depth,
+                                          Shape shape, LazyText label, int depth,
                                           size_t json_bytes);
 
 // Appends `tensor`'s elements as one flat JSON array.
-absl::Status WriteJsonTensorData(const Tensor& tensor, std::string_view label, JsonWriter* writer);
+absl::Status WriteJsonTensorData(const Tensor& tensor, LazyText label, JsonWriter* writer);
 
 // Widening conversions used for JSON output (exposed for tests).
 float HalfToFloat(uint16_t bits);

@@ -1,5 +1,6 @@
 #include "serve/http/json_writer.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -25,15 +26,28 @@ void AppendFloating(Float value, std::string* out) {
   }
 }
 
+// True for the bytes a JSON string cannot hold literally: control characters, '"' and '\\'.
+constexpr std::array<bool, 256> MakeEscapeTable() {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 0x20; ++c) table[c] = true;
+  table['"'] = true;
+  table['\\'] = true;
+  return table;
+}
+constexpr std::array<bool, 256> kNeedsEscape = MakeEscapeTable();
+
 void AppendEscaped(std::string_view text, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
+  const size_t size = text.size();
   size_t run_start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+  size_t i = 0;
+  for (;;) {
+    // Copy the longest run that needs no escaping in one append.
+    while (i < size && !kNeedsEscape[static_cast<unsigned char>(text[i])]) ++i;
     out->append(text.data() + run_start, i - run_start);
-    run_start = i + 1;
+    if (i == size) break;
+    const auto c = static_cast<unsigned char>(text[i]);
     switch (c) {
       case '"':
         out->append("\\\"");
@@ -61,8 +75,8 @@ void AppendEscaped(std::string_view text, std::string* out) {
         out->append(escape, sizeof(escape));
       }
     }
+    run_start = ++i;
   }
-  out->append(text.data() + run_start, text.size() - run_start);
   out->push_back('"');
 }
 

@@ -163,6 +163,13 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
   }
 }
 
+size_t KServeHttpHandler::AlignedBodyOffset(const HttpRequest& head) {
+  const std::optional<std::string_view> header_length = head.Header(kInferenceHeaderContentLength);
+  size_t offset = 0;
+  if (!header_length || !ParseInteger(*header_length, &offset)) return 0;
+  return offset;
+}
+
 void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder,
                                     std::string_view model, std::string_view version) {
   if (std::optional<std::string_view> encoding = request.Header("Content-Encoding");

@@ -53,6 +53,9 @@ class KServeHttpHandler final : public HttpHandler {
   KServeHttpHandler(InferenceServer* server, Options options);
 
   void Handle(HttpRequest request, HttpResponder responder) override;
+  // The binary section of an infer request (after Inference-Header-Content-Length bytes of JSON)
+  // starts aligned, so the input tensors that borrow it are aligned too.
+  size_t AlignedBodyOffset(const HttpRequest& head) override;
 
  private:
   void HandleInfer(HttpRequest request, HttpResponder responder, std::string_view model,

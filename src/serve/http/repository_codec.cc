@@ -65,7 +65,7 @@ absl::StatusOr<bool> DecodeRepositoryIndexRequest(const BodyBuffer& body) {
     field entry;
     if (auto error = std::move(field_result).get(entry)) return JsonError(kWhat, error);
     if (entry.key() != "ready") return UnknownField(kWhat, entry);
-    BRIGADE_ASSIGN_OR_RETURN(ready, ReadBool(entry.value(), "'ready'"));
+    BRIGADE_ASSIGN_OR_RETURN(ready, ReadBool(entry.value(), [] { return std::string("'ready'"); }));
   }
   BRIGADE_RETURN_IF_ERROR(document.FinishDocument(kWhat));
   return ready;
@@ -78,8 +78,9 @@ absl::StatusOr<LoadModelRequest> DecodeLoadModelRequest(std::string_view model_n
   BRIGADE_RETURN_IF_ERROR(ForEachParameter(
       body, "load request", [&request](const std::string& key, value& item) -> absl::Status {
         if (key == "config") {
-          BRIGADE_ASSIGN_OR_RETURN(std::string_view config,
-                                   ReadString(item, "load parameter 'config'"));
+          BRIGADE_ASSIGN_OR_RETURN(std::string_view config, ReadString(item, [] {
+                                     return std::string("load parameter 'config'");
+                                   }));
           request.config_json = std::string(config);
           return absl::OkStatus();
         }
@@ -97,7 +98,8 @@ absl::Status DecodeUnloadModelRequest(const BodyBuffer& body) {
   return ForEachParameter(
       body, "unload request", [](const std::string& key, value& item) -> absl::Status {
         if (key == "unload_dependents") {
-          return ReadBool(item, "unload parameter 'unload_dependents'").status();
+          return ReadBool(item, [] { return std::string("unload parameter 'unload_dependents'"); })
+              .status();
         }
         return absl::InvalidArgumentError(StrCat("unknown unload parameter '", key, "'"));
       });
