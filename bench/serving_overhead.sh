@@ -85,15 +85,21 @@ fi
   >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 
+ready() {
+  python3 -c 'import sys, urllib.request
+try:
+    sys.exit(0 if urllib.request.urlopen(sys.argv[1], timeout=1).status == 200 else 1)
+except Exception:
+    sys.exit(1)' "http://127.0.0.1:$HTTP_PORT/v2/health/ready"
+}
 for _ in $(seq 1 300); do
-  if curl -sf -o /dev/null "http://127.0.0.1:$HTTP_PORT/v2/health/ready"; then break; fi
+  if ready; then break; fi
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     echo "brigade serve exited:" >&2; cat "$WORK/server.log" >&2; exit 1
   fi
   sleep 0.1
 done
-curl -sf -o /dev/null "http://127.0.0.1:$HTTP_PORT/v2/health/ready" ||
-  { echo "server not ready after 30 s:" >&2; cat "$WORK/server.log" >&2; exit 1; }
+ready || { echo "server not ready after 30 s:" >&2; cat "$WORK/server.log" >&2; exit 1; }
 
 echo "# brigade serving overhead — $(nproc) CPUs, $PLACEMENT; ${WARMUP_S}s warm-up + ${DURATION_S}s per row"
 echo "# $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
