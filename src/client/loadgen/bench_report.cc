@@ -20,7 +20,7 @@ struct PercentileColumn {
   double percentile;
 };
 constexpr PercentileColumn kPercentiles[] = {
-    {"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99.9", 99.9}};
+    {"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99_9", 99.9}};
 
 std::string ProtocolLabel(const BenchReport& report) {
   if (report.protocol == client::ClientProtocol::kGrpc) return "grpc";
