@@ -7,6 +7,7 @@
 //                               # element is within 1e-5 abs + 1e-4 rel of ONNX Runtime's
 //            [--no-optimize]    # skip the graph passes
 //            [--dump-outputs DIR]  # also write each output as DIR/output_<name>.bin (raw)
+//            [--profile]        # print time per op type over the timed runs (stderr)
 //   onnx_run --peak [--threads N]   # this CPU's measured FMA peak on N threads, GFLOP/s
 //   onnx_run --inspect --model M.onnx [--batch B]   # what `brigade inspect` prints
 //
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,7 +47,7 @@ namespace onnx = brigade::engine::onnx;
 struct Flags {
   std::string model, compare, dump_outputs;
   int threads = 1, batch = 1, runs = 50, warmup = 5;
-  bool optimize = true, peak = false, inspect = false;
+  bool optimize = true, peak = false, inspect = false, profile = false;
 };
 
 double NowMs() {
@@ -155,6 +157,27 @@ Tensor RandomInput(const onnx::Value& spec, int batch, std::mt19937& rng) {
   return t;
 }
 
+// Time per op type (and the share of the total) over the timed runs, largest first.
+void PrintProfile(const onnx::Session& session, int runs) {
+  const onnx::ExecutionPlan& plan = *session.last_plan();
+  std::map<std::string, std::pair<int64_t, int>> by_op;
+  int64_t total = 0;
+  for (size_t i = 0; i < plan.steps.size() && i < session.step_ns().size(); ++i) {
+    auto& entry = by_op[plan.steps[i].op_type];
+    entry.first += session.step_ns()[i];
+    entry.second += 1;
+    total += session.step_ns()[i];
+  }
+  std::vector<std::pair<int64_t, std::string>> sorted;
+  for (const auto& [op, entry] : by_op) sorted.emplace_back(entry.first, op);
+  std::sort(sorted.rbegin(), sorted.rend());
+  std::fprintf(stderr, "%-28s %6s %10s %6s\n", "op", "steps", "ms/run", "share");
+  for (const auto& [ns, op] : sorted) {
+    std::fprintf(stderr, "%-28s %6d %10.3f %5.1f%%\n", op.c_str(), by_op[op].second,
+                 static_cast<double>(ns) / 1e6 / runs, 100.0 * static_cast<double>(ns) / total);
+  }
+}
+
 int Run(const Flags& flags) {
   auto loaded = onnx::LoadOnnxFile(flags.model);
   if (!loaded.ok()) {
@@ -198,6 +221,7 @@ int Run(const Flags& flags) {
   if (!compiled.ok()) return 1;
   onnx::Session::Options options;
   options.threads = flags.threads;
+  options.profile = flags.profile;
   auto session = onnx::Session::Create(*compiled, options);
   if (!session.ok()) return 1;
   std::vector<Tensor> outputs;
@@ -253,6 +277,7 @@ int Run(const Flags& flags) {
     return all_ok ? 0 : 3;
   }
   for (int i = 0; i < flags.warmup; ++i) (void)(*session)->Run(inputs, &outputs);
+  (*session)->ResetProfile();
   std::vector<double> times;
   for (int i = 0; i < flags.runs; ++i) {
     const double start = NowMs();
@@ -261,6 +286,7 @@ int Run(const Flags& flags) {
   }
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
+  if (flags.profile) PrintProfile(**session, flags.runs);
   const double gflop = static_cast<double>((*session)->last_plan()->total_flops) / 1e9;
   result += fmt::format(
       ",\"runs\":{},\"median_ms\":{:.3f},\"p90_ms\":{:.3f},\"min_ms\":{:.3f},\"gflop\":{:.3f},"
@@ -295,6 +321,8 @@ int main(int argc, char** argv) {
       flags.peak = true;
     } else if (flag == "--inspect") {
       flags.inspect = true;
+    } else if (flag == "--profile") {
+      flags.profile = true;
     } else {
       std::fprintf(stderr, "onnx_run: bad argument %s (see the header of bench/onnx_run.cc)\n",
                    flag.c_str());

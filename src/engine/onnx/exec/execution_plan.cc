@@ -1,5 +1,6 @@
 #include "engine/onnx/exec/execution_plan.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "core/status_macros.h"
@@ -8,7 +9,9 @@
 namespace brigade::engine::onnx {
 
 absl::Status ExecutionPlan::Run(std::span<const Tensor> inputs, std::byte* arena,
-                                dnnl::stream& stream, int threads, std::vector<Tensor>* outputs) {
+                                dnnl::stream& stream, int threads, std::vector<Tensor>* outputs,
+                                std::vector<int64_t>* step_ns) {
+  if (step_ns != nullptr) step_ns->resize(steps.size(), 0);
   outputs->clear();
   outputs->reserve(output_types.size());
   for (size_t j = 0; j < output_types.size(); ++j) {
@@ -38,7 +41,10 @@ absl::Status ExecutionPlan::Run(std::span<const Tensor> inputs, std::byte* arena
         break;
     }
   }
-  for (Step& step : steps) {
+  for (size_t s = 0; s < steps.size(); ++s) {
+    Step& step = steps[s];
+    const auto start = step_ns != nullptr ? std::chrono::steady_clock::now()
+                                          : std::chrono::steady_clock::time_point();
     for (size_t k = 0; k < step.inputs.size(); ++k) {
       step.input_ptrs[k] = step.inputs[k] < 0 ? nullptr : slot_ptrs_[step.inputs[k]];
     }
@@ -55,6 +61,11 @@ absl::Status ExecutionPlan::Run(std::span<const Tensor> inputs, std::byte* arena
     if (!status.ok()) {
       return absl::Status(
           status.code(), StrCat("node '", step.name, "' (", step.op_type, "): ", status.message()));
+    }
+    if (step_ns != nullptr) {
+      (*step_ns)[s] += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
     }
   }
   for (size_t j = 0; j < output_bindings.size(); ++j) {

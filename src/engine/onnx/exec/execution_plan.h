@@ -68,9 +68,11 @@ class ExecutionPlan {
   std::vector<std::unique_ptr<Tensor>> owned;
 
   // Runs the plan. `inputs` match the signature it was built for; `arena` holds at least
-  // arena_bytes. Errors name the failing node.
+  // arena_bytes. Errors name the failing node. When `step_ns` is given, each step's wall time
+  // is added to (*step_ns)[step] (resized to the step count) — for profiles, not the hot path.
   absl::Status Run(std::span<const Tensor> inputs, std::byte* arena, dnnl::stream& stream,
-                   int threads, std::vector<Tensor>* outputs);
+                   int threads, std::vector<Tensor>* outputs,
+                   std::vector<int64_t>* step_ns = nullptr);
 
  private:
   std::vector<std::byte*> slot_ptrs_;

@@ -90,8 +90,10 @@ absl::Status Session::Run(std::span<const Tensor> inputs, std::vector<Tensor>* o
     lru_.splice(lru_.begin(), lru_, it->second.lru);
   }
   ExecutionPlan& plan = *it->second.plan;
+  if (last_plan_ != &plan) step_ns_.clear();
   last_plan_ = &plan;
-  absl::Status status = plan.Run(inputs, arena_.mutable_data(), stream_, options_.threads, outputs);
+  absl::Status status = plan.Run(inputs, arena_.mutable_data(), stream_, options_.threads, outputs,
+                                 options_.profile ? &step_ns_ : nullptr);
   if (!status.ok()) {
     return absl::Status(status.code(), StrCat("model '", model_->name(), "': ", status.message()));
   }

@@ -34,6 +34,8 @@ class Session {
     int threads = 1;
     // Plans kept; the least recently used is dropped beyond this.
     size_t max_plans = 16;
+    // Accumulate per-step wall times of the plan in use (step_ns()); for benchmarks.
+    bool profile = false;
   };
 
   static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const CompiledModel> model,
@@ -47,6 +49,10 @@ class Session {
   size_t arena_bytes() const { return arena_.byte_size(); }
   // Steps of the plan the last Run used (null before the first run).
   const ExecutionPlan* last_plan() const { return last_plan_; }
+  // With Options::profile: nanoseconds spent per step of last_plan() over the runs since the
+  // last reset (a plan change resets it).
+  const std::vector<int64_t>& step_ns() const { return step_ns_; }
+  void ResetProfile() { step_ns_.assign(step_ns_.size(), 0); }
 
  private:
   struct Token {};
@@ -72,6 +78,7 @@ class Session {
   std::vector<int64_t> key_;             // reused
   Tensor arena_;
   const ExecutionPlan* last_plan_ = nullptr;
+  std::vector<int64_t> step_ns_;
 };
 
 }  // namespace brigade::engine::onnx

@@ -27,38 +27,6 @@ namespace {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-class DnnlConvKernel final : public OpKernel {
- public:
-  DnnlConvKernel(DnnlCall call, std::vector<std::pair<int, size_t>> bindings,
-                 std::vector<ScratchReorder> reorders, int dst, int scratchpad,
-                 size_t scratchpad_offset, std::shared_ptr<const Tensor> packed)
-      : call_(std::move(call)),
-        bindings_(std::move(bindings)),
-        reorders_(std::move(reorders)),
-        dst_(dst),
-        scratchpad_(scratchpad),
-        scratchpad_offset_(scratchpad_offset),
-        packed_(std::move(packed)) {}
-
-  absl::Status Run(const RunContext& ctx) override {
-    for (const ScratchReorder& r : reorders_) {
-      if (absl::Status s = RunScratchReorder(r, ctx, call_); !s.ok()) return s;
-    }
-    for (const auto& [slot, input] : bindings_) call_.SetHandle(slot, ctx.inputs[input]);
-    call_.SetHandle(dst_, ctx.outputs[0]);
-    if (scratchpad_ >= 0) call_.SetHandle(scratchpad_, ctx.scratch + scratchpad_offset_);
-    return call_.Execute(*ctx.stream);
-  }
-
- private:
-  DnnlCall call_;
-  const std::vector<std::pair<int, size_t>> bindings_;
-  const std::vector<ScratchReorder> reorders_;
-  const int dst_, scratchpad_;
-  const size_t scratchpad_offset_;
-  const std::shared_ptr<const Tensor> packed_;
-};
-
 // Plain descriptor of ONNX weights for the primitive: Conv W [M, C/g, k...] as (g)oihw;
 // ConvTranspose W [C, M/g, k...] read as (g)oihw through strides (it is (g)iohw in memory).
 dnnl::memory::desc OnnxWeightsDesc(const Shape& w, int64_t group, bool transposed) {
@@ -221,14 +189,14 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
     }
   }));
   const dnnl::primitive_desc& pd = *pd_ptr;
-  std::vector<std::pair<int, size_t>> bindings;
+  std::vector<DnnlKernel::Binding> bindings;
   std::vector<ScratchReorder> reorders;
   // Source.
   const dnnl::memory::desc src_desc = pd.src_desc();
   const dnnl::memory::desc src_now = x.layout.blocked ? x.layout.desc : src_plain;
   const int src_slot = call.AddArg(DNNL_ARG_SRC, src_desc, *ctx.engine);
   if (src_now == src_desc) {
-    bindings.emplace_back(src_slot, 0);
+    bindings.push_back({src_slot, 0});
   } else {
     BRIGADE_ASSIGN_OR_RETURN(ScratchReorder r, MakeScratchReorder(ctx, 0, src_now, src_desc));
     r.target_slot = src_slot;
@@ -255,7 +223,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
   } else {
     const int w_slot = call.AddArg(DNNL_ARG_WEIGHTS, w_desc, *ctx.engine);
     if (w_plain == w_desc) {
-      bindings.emplace_back(w_slot, 1);
+      bindings.push_back({w_slot, 1});
     } else {
       BRIGADE_ASSIGN_OR_RETURN(ScratchReorder r, MakeScratchReorder(ctx, 1, w_plain, w_desc));
       r.target_slot = w_slot;
@@ -266,14 +234,14 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
     if (ctx.input(2).constant != nullptr) {
       call.AddArg(DNNL_ARG_BIAS, bias_desc, *ctx.engine, ctx.input(2).constant->data());
     } else {
-      bindings.emplace_back(call.AddArg(DNNL_ARG_BIAS, bias_desc, *ctx.engine), 2);
+      bindings.push_back({call.AddArg(DNNL_ARG_BIAS, bias_desc, *ctx.engine), 2});
     }
   }
   const int dst_slot = call.AddArg(DNNL_ARG_DST, pd.dst_desc(), *ctx.engine);
   for (const BinaryPostOpInput& in : binary_inputs) {
     const int slot = call.AddArg(in.dnnl_arg, in.desc, *ctx.engine);
     if (in.current == in.desc) {
-      bindings.emplace_back(slot, in.input);
+      bindings.push_back({slot, in.input});
       continue;
     }
     BRIGADE_ASSIGN_OR_RETURN(ScratchReorder r,
@@ -288,9 +256,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
   if (chosen != PlainDesc(out_shape, dt::f32)) {
     ctx.outputs[0].layout = Layout{true, chosen};
   }
-  return std::make_unique<DnnlConvKernel>(std::move(call), std::move(bindings), std::move(reorders),
-                                          dst_slot, scratchpad, scratchpad_offset,
-                                          std::move(packed));
+  return std::make_unique<DnnlKernel>(std::move(call), std::move(bindings), std::move(reorders),
+                                      dst_slot, scratchpad, scratchpad_offset,
+                                      std::vector<std::shared_ptr<const Tensor>>{packed});
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateConv(KernelContext& ctx) {

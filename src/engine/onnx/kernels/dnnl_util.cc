@@ -117,6 +117,16 @@ absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& 
   return absl::OkStatus();
 }
 
+absl::Status DnnlKernel::Run(const RunContext& ctx) {
+  for (const ScratchReorder& r : reorders_) {
+    if (absl::Status s = RunScratchReorder(r, ctx, call_); !s.ok()) return s;
+  }
+  for (const Binding& b : bindings_) call_.SetHandle(b.slot, ctx.inputs[b.input]);
+  call_.SetHandle(dst_slot_, ctx.outputs[0]);
+  if (scratchpad_slot_ >= 0) call_.SetHandle(scratchpad_slot_, ctx.scratch + scratchpad_offset_);
+  return call_.Execute(*ctx.stream);
+}
+
 absl::Status ReorderNow(const dnnl::engine& engine, const dnnl::memory::desc& src_desc,
                         const void* src, const dnnl::memory::desc& dst_desc, void* dst) {
   try {

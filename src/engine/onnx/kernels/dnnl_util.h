@@ -96,6 +96,37 @@ absl::StatusOr<ScratchReorder> MakeScratchReorder(KernelContext& ctx, size_t inp
 absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& ctx,
                                DnnlCall& main);
 
+// The common shape of a kernel that is one oneDNN primitive: some arguments bound to node inputs
+// each run, some inputs reordered into scratch first, the output, the scratchpad, and any
+// constant buffers (packed weights, rescaled biases) the primitive reads.
+class DnnlKernel final : public OpKernel {
+ public:
+  struct Binding {
+    int slot;
+    size_t input;
+  };
+  DnnlKernel(DnnlCall call, std::vector<Binding> bindings, std::vector<ScratchReorder> reorders,
+             int dst_slot, int scratchpad_slot, size_t scratchpad_offset,
+             std::vector<std::shared_ptr<const Tensor>> keep_alive)
+      : call_(std::move(call)),
+        bindings_(std::move(bindings)),
+        reorders_(std::move(reorders)),
+        dst_slot_(dst_slot),
+        scratchpad_slot_(scratchpad_slot),
+        scratchpad_offset_(scratchpad_offset),
+        keep_alive_(std::move(keep_alive)) {}
+
+  absl::Status Run(const RunContext& ctx) override;
+
+ private:
+  DnnlCall call_;
+  const std::vector<Binding> bindings_;
+  const std::vector<ScratchReorder> reorders_;
+  const int dst_slot_, scratchpad_slot_;
+  const size_t scratchpad_offset_;
+  const std::vector<std::shared_ptr<const Tensor>> keep_alive_;
+};
+
 // Rounds up to the 64-byte alignment every scratch region uses.
 inline size_t AlignScratch(size_t bytes) { return (bytes + 63) / 64 * 64; }
 

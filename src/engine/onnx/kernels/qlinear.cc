@@ -12,6 +12,7 @@
 #include "core/status_macros.h"
 #include "engine/onnx/kernels/conv_geometry.h"
 #include "engine/onnx/kernels/kernel_util.h"
+#include "engine/onnx/kernels/qlinear_dnnl.h"
 #include "engine/onnx/kernels/registry.h"
 
 namespace brigade::engine::onnx {
@@ -182,6 +183,11 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateMatMulInteger(KernelContext& ctx
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateQLinearMatMul(KernelContext& ctx) {
   if (ctx.num_inputs() < 8) return ctx.Error("needs 8 inputs");
+  BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> fast, TryDnnlQLinearMatMul(ctx));
+  if (fast != nullptr) return fast;
+  if (ctx.has_input(8) || !ctx.node->attributes.GetStrings("post_ops").empty()) {
+    return ctx.Unsupported("bias or post-ops on a QLinearMatMul oneDNN cannot run");
+  }
   const ValueInfo& a = ctx.input(0);
   const ValueInfo& b = ctx.input(3);
   if (!IsQuantType(a.dtype) || !IsQuantType(b.dtype)) return ctx.Error("a and b must be 8-bit");
@@ -344,6 +350,11 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateConvInteger(KernelContext& ctx) 
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateQLinearConv(KernelContext& ctx) {
   if (ctx.num_inputs() < 8) return ctx.Error("needs at least 8 inputs");
+  BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> fast, TryDnnlQLinearConv(ctx));
+  if (fast != nullptr) return fast;
+  if (!ctx.node->attributes.GetStrings("post_ops").empty()) {
+    return ctx.Unsupported("post-ops on a QLinearConv oneDNN cannot run");
+  }
   ConvInputs in;
   in.qlinear = true;
   in.x = 0;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/status_macros.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
@@ -55,8 +56,8 @@ class ResizeKernel final : public OpKernel {
     const Shape strides = Strides(in_);
     const int64_t total = DimProduct(out_, 0, rank);
     ParallelFor(ctx.threads, total, 256, [&](int64_t b, int64_t e) {
-      std::vector<const Taps*> sel(rank);
-      std::vector<size_t> k(rank);
+      absl::InlinedVector<const Taps*, 6> sel(rank);
+      absl::InlinedVector<size_t, 6> k(rank);
       for (int64_t o = b; o < e; ++o) {
         int64_t rest = o;
         bool outside = false;

@@ -470,7 +470,11 @@ class PadKernel final : public OpKernel {
         out_(std::move(out)),
         begins_(std::move(begins)),
         runtime_value_(runtime_value),
-        value_(value) {}
+        value_(value) {
+    // Source index of every position of the innermost output row, computed once.
+    const size_t rank = out_.size();
+    for (int64_t o = 0; o < out_[rank - 1]; ++o) inner_map_.push_back(Source(rank - 1, o));
+  }
 
   absl::Status Run(const RunContext& ctx) override {
     VisitNumeric(dtype_, [&]<typename T>() { RunTyped<T>(ctx); });
@@ -511,8 +515,7 @@ class PadKernel final : public OpKernel {
     const int64_t inner = out_[rank - 1];
     int64_t rows = 1;
     for (size_t d = 0; d + 1 < rank; ++d) rows *= out_[d];
-    std::vector<int64_t> inner_map(static_cast<size_t>(inner));
-    for (int64_t o = 0; o < inner; ++o) inner_map[static_cast<size_t>(o)] = Source(rank - 1, o);
+    const std::vector<int64_t>& inner_map = inner_map_;
     for (int64_t r = 0; r < rows; ++r) {
       int64_t rest = r, offset = 0;
       bool padded = false;
@@ -536,6 +539,7 @@ class PadKernel final : public OpKernel {
   const std::vector<int64_t> begins_;
   const bool runtime_value_;
   const double value_;
+  std::vector<int64_t> inner_map_;
 };
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreatePad(KernelContext& ctx) {

@@ -10,6 +10,7 @@
 #include "engine/onnx/passes/gelu_fusion.h"
 #include "engine/onnx/passes/layernorm_fusion.h"
 #include "engine/onnx/passes/matmul_fusion.h"
+#include "engine/onnx/passes/qdq_fusion.h"
 #include "engine/onnx/passes/residual_add_fusion.h"
 #include "engine/onnx/passes/shape_folding.h"
 #include "engine/onnx/passes/static_shapes.h"
@@ -20,6 +21,9 @@ std::vector<std::unique_ptr<GraphPass>> DefaultPasses() {
   std::vector<std::unique_ptr<GraphPass>> passes;
   passes.push_back(std::make_unique<DeadNodeElimination>());
   passes.push_back(std::make_unique<StaticShapes>());
+  // Before constant folding (which would turn the weights' DequantizeLinear into fp32 weights)
+  // and the fp32 fusions: QDQ groups become int8 primitives.
+  passes.push_back(std::make_unique<QdqFusion>());
   passes.push_back(std::make_unique<ShapeFolding>());
   passes.push_back(std::make_unique<ConstantFolding>());
   passes.push_back(std::make_unique<DeadNodeElimination>());

@@ -1,0 +1,28 @@
+#ifndef BRIGADE_ENGINE_ONNX_KERNELS_QLINEAR_DNNL_H_
+#define BRIGADE_ENGINE_ONNX_KERNELS_QLINEAR_DNNL_H_
+
+// oneDNN int8 (u8s8) kernels for QLinearConv and QLinearMatMul — including the ones the QDQ
+// fusion pass builds from DequantizeLinear → Conv/MatMul → QuantizeLinear groups.
+//
+// The primitive computes, in one pass with s32 accumulation,
+//   y = saturate(round(x_scale · w_scale[c] / y_scale · (Σ (x − x_zp)·w + b)) + y_zp)
+// with oneDNN's output scales, source/destination zero points and optional eltwise post-ops
+// (the node's post_ops), which is QLinearConv's/QLinearMatMul's definition. It applies when the
+// weights are constant with a zero weight zero point (s8; u8 weights with zero point 128 are
+// shifted to s8), scales and zero points are constants, and x/y are per-tensor; otherwise the
+// factories return null and the exact integer loops in qlinear.cc run instead.
+// Thread safety: as OpKernel.
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "engine/onnx/kernels/kernel.h"
+
+namespace brigade::engine::onnx {
+
+absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx);
+absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ctx);
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_KERNELS_QLINEAR_DNNL_H_

@@ -1,0 +1,126 @@
+// The oneDNN u8s8 path of QLinearConv / QLinearMatMul (constant weights) must compute exactly
+// what the integer reference loops compute (run-time weights force the loops).
+
+#include "engine/onnx/exec/compiled_model.h"
+#include "engine/onnx/exec/session.h"
+#include "engine/onnx/kernels/dnnl_util.h"
+#include "engine/onnx/test_util/graph_runner.h"
+#include "gtest/gtest.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+// Runs a one-node graph and reports whether its kernel is a oneDNN primitive.
+std::vector<Tensor> RunChecked(const OnnxBuilder& b, std::span<const Tensor> inputs,
+                               bool expect_onednn) {
+  auto compiled = CompiledModel::Compile("q", LoadGraph(b));
+  EXPECT_TRUE(compiled.ok());
+  auto session = Session::Create(*compiled, Session::Options{});
+  EXPECT_TRUE(session.ok());
+  std::vector<Tensor> outputs;
+  EXPECT_TRUE((*session)->Run(inputs, &outputs).ok());
+  const ExecutionPlan* plan = (*session)->last_plan();
+  EXPECT_NE(plan, nullptr);
+  bool onednn = false;
+  for (const auto& step : plan->steps) {
+    onednn = onednn || dynamic_cast<const DnnlKernel*>(step.kernel.get()) != nullptr;
+  }
+  EXPECT_EQ(onednn, expect_onednn);
+  return outputs;
+}
+
+template <typename T>
+Tensor Values(std::vector<int64_t> shape, std::vector<T> v) {
+  return *Tensor::FromValues<T>(Shape(shape.begin(), shape.end()), v);
+}
+
+template <typename T>
+Tensor Pattern(std::vector<int64_t> shape, int mul, int offset) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<T> v;
+  for (int64_t i = 0; i < n; ++i) {
+    const int range = std::is_same_v<T, uint8_t> ? 256 : 255;
+    const int base = std::is_same_v<T, uint8_t> ? 0 : -127;
+    v.push_back(static_cast<T>(base + static_cast<int>((i * mul + offset) % range)));
+  }
+  return Values<T>(shape, v);
+}
+
+// QLinearConv with weights either as an initializer (oneDNN) or as a graph input (loop).
+OnnxBuilder QConv(bool constant_weights, int64_t group, const Tensor& w) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kUint8, {1, 8, 5, 5});
+  if (constant_weights) {
+    b.Initializer("w", w);
+  } else {
+    b.Input("w", DataType::kInt8, {8, 8 / group, 3, 3});
+  }
+  b.Initializer("x_s", Values<float>({}, {0.03f}));
+  b.Initializer("x_zp", Values<uint8_t>({}, {120}));
+  std::vector<float> ws;
+  for (int i = 0; i < 8; ++i) ws.push_back(0.002f * static_cast<float>(i + 1));
+  b.Initializer("w_s", Values<float>({8}, ws));
+  b.Initializer("w_zp", Values<int8_t>({8}, std::vector<int8_t>(8, 0)));
+  b.Initializer("y_s", Values<float>({}, {0.04f}));
+  b.Initializer("y_zp", Values<uint8_t>({}, {100}));
+  b.Initializer("bias", Values<int32_t>({8}, {-500, 400, 0, 1200, -30, 77, 900, -1000}));
+  auto& node =
+      b.Node("QLinearConv", {"x", "x_s", "x_zp", "w", "w_s", "w_zp", "y_s", "y_zp", "bias"}, {"y"});
+  OnnxBuilder::SetInts(node, "pads", {1, 1, 1, 1});
+  OnnxBuilder::SetInt(node, "group", group);
+  b.Output("y", DataType::kUint8, {1, 8, 5, 5});
+  return b;
+}
+
+TEST(QLinearKernelsTest, OneDnnConvMatchesTheIntegerDefinitionExactly) {
+  for (int64_t group : {1, 2, 8}) {
+    const Tensor w = Pattern<int8_t>({8, 8 / group, 3, 3}, 53, 7);
+    const Tensor x = Pattern<uint8_t>({1, 8, 5, 5}, 31, 3);
+    const auto fast = RunChecked(QConv(true, group, w), {&x, 1}, true);
+    const Tensor loop_inputs[] = {x, w};
+    const auto loop = RunChecked(QConv(false, group, w), loop_inputs, false);
+    ASSERT_EQ(fast.size(), 1u);
+    ASSERT_EQ(loop.size(), 1u);
+    for (int64_t i = 0; i < 8 * 25; ++i) {
+      EXPECT_EQ(fast[0].values<uint8_t>()[i], loop[0].values<uint8_t>()[i])
+          << "group " << group << " element " << i;
+    }
+  }
+}
+
+OnnxBuilder QMatMul(bool constant_weights, const Tensor& w) {
+  OnnxBuilder b;
+  b.Input("a", DataType::kUint8, {2, 3, 16});
+  if (constant_weights) {
+    b.Initializer("w", w);
+  } else {
+    b.Input("w", DataType::kInt8, {16, 8});
+  }
+  b.Initializer("a_s", Values<float>({}, {0.05f}));
+  b.Initializer("a_zp", Values<uint8_t>({}, {7}));
+  std::vector<float> ws;
+  for (int i = 0; i < 8; ++i) ws.push_back(0.01f + 0.001f * static_cast<float>(i));
+  b.Initializer("w_s", Values<float>({8}, ws));
+  b.Initializer("w_zp", Values<int8_t>({8}, std::vector<int8_t>(8, 0)));
+  b.Initializer("y_s", Values<float>({}, {0.2f}));
+  b.Initializer("y_zp", Values<int8_t>({}, {-3}));
+  b.Node("QLinearMatMul", {"a", "a_s", "a_zp", "w", "w_s", "w_zp", "y_s", "y_zp"}, {"y"});
+  b.Output("y", DataType::kInt8, {2, 3, 8});
+  return b;
+}
+
+TEST(QLinearKernelsTest, OneDnnMatMulMatchesTheIntegerDefinitionExactly) {
+  const Tensor w = Pattern<int8_t>({16, 8}, 29, 5);
+  const Tensor a = Pattern<uint8_t>({2, 3, 16}, 13, 1);
+  const auto fast = RunChecked(QMatMul(true, w), {&a, 1}, true);
+  const Tensor loop_inputs[] = {a, w};
+  const auto loop = RunChecked(QMatMul(false, w), loop_inputs, false);
+  ASSERT_EQ(fast.size(), 1u);
+  for (int64_t i = 0; i < 2 * 3 * 8; ++i) {
+    EXPECT_EQ(fast[0].values<int8_t>()[i], loop[0].values<int8_t>()[i]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace brigade::engine::onnx

@@ -1,0 +1,186 @@
+#include "engine/onnx/passes/qdq_fusion.h"
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "core/strings.h"
+#include "engine/onnx/kernels/post_ops.h"
+#include "engine/onnx/passes/pass_util.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
+
+// A DequantizeLinear (or QuantizeLinear) with constant scale and zero point.
+struct QuantParams {
+  ValueId data = kNoValue;  // the quantized (DQ) or real (Q) input
+  ValueId scale = kNoValue;
+  ValueId zero_point = kNoValue;
+  std::vector<float> scales;
+  int64_t axis = 1;
+};
+
+std::optional<QuantParams> ParamsOf(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2) return std::nullopt;
+  QuantParams p;
+  p.data = node.inputs[0];
+  p.scale = node.inputs[1];
+  p.zero_point = node.input(2);
+  p.axis = node.attributes.GetInt("axis", 1);
+  const Tensor* scale = ConstantOf(graph, p.scale);
+  if (scale == nullptr || scale->dtype() != DataType::kFp32) return std::nullopt;
+  p.scales.assign(scale->values<float>().begin(), scale->values<float>().end());
+  for (float s : p.scales) {
+    if (!(s > 0)) return std::nullopt;
+  }
+  if (p.zero_point != kNoValue && ConstantOf(graph, p.zero_point) == nullptr) return std::nullopt;
+  return p;
+}
+
+// All zero-point values of `p` equal `want` (absent zero point counts as 0).
+bool ZeroPointIs(const Graph& graph, const QuantParams& p, int want) {
+  if (p.zero_point == kNoValue) return want == 0;
+  const Tensor* zp = ConstantOf(graph, p.zero_point);
+  for (int64_t i = 0; i < zp->num_elements(); ++i) {
+    const int v =
+        zp->dtype() == DataType::kInt8 ? zp->values<int8_t>()[i] : zp->values<uint8_t>()[i];
+    if (v != want) return false;
+  }
+  return true;
+}
+
+Node* ProducerOp(Graph* graph, const GraphIndex& index, ValueId id, std::string_view op) {
+  if (id == kNoValue) return nullptr;
+  const int p = index.producer(id);
+  if (p < 0) return nullptr;
+  Node& node = graph->nodes()[static_cast<size_t>(p)];
+  return IsOp(node, op) ? &node : nullptr;
+}
+
+// A zero point constant of `type` (the QLinear ops need explicit ones).
+ValueId ZeroPointConstant(Graph* graph, const std::string& name, DataType type) {
+  Tensor t = *Tensor::Zeros(type, Shape{});
+  return graph->AddConstant(name, std::move(t));
+}
+
+bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
+  const bool conv = IsOp(op, "Conv");
+  if (!conv && !IsOp(op, "MatMul")) return false;
+  Node* dq_x = ProducerOp(graph, index, op.input(0), "DequantizeLinear");
+  Node* dq_w = ProducerOp(graph, index, op.input(1), "DequantizeLinear");
+  if (dq_x == nullptr || dq_w == nullptr) return false;
+  const auto x = ParamsOf(*graph, *dq_x);
+  const auto w = ParamsOf(*graph, *dq_w);
+  if (!x || !w || x->scales.size() != 1) return false;
+  const Value& xv = graph->value(x->data);
+  const Tensor* wq = ConstantOf(*graph, w->data);
+  if (!Is8Bit(xv.dtype) || wq == nullptr || !Is8Bit(wq->dtype())) return false;
+  if (!ZeroPointIs(*graph, *w, wq->dtype() == DataType::kInt8 ? 0 : 128)) return false;
+  const Shape& ws = wq->shape();
+  if (conv ? ws.size() < 3 : ws.size() != 2) return false;
+  const int64_t channels = conv ? ws[0] : ws[1];
+  if (w->scales.size() != 1) {
+    if (static_cast<int64_t>(w->scales.size()) != channels) return false;
+    const int64_t axis = w->axis < 0 ? w->axis + static_cast<int64_t>(ws.size()) : w->axis;
+    if (axis != (conv ? 0 : 1)) return false;
+  }
+  // Output: [Relu →] QuantizeLinear, each the sole reader.
+  ValueId out = op.outputs[0];
+  if (!index.HasSingleConsumer(out)) return false;
+  Node* next = &graph->nodes()[static_cast<size_t>(index.consumers(out)[0])];
+  Node* relu = nullptr;
+  if (IsOp(*next, "Relu")) {
+    relu = next;
+    if (!index.HasSingleConsumer(relu->outputs[0])) return false;
+    next = &graph->nodes()[static_cast<size_t>(index.consumers(relu->outputs[0])[0])];
+  }
+  if (!IsOp(*next, "QuantizeLinear") || next->inputs[0] != (relu ? relu->outputs[0] : out)) {
+    return false;
+  }
+  const auto y = ParamsOf(*graph, *next);
+  if (!y || y->scales.size() != 1) return false;
+  const DataType y_type =
+      y->zero_point != kNoValue ? graph->value(y->zero_point).dtype : DataType::kUint8;
+  if (!Is8Bit(y_type)) return false;
+  // Bias: an fp32 constant (or a DequantizeLinear of one) requantized to int32.
+  ValueId bias_q = kNoValue;
+  if (conv && op.has_input(2)) {
+    std::vector<float> b;
+    if (const Tensor* bf = ConstantOf(*graph, op.inputs[2]);
+        bf != nullptr && bf->dtype() == DataType::kFp32) {
+      b.assign(bf->values<float>().begin(), bf->values<float>().end());
+    } else if (Node* dq_b = ProducerOp(graph, index, op.inputs[2], "DequantizeLinear")) {
+      const auto bp = ParamsOf(*graph, *dq_b);
+      const Tensor* bi = bp ? ConstantOf(*graph, bp->data) : nullptr;
+      if (bi == nullptr || bi->dtype() != DataType::kInt32 || !ZeroPointIs(*graph, *bp, 0)) {
+        return false;
+      }
+      for (int64_t i = 0; i < bi->num_elements(); ++i) {
+        const float s = bp->scales[bp->scales.size() == 1 ? 0 : static_cast<size_t>(i)];
+        b.push_back(static_cast<float>(bi->values<int32_t>()[i]) * s);
+      }
+    } else {
+      return false;
+    }
+    if (static_cast<int64_t>(b.size()) != channels) return false;
+    Tensor q = *Tensor::Allocate(DataType::kInt32, Shape{channels});
+    for (int64_t c = 0; c < channels; ++c) {
+      const double s = static_cast<double>(x->scales[0]) *
+                       w->scales[w->scales.size() == 1 ? 0 : static_cast<size_t>(c)];
+      q.mutable_values<int32_t>()[c] =
+          static_cast<int32_t>(std::nearbyint(static_cast<double>(b[static_cast<size_t>(c)]) / s));
+    }
+    bias_q = graph->AddConstant(StrCat(op.name, "/bias_q"), std::move(q));
+  }
+  Node fused;
+  fused.name = op.name + "/qlinear";
+  fused.op_type = conv ? "QLinearConv" : "QLinearMatMul";
+  fused.opset = op.opset;
+  const ValueId x_zp = x->zero_point != kNoValue
+                           ? x->zero_point
+                           : ZeroPointConstant(graph, StrCat(op.name, "/x_zp"), xv.dtype);
+  const ValueId w_zp = w->zero_point != kNoValue
+                           ? w->zero_point
+                           : ZeroPointConstant(graph, StrCat(op.name, "/w_zp"), wq->dtype());
+  const ValueId y_zp = y->zero_point != kNoValue
+                           ? y->zero_point
+                           : ZeroPointConstant(graph, StrCat(op.name, "/y_zp"), y_type);
+  fused.inputs = {x->data, x->scale, x_zp, w->data, w->scale, w_zp, y->scale, y_zp};
+  if (bias_q != kNoValue) fused.inputs.push_back(bias_q);
+  fused.outputs = {next->outputs[0]};
+  if (conv) {
+    for (const char* attr : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}) {
+      if (const Attribute* a = op.attributes.Find(attr)) fused.attributes.Set(attr, *a);
+    }
+  }
+  if (relu != nullptr) {
+    AppendPostOp(&fused, "Relu", 0, 0);
+    relu->removed = true;
+  }
+  next->removed = true;
+  op = std::move(fused);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> QdqFusion::Run(Graph* graph) const {
+  bool changed = false;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    const GraphIndex index(*graph);
+    for (Node& node : graph->nodes()) {
+      if (!node.removed && FuseOne(graph, index, node)) {
+        progress = changed = true;
+        break;  // the index is stale
+      }
+    }
+    graph->Compact();
+  }
+  return changed;
+}
+
+}  // namespace brigade::engine::onnx

@@ -1,0 +1,29 @@
+#ifndef BRIGADE_ENGINE_ONNX_PASSES_QDQ_FUSION_H_
+#define BRIGADE_ENGINE_ONNX_PASSES_QDQ_FUSION_H_
+
+// QdqFusion: turns the QDQ form of a quantized Conv or MatMul (what quantization tools and
+// ONNX Runtime's static quantizer emit) into one QLinearConv / QLinearMatMul, which runs as a
+// oneDNN u8s8 primitive (s32 accumulation, requantization in the same pass).
+//
+//   x_q ─DequantizeLinear─┐
+//   w_q ─DequantizeLinear─┴─Conv(+ bias b)─► [Relu] ─QuantizeLinear(y_scale, y_zp)─► y_q
+//     ⇒  QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, b_q)[post_ops: Relu]
+//
+// with b_q = round(b / (x_scale · w_scale[c])) as int32. Applies when the weights are constant
+// s8 with zero point 0 (or u8 with zero point 128), x and y are per-tensor, weights per-tensor or
+// per-output-channel, all scales and zero points constants; MatMul also needs 2-D weights.
+// Dequantized values read elsewhere keep their DequantizeLinear.
+
+#include "engine/onnx/passes/pass.h"
+
+namespace brigade::engine::onnx {
+
+class QdqFusion final : public GraphPass {
+ public:
+  std::string_view name() const override { return "qdq_fusion"; }
+  absl::StatusOr<bool> Run(Graph* graph) const override;
+};
+
+}  // namespace brigade::engine::onnx
+
+#endif  // BRIGADE_ENGINE_ONNX_PASSES_QDQ_FUSION_H_

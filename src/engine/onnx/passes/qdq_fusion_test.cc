@@ -1,0 +1,96 @@
+#include "engine/onnx/passes/qdq_fusion.h"
+
+#include <cmath>
+
+#include "engine/onnx/passes/dead_node_elimination.h"
+#include "engine/onnx/test_util/graph_runner.h"
+#include "gtest/gtest.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+Tensor F32(std::vector<int64_t> shape, std::vector<float> v) {
+  return *Tensor::FromValues<float>(Shape(shape.begin(), shape.end()), v);
+}
+template <typename T>
+Tensor Q(std::vector<int64_t> shape, std::vector<T> v) {
+  return *Tensor::FromValues<T>(Shape(shape.begin(), shape.end()), v);
+}
+
+// x → Q → DQ ─┐
+// w_q → DQ ───┴─ Conv(+b) → Relu → Q → DQ → y, with per-channel weight scales.
+OnnxBuilder QdqConv(int64_t group) {
+  constexpr int64_t kC = 4, kM = 4;
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, kC, 6, 6});
+  b.Initializer("x_s", F32({}, {0.02f}));
+  b.Initializer("x_zp", Q<uint8_t>({}, {128}));
+  std::vector<int8_t> w;
+  for (int i = 0; i < kM * (kC / group) * 9; ++i)
+    w.push_back(static_cast<int8_t>((i * 37) % 255 - 127));
+  b.Initializer("w_q", Q<int8_t>({kM, kC / group, 3, 3}, w));
+  b.Initializer("w_s", F32({kM}, {0.01f, 0.02f, 0.005f, 0.015f}));
+  b.Initializer("w_zp", Q<int8_t>({kM}, {0, 0, 0, 0}));
+  b.Initializer("bias", F32({kM}, {0.1f, -0.2f, 0.05f, 0.0f}));
+  b.Initializer("y_s", F32({}, {0.05f}));
+  b.Initializer("y_zp", Q<uint8_t>({}, {10}));
+  b.Node("QuantizeLinear", {"x", "x_s", "x_zp"}, {"x_q"});
+  b.Node("DequantizeLinear", {"x_q", "x_s", "x_zp"}, {"x_f"});
+  OnnxBuilder::SetInt(b.Node("DequantizeLinear", {"w_q", "w_s", "w_zp"}, {"w_f"}), "axis", 0);
+  auto& conv = b.Node("Conv", {"x_f", "w_f", "bias"}, {"c"});
+  OnnxBuilder::SetInts(conv, "pads", {1, 1, 1, 1});
+  OnnxBuilder::SetInt(conv, "group", group);
+  b.Node("Relu", {"c"}, {"r"});
+  b.Node("QuantizeLinear", {"r", "y_s", "y_zp"}, {"y_q"});
+  b.Node("DequantizeLinear", {"y_q", "y_s", "y_zp"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, kM, 6, 6});
+  return b;
+}
+
+TEST(QdqFusionTest, QdqConvBecomesOneQLinearConvWithinOneQuantizationStep) {
+  for (int64_t group : {1, 4}) {
+    const Graph original = LoadGraph(QdqConv(group));
+    Graph g = original;
+    auto changed = QdqFusion().Run(&g);
+    ASSERT_TRUE(changed.ok() && *changed);
+    ASSERT_TRUE(DeadNodeElimination().Run(&g).ok());
+    EXPECT_EQ(CountOps(g, "QLinearConv"), 1);
+    EXPECT_EQ(CountOps(g, "Conv"), 0);
+    EXPECT_EQ(CountOps(g, "Relu"), 0);
+    EXPECT_EQ(g.nodes().size(), 3u);  // QuantizeLinear, QLinearConv, DequantizeLinear
+    Tensor x = RandomTensor({2, 4, 6, 6}, 9);
+    for (float& v : x.mutable_values<float>()) v *= 2.0f;
+    const auto fused = RunGraph(g, {&x, 1});
+    const auto reference = RunGraph(original, {&x, 1});
+    ASSERT_EQ(fused.size(), 1u);
+    // Integer accumulation vs fp32 accumulation may round differently at exact .5 boundaries.
+    int64_t exact = 0;
+    for (int64_t i = 0; i < x.shape()[0] * 4 * 36; ++i) {
+      const float d = std::abs(fused[0].values<float>()[i] - reference[0].values<float>()[i]);
+      EXPECT_LE(d, 0.05f + 1e-6f) << i;
+      exact += d == 0.0f;
+    }
+    EXPECT_GT(exact, x.shape()[0] * 4 * 36 * 95 / 100);
+  }
+}
+
+TEST(QdqFusionTest, NonConstantWeightsAreLeftAlone) {
+  OnnxBuilder b;
+  b.Input("a", DataType::kUint8, {2, 3});
+  b.Input("w_q", DataType::kInt8, {3, 4});
+  b.Initializer("s", F32({}, {0.1f}));
+  b.Initializer("zp", Q<uint8_t>({}, {0}));
+  b.Initializer("wzp", Q<int8_t>({}, {0}));
+  b.Node("DequantizeLinear", {"a", "s", "zp"}, {"a_f"});
+  b.Node("DequantizeLinear", {"w_q", "s", "wzp"}, {"w_f"});
+  b.Node("MatMul", {"a_f", "w_f"}, {"m"});
+  b.Node("QuantizeLinear", {"m", "s", "zp"}, {"y"});
+  b.Output("y", DataType::kUint8, {2, 4});
+  Graph g = LoadGraph(b);
+  auto changed = QdqFusion().Run(&g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(*changed);
+}
+
+}  // namespace
+}  // namespace brigade::engine::onnx
