@@ -56,12 +56,21 @@ int64_t BatchPolicy::PredictCompletionNs(const AdmissionView& view) const {
   const int batch = std::clamp(total, 1, std::max(1, view.max_batch_size));
   const LatencyProfile::Estimate estimate = view.load.profile->Predict(-1, batch);
   if (estimate.source == LatencyProfile::Source::kUnknown) return -1;
-  const int64_t batches = (total + batch - 1) / batch;
-  const int64_t instances = std::max(1, view.load.instances);
-  const int64_t rounds = (batches + instances - 1) / instances;
-  const int64_t start_ns = std::max(view.now_ns, view.load.first_free_ns);
-  return start_ns + (rounds - 1) * estimate.p50_ns + estimate.p99_ns +
-         ExtraWaitNs(total, view.max_batch_size);
+  // Each batch goes to the instance that frees up first; the request's own batch is the last.
+  // Every batch is charged its p99 (the p99 of a sum is at most the sum of the p99s), so an
+  // admitted request's p99 stays within its deadline rather than on it.
+  absl::InlinedVector<int64_t, 8> free_at_ns = view.load.free_at_ns;
+  if (free_at_ns.empty()) {
+    free_at_ns.assign(static_cast<size_t>(std::max(1, view.load.instances)),
+                      view.load.first_free_ns);
+  }
+  for (int64_t& free_ns : free_at_ns) free_ns = std::max(free_ns, view.now_ns);
+  const int batches = (total + batch - 1) / batch;
+  for (int b = 1;; ++b) {
+    const auto first = std::min_element(free_at_ns.begin(), free_at_ns.end());
+    if (b == batches) return *first + estimate.p99_ns + ExtraWaitNs(total, view.max_batch_size);
+    *first += estimate.p99_ns;
+  }
 }
 
 FixedDelayPolicy::FixedDelayPolicy(int64_t max_queue_delay_us, std::vector<int> preferred)

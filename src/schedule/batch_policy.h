@@ -99,10 +99,11 @@ class BatchPolicy {
   // Called with at least one candidate (view.rows >= 1).
   virtual BatchChoice Choose(const BatchView& view) const = 0;
 
-  // The predicted p99 completion time (absolute, Clock ns) of the request in `view`: the
-  // instances first finish what they run, then the rows ahead and the request's own rows go in
-  // batches of up to max_batch_size spread over the instances; the preceding batches are charged
-  // their p50, the request's own batch its p99, plus ExtraWaitNs for batch formation.
+  // The predicted p99 completion time (absolute, Clock ns) of the request in `view`: the rows
+  // ahead and the request's own rows go in FIFO batches of up to max_batch_size, each to the
+  // instance that frees up first (after the batch it runs now); every batch is charged its p99
+  // (conservative: the p99 of a sum is at most the sum of p99s), plus ExtraWaitNs for batch
+  // formation.
   // -1 when the profile cannot tell yet (admission control then admits).
   int64_t PredictCompletionNs(const AdmissionView& view) const;
 

@@ -110,6 +110,17 @@ TEST(P99ModelPolicyTest, CapsTheBatchAtTheSizeWhoseP99MeetsTheSlo) {
   EXPECT_EQ(choice.reason, BatchReason::kSloLimit);
 }
 
+TEST(P99ModelPolicyTest, TheSloDoesNotCutABatchBelowWhatTheLoadNeeds) {
+  const LatencyProfile profile = LinearProfile();
+  // Overloaded (5000 rows/s > 3200/s capacity): a batch of 8 would meet the oldest request's SLO,
+  // but only full batches keep the backlog from growing for everyone behind it.
+  ViewBuilder b(16, &profile, /*rows_per_s=*/5000);
+  b.view.slo_deadline_ns = kNow + 3000 * kUs;
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 16);
+  EXPECT_EQ(choice.reason, BatchReason::kEnoughRows);
+}
+
 TEST(P99ModelPolicyTest, RunsTheBiggestBatchOnceTheSloIsLost) {
   const LatencyProfile profile = LinearProfile();
   ViewBuilder b(3, &profile, /*rows_per_s=*/2000);
@@ -186,6 +197,11 @@ TEST(BatchPolicyTest, PredictedCompletionChargesQueuedBatchesAndTheFixedDelay) {
   // 21 rows: 3 batches of 8 (3000 µs) on 2 instances = 2 rounds, after the first instance frees.
   const int64_t expected = kNow + 700 * kUs + 3000 * kUs + 3000 * kUs;
   EXPECT_EQ(P99(20'000).PredictCompletionNs(view), expected);
+  // The instances free up at different times: batches go to whichever is first.
+  view.load.free_at_ns = {kNow + 700 * kUs, kNow + 6000 * kUs};
+  // Batch 1 on A (700 → 3700), batch 2 on A (3700 → 6700), the own batch on B at 6000.
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 6000 * kUs + 3000 * kUs);
+  view.load.free_at_ns.clear();
   // A fixed delay holds a partial batch back: 3 rows of 16 wait the delay, then take 1750 µs.
   view.rows_ahead = 2;
   view.max_batch_size = 16;

@@ -58,9 +58,10 @@ BatchQueue::BatchQueue(BatchQueueOptions options, std::unique_ptr<BatchPolicy> p
 
 int BatchQueue::LevelOf(const InferRequest& request) const {
   const int levels = static_cast<int>(levels_.size());
-  const int level = request.priority == 0
+  // Triton: 0, or a level the model does not have, means the default level.
+  const int level = request.priority == 0 || request.priority > static_cast<uint32_t>(levels)
                         ? options_.default_priority_level
-                        : static_cast<int>(std::min<uint32_t>(request.priority, 1u << 30));
+                        : static_cast<int>(request.priority);
   return std::clamp(level, 1, levels) - 1;
 }
 

@@ -9,7 +9,7 @@
 // Semantics follow Triton's dynamic batcher and queue policies:
 //   - priority levels 1..priority_levels (1 is highest, strict): a batch is led by the oldest
 //     request of the highest non-empty level and filled in level order, FIFO within a level;
-//     priority 0 means default_priority_level, larger values are clamped to the lowest level;
+//     priority 0, or a level above priority_levels, means default_priority_level (as Triton);
 //   - each level has a queue policy (priority_queue_policy[level], else default_queue_policy):
 //       max_queue_size          a full level refuses the request at once (0 = only the
 //                               queue-wide bound, which always applies: nothing is unbounded);

@@ -135,6 +135,19 @@ TEST(BatchQueueTest, HigherPriorityLevelsGoFirst) {
   EXPECT_EQ(Ids(queue.Next(clock.NowNs()).batch), (std::vector<std::string>{"low"}));
 }
 
+TEST(BatchQueueTest, AnUnknownPriorityLevelMeansTheDefaultLevel) {
+  BatchQueueOptions options;
+  options.max_batch_size = 8;
+  options.priority_levels = 3;
+  options.default_priority_level = 2;
+  BatchQueue queue(options);
+  FakeClock clock;
+  queue.Push(MakeRequest("low", 1, 4, /*priority=*/3), clock.NowNs());
+  queue.Push(MakeRequest("beyond", 1, 4, /*priority=*/9), clock.NowNs());
+  EXPECT_EQ(queue.level_size(2), 1u);
+  EXPECT_EQ(Ids(queue.Next(clock.NowNs()).batch), (std::vector<std::string>{"beyond"}));
+}
+
 TEST(BatchQueueTest, AFullQueueHandsTheRequestBack) {
   BatchQueueOptions options;
   options.max_queue_size = 2;

@@ -53,12 +53,10 @@ LoadSignals LoadTracker::Signals(int64_t now_ns) const {
   signals.utilization = std::clamp(busy_ns_.PerSecond(now_ns) / 1e9 / signals.instances, 0.0, 1.0);
   int64_t first_free_ns = INT64_MAX;
   for (int64_t until_ns : busy_until_ns_) {
-    if (until_ns < 0) {
-      first_free_ns = now_ns;
-    } else {
-      ++signals.busy_instances;
-      first_free_ns = std::min(first_free_ns, std::max(until_ns, now_ns));
-    }
+    const int64_t free_ns = until_ns < 0 ? now_ns : std::max(until_ns, now_ns);
+    if (until_ns >= 0) ++signals.busy_instances;
+    signals.free_at_ns.push_back(free_ns);
+    first_free_ns = std::min(first_free_ns, free_ns);
   }
   signals.first_free_ns = first_free_ns;
   return signals;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "schedule/latency_profile.h"
 
 namespace brigade::schedule {
@@ -43,6 +44,9 @@ struct LoadSignals {
   // When every instance is busy: the predicted time the first one frees up (never before now).
   // Otherwise now (an instance is free).
   int64_t first_free_ns = 0;
+  // Per instance: the predicted end of its running batch, or now when idle. Empty: every
+  // instance frees up at first_free_ns.
+  absl::InlinedVector<int64_t, 8> free_at_ns;
 };
 
 class LoadTracker {

@@ -36,9 +36,12 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
   const int needed = NeededSize(*profile, view.instance, max_rows, view.load.arrival_rows_per_s,
                                 view.load.instances, options_.headroom);
   const int target = std::min(needed, slo_rows);
+  // Cutting a batch below what the load needs would help the oldest request and delay everyone
+  // behind it, and when overloaded it compounds; the cap is the SLO's size or the needed one.
+  const int cap = std::max(slo_rows, std::min(needed, max_rows));
   if (n >= target) {
-    return {std::min(n, slo_rows), INT64_MAX,
-            n > slo_rows ? BatchReason::kSloLimit : BatchReason::kEnoughRows};
+    return {std::min(n, cap), INT64_MAX,
+            n > cap ? BatchReason::kSloLimit : BatchReason::kEnoughRows};
   }
 
   // Wait for the missing rows, but not past the last moment a batch of `target` still meets D.

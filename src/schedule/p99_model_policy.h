@@ -15,7 +15,11 @@
 //
 //   no profile yet            → run the n rows now                  (kLearning)
 //   Bslo == 0 (SLO lost)      → run min(n, Bmax) now                (kLate)
-//   n >= target               → run min(n, Bslo) now                (kEnoughRows / kSloLimit)
+//   n >= target               → run min(n, max(Bslo, min(Bneed, Bmax))) now
+//                               (kEnoughRows / kSloLimit): the SLO caps the batch only down to
+//                               the size the load needs — below it, the oldest request would
+//                               gain and every request behind it lose, and under overload the
+//                               shrinking throughput would make every later request late too;
 //   n <  target               → wait for target - n more rows: until the expected arrival of
 //                               the missing rows ((target - n) / λ), but never past
 //                               D - p99(target); at that point run what is there (kSloLimit).

@@ -14,6 +14,17 @@ void DurationHistogram::Add(int64_t duration_ns) {
   sum_us += static_cast<double>(std::max<int64_t>(0, duration_ns)) / 1000.0;
 }
 
+int64_t DurationHistogram::QuantileBoundUs(double q) const {
+  if (count == 0) return 0;
+  const double target = std::clamp(q, 0.0, 1.0) * static_cast<double>(count);
+  uint64_t seen = 0;
+  for (size_t b = 0; b < kUpperBoundsUs.size(); ++b) {
+    seen += counts[b];
+    if (static_cast<double>(seen) >= target) return kUpperBoundsUs[b];
+  }
+  return -1;
+}
+
 SchedulerStats::SchedulerStats(int max_batch_size) {
   snapshot_.batch_rows.resize(static_cast<size_t>(std::max(1, max_batch_size)) + 1);
 }

@@ -32,6 +32,8 @@ struct DurationHistogram {
   double sum_us = 0;
 
   void Add(int64_t duration_ns);
+  // Upper bound (µs) of the bucket holding the q-quantile; 0 when empty, -1 when it is in +Inf.
+  int64_t QuantileBoundUs(double q) const;
 };
 
 struct SchedulerSnapshot {

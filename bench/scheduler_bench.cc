@@ -1,0 +1,363 @@
+// scheduler_bench: the Scheduler in-process under open-loop Poisson arrivals, comparing batch
+// policies at fractions of measured capacity. Printed, never asserted.
+//
+// The model is the builtin identity backend with a controlled cost: a batch of b rows spins
+// compute_us + b * per_row_us of CPU (engine/builtin/builtin_backend.h), on `instances` instance
+// threads pinned one per core. For each load (fraction of the capacity measured first with full
+// batches) and each configuration, arrivals are drawn from an exponential distribution (fixed
+// seed) and issued on schedule whether or not earlier requests finished (open loop); a request's
+// latency runs from its *scheduled* arrival to its answer, so a late generator counts against
+// the server, never for it. The first `warmup_s` of each run is excluded (the adaptive policies
+// learn their profile there).
+//
+// Columns: throughput counts successful answers given during the measured window; p50/p99 are
+// over successful answers; shed = refused (queue full, predicted late) or timed out; shed p99 is
+// shown from the client's view (scheduled arrival → refusal, so it includes the generator's own
+// lateness) and the server's (Enqueue → refusal answered, as the bound of its histogram bucket);
+// "OK within SLO" is the share of all measured arrivals answered successfully within slo_us.
+//
+//   scheduler_bench [--compute_us=2000] [--per_row_us=500] [--max_batch=16] [--instances=2]
+//                   [--slo_us=50000] [--seconds=4] [--warmup_s=1] [--delays_us=0,2000,8000]
+//                   [--loads=50,80,95,120] [--seed=1]
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/strings.h"
+#include "engine/builtin/builtin_backend.h"
+#include "schedule/scheduler.h"
+
+namespace brigade::bench {
+namespace {
+
+struct Flags {
+  int64_t compute_us = 2000;
+  int64_t per_row_us = 500;
+  int max_batch = 16;
+  int instances = 2;
+  int64_t slo_us = 50000;
+  double seconds = 4;
+  double warmup_s = 1;
+  std::vector<int64_t> delays_us = {0, 2000, 8000};
+  std::vector<int64_t> loads = {50, 80, 95, 120};
+  uint64_t seed = 1;
+};
+
+std::vector<int64_t> ParseList(std::string_view text) {
+  std::vector<int64_t> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    int64_t value = 0;
+    if (ParseInteger(text.substr(0, comma), &value)) out.push_back(value);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+bool ParseFlags(int argc, char** argv, Flags* flags) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    const size_t eq = arg.find('=');
+    if (arg.substr(0, 2) != "--" || eq == std::string_view::npos) {
+      std::fprintf(stderr, "bad flag %s\n", argv[i]);
+      return false;
+    }
+    const std::string_view key = arg.substr(2, eq - 2);
+    const std::string_view value = arg.substr(eq + 1);
+    bool ok = true;
+    if (key == "compute_us") {
+      ok = ParseInteger(value, &flags->compute_us);
+    } else if (key == "per_row_us") {
+      ok = ParseInteger(value, &flags->per_row_us);
+    } else if (key == "max_batch") {
+      ok = ParseInteger(value, &flags->max_batch);
+    } else if (key == "instances") {
+      ok = ParseInteger(value, &flags->instances);
+    } else if (key == "slo_us") {
+      ok = ParseInteger(value, &flags->slo_us);
+    } else if (key == "seconds") {
+      ok = ParseDouble(value, &flags->seconds);
+    } else if (key == "warmup_s") {
+      ok = ParseDouble(value, &flags->warmup_s);
+    } else if (key == "delays_us") {
+      flags->delays_us = ParseList(value);
+    } else if (key == "loads") {
+      flags->loads = ParseList(value);
+    } else if (key == "seed") {
+      ok = ParseInteger(value, &flags->seed);
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "bad flag %s\n", argv[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+// One scheduler configuration under test.
+struct Config {
+  std::string name;
+  bool batching = true;
+  schedule::BatchPolicyKind policy = schedule::BatchPolicyKind::kFixedDelay;
+  int64_t delay_us = 0;
+  bool admission_control = false;
+};
+
+std::shared_ptr<engine::Model> LoadModel(const Flags& flags) {
+  engine::ModelLoadOptions options;
+  options.model_name = "bench";
+  options.max_batch_size = flags.max_batch;
+  options.parameters["op"] = "identity";
+  options.parameters["compute_us"] = std::to_string(flags.compute_us);
+  options.parameters["compute_us_per_row"] = std::to_string(flags.per_row_us);
+  options.declared_inputs = {{"INPUT0", DataType::kFp32, {-1, 1}}};
+  options.declared_outputs = {{"OUTPUT0", DataType::kFp32, {-1, 1}}};
+  engine::BuiltinBackend backend;
+  absl::StatusOr<std::shared_ptr<engine::Model>> model = backend.Load(options);
+  if (!model.ok()) {
+    std::fprintf(stderr, "cannot load the model: %s\n",
+                 std::string(model.status().message()).c_str());
+    std::exit(1);
+  }
+  return *model;
+}
+
+std::unique_ptr<schedule::Scheduler> MakeScheduler(const Flags& flags, const Config& config,
+                                                   std::shared_ptr<engine::Model> model) {
+  schedule::Scheduler::Options options;
+  options.model_name = "bench";
+  options.instance_count = flags.instances;
+  options.intra_op_threads = 1;
+  options.pin_threads = true;
+  options.queue.max_batch_size = flags.max_batch;
+  options.queue.dynamic_batching = config.batching;
+  options.queue.max_queue_delay_us = config.delay_us;
+  options.queue.max_queue_size = 1024;
+  options.queue.policy = config.policy;
+  options.queue.target_p99_us = flags.slo_us;
+  options.queue.admission_control = config.admission_control;
+  auto stats = std::make_shared<observe::ModelStats>("bench", "1", flags.max_batch);
+  auto scheduler = schedule::Scheduler::Create(options, std::move(model), std::move(stats));
+  if (!scheduler.ok()) {
+    std::fprintf(stderr, "cannot start the scheduler: %s\n",
+                 std::string(scheduler.status().message()).c_str());
+    std::exit(1);
+  }
+  return *std::move(scheduler);
+}
+
+// Per-request outcome, written by the answering thread into its own slot.
+struct Outcome {
+  int64_t arrival_ns = 0;
+  std::atomic<int64_t> done_ns{0};
+  std::atomic<int> code{-1};
+};
+
+std::unique_ptr<InferRequest> MakeRequest(Outcome* outcome, std::atomic<int64_t>* answered) {
+  auto request = std::make_unique<InferRequest>();
+  request->model_name = "bench";
+  request->inputs.push_back({"INPUT0", *Tensor::Zeros(DataType::kFp32, {1, 1}), {}});
+  request->on_complete = [outcome, answered](absl::StatusOr<InferResponse> result) {
+    outcome->code.store(static_cast<int>(result.status().code()), std::memory_order_relaxed);
+    outcome->done_ns.store(Clock::Real()->NowNs(), std::memory_order_release);
+    answered->fetch_add(1, std::memory_order_acq_rel);
+  };
+  return request;
+}
+
+struct Result {
+  double offered_per_s = 0;
+  double throughput_per_s = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double shed_percent = 0;
+  double shed_p99_us = 0;
+  double mean_batch = 0;
+  double slo_met_percent = 0;  // of all measured arrivals: answered OK within the SLO
+  schedule::SchedulerSnapshot snapshot;
+};
+
+double Percentile(std::vector<int64_t>& values, double q) {
+  if (values.empty()) return 0;
+  const auto index =
+      static_cast<size_t>(std::min<double>(static_cast<double>(values.size() - 1),
+                                           std::ceil(q * static_cast<double>(values.size())) - 1));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index),
+                   values.end());
+  return static_cast<double>(values[index]);
+}
+
+void WaitUntil(int64_t when_ns) {
+  const int64_t now = Clock::Real()->NowNs();
+  if (when_ns > now) std::this_thread::sleep_for(std::chrono::nanoseconds(when_ns - now));
+}
+
+// Open-loop Poisson arrivals at `rate_per_s` for flags.seconds.
+Result RunLoad(const Flags& flags, const Config& config, std::shared_ptr<engine::Model> model,
+               double rate_per_s) {
+  auto scheduler = MakeScheduler(flags, config, std::move(model));
+  std::mt19937_64 rng(flags.seed);
+  std::exponential_distribution<double> gap_s(rate_per_s);
+  const auto count = static_cast<size_t>(rate_per_s * flags.seconds * 1.2) + 16;
+  std::vector<Outcome> outcomes(count);
+  std::atomic<int64_t> answered{0};
+  const int64_t start_ns = Clock::Real()->NowNs() + 1'000'000;
+  const int64_t end_ns = start_ns + static_cast<int64_t>(flags.seconds * 1e9);
+  const int64_t measure_from_ns = start_ns + static_cast<int64_t>(flags.warmup_s * 1e9);
+  double t_s = 0;
+  size_t issued = 0;
+  for (; issued < count; ++issued) {
+    t_s += gap_s(rng);
+    const int64_t arrival_ns = start_ns + static_cast<int64_t>(t_s * 1e9);
+    if (arrival_ns >= end_ns) break;
+    WaitUntil(arrival_ns);
+    outcomes[issued].arrival_ns = arrival_ns;
+    scheduler->Enqueue(MakeRequest(&outcomes[issued], &answered));
+  }
+  scheduler->Drain();  // everything admitted is answered before Drain returns
+  while (answered.load(std::memory_order_acquire) < static_cast<int64_t>(issued)) {
+    std::this_thread::yield();
+  }
+
+  Result result;
+  result.snapshot = scheduler->Snapshot();
+  std::vector<int64_t> ok_ns, shed_ns;
+  size_t measured = 0, within_slo = 0, completed_in_window = 0;
+  for (size_t i = 0; i < issued; ++i) {
+    const Outcome& outcome = outcomes[i];
+    const int64_t done_ns = outcome.done_ns.load();
+    const bool ok = outcome.code.load() == static_cast<int>(absl::StatusCode::kOk);
+    // Throughput: successful answers given during the measurement window, whenever they arrived.
+    if (ok && done_ns >= measure_from_ns && done_ns < end_ns) ++completed_in_window;
+    if (outcome.arrival_ns < measure_from_ns) continue;
+    ++measured;
+    const int64_t latency_ns = done_ns - outcome.arrival_ns;
+    if (ok) {
+      ok_ns.push_back(latency_ns);
+      if (latency_ns <= flags.slo_us * 1000) ++within_slo;
+    } else {
+      shed_ns.push_back(latency_ns);
+    }
+  }
+  const double window_s = static_cast<double>(end_ns - measure_from_ns) / 1e9;
+  result.offered_per_s = static_cast<double>(measured) / window_s;
+  result.throughput_per_s = static_cast<double>(completed_in_window) / window_s;
+  result.p50_ms = Percentile(ok_ns, 0.50) / 1e6;
+  result.p99_ms = Percentile(ok_ns, 0.99) / 1e6;
+  result.shed_percent = measured == 0 ? 0 : 100.0 * static_cast<double>(shed_ns.size()) / measured;
+  result.shed_p99_us = Percentile(shed_ns, 0.99) / 1e3;
+  result.slo_met_percent = measured == 0 ? 0 : 100.0 * static_cast<double>(within_slo) / measured;
+  uint64_t rows = 0, batches = 0;
+  for (size_t b = 0; b < result.snapshot.batch_rows.size(); ++b) {
+    rows += b * result.snapshot.batch_rows[b];
+    batches += result.snapshot.batch_rows[b];
+  }
+  result.mean_batch = batches == 0 ? 0 : static_cast<double>(rows) / static_cast<double>(batches);
+  return result;
+}
+
+// Saturation throughput with full batches: keep the queue deep for `seconds`.
+double MeasureCapacity(const Flags& flags, std::shared_ptr<engine::Model> model) {
+  Config config{"capacity", true, schedule::BatchPolicyKind::kFixedDelay, 0, false};
+  auto scheduler = MakeScheduler(flags, config, std::move(model));
+  std::atomic<int64_t> answered{0};
+  std::vector<Outcome> outcomes(1);
+  const size_t depth = static_cast<size_t>(flags.max_batch * flags.instances * 4);
+  int64_t issued = 0;
+  const int64_t start_ns = Clock::Real()->NowNs();
+  const int64_t end_ns = start_ns + static_cast<int64_t>(2e9);
+  int64_t counted_from = -1, counted_at_ns = 0;
+  while (Clock::Real()->NowNs() < end_ns) {
+    while (issued - answered.load() < static_cast<int64_t>(depth)) {
+      scheduler->Enqueue(MakeRequest(&outcomes[0], &answered));
+      ++issued;
+    }
+    if (counted_from < 0 && Clock::Real()->NowNs() > start_ns + 500'000'000) {
+      counted_from = answered.load();
+      counted_at_ns = Clock::Real()->NowNs();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  const int64_t done = answered.load();
+  const int64_t now_ns = Clock::Real()->NowNs();
+  scheduler->Drain();
+  return static_cast<double>(done - counted_from) /
+         (static_cast<double>(now_ns - counted_at_ns) / 1e9);
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, &flags)) return 2;
+  auto model = LoadModel(flags);
+  std::vector<Config> configs;
+  configs.push_back({"no batching", false, schedule::BatchPolicyKind::kFixedDelay, 0, false});
+  for (int64_t delay_us : flags.delays_us) {
+    configs.push_back({StrCat("fixed delay ", delay_us, " us"), true,
+                       schedule::BatchPolicyKind::kFixedDelay, delay_us, false});
+  }
+  configs.push_back({"seeds' formula", true, schedule::BatchPolicyKind::kQueueFormula, 0, false});
+  configs.push_back({"p99 model", true, schedule::BatchPolicyKind::kP99Model, 0, false});
+  configs.push_back({"p99 model + admission", true, schedule::BatchPolicyKind::kP99Model, 0, true});
+
+  const double capacity = MeasureCapacity(flags, model);
+  std::printf(
+      "# scheduler_bench: builtin identity, batch cost %lld + %lld*rows us, max_batch %d, %d "
+      "instances (1 core each), SLO p99 %lld us, %.1f s per run (%.1f s warm-up excluded)\n",
+      static_cast<long long>(flags.compute_us), static_cast<long long>(flags.per_row_us),
+      flags.max_batch, flags.instances, static_cast<long long>(flags.slo_us), flags.seconds,
+      flags.warmup_s);
+  std::printf("# measured capacity (full batches, saturated): %.0f req/s\n\n", capacity);
+  std::printf(
+      "| load | config | offered/s | throughput/s | p50 ms | p99 ms | shed %% | shed p99 us "
+      "| mean batch | OK within SLO %% |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int64_t load : flags.loads) {
+    for (const Config& config : configs) {
+      const Result r = RunLoad(flags, config, model, capacity * static_cast<double>(load) / 100);
+      const int64_t server_shed_us = r.snapshot.refusal_latency.QuantileBoundUs(0.99);
+      std::printf("| %lld%% | %s | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f / %s | %.1f | %.1f |\n",
+                  static_cast<long long>(load), config.name.c_str(), r.offered_per_s,
+                  r.throughput_per_s, r.p50_ms, r.p99_ms, r.shed_percent, r.shed_p99_us,
+                  server_shed_us == 0 ? "-" : StrCat("<=", server_shed_us).c_str(), r.mean_batch,
+                  r.slo_met_percent);
+      std::fflush(stdout);
+      if (config.policy == schedule::BatchPolicyKind::kP99Model && config.admission_control) {
+        const auto& s = r.snapshot;
+        std::string reasons;
+        for (int i = 1; i < schedule::kNumBatchReasons; ++i) {
+          if (s.reasons[static_cast<size_t>(i)] == 0) continue;
+          reasons += StrCat(" ", schedule::BatchReasonName(static_cast<schedule::BatchReason>(i)),
+                            "=", s.reasons[static_cast<size_t>(i)]);
+        }
+        std::printf(
+            "|  |   ↳ explain: batches=%llu%s; refused late=%llu full=%llu; slower than predicted "
+            "p99: %llu/%llu; mean |err p50| %.0f us |  |  |  |  |  |  |  |  |\n",
+            static_cast<unsigned long long>(s.batches), reasons.c_str(),
+            static_cast<unsigned long long>(s.refused_predicted_late),
+            static_cast<unsigned long long>(s.refused_queue_full),
+            static_cast<unsigned long long>(s.slower_than_predicted_p99),
+            static_cast<unsigned long long>(s.predicted_batches),
+            s.predicted_batches == 0 ? 0.0 : s.abs_error_p50_us_sum / s.predicted_batches);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace brigade::bench
+
+int main(int argc, char** argv) { return brigade::bench::Main(argc, argv); }
