@@ -9,8 +9,17 @@
 #
 # Needs the same setup as bench/onnx_compare.sh (ONNX Runtime for Node, models, onnx_run).
 # Environment: BUILD (default build), ORT_RUN, NODE_PATH, BATCHES (default "1 8"),
-# THREADS_LIST (default "1 2"), RUNS (default 20), WARMUP (default 3).
-# The machine should be otherwise idle: other processes on the same cores distort both columns.
+# THREADS_LIST (default "1 2"), RUNS (default 20), WARMUP (default 3), GOMP_SPINCOUNT.
+# The machine should be otherwise idle: other processes on the same cores distort both columns
+# (the load average is printed with the results).
+#
+# OpenMP wait policy: Brigade's engine runs on libgomp (oneDNN's threading runtime). libgomp's
+# default spins ~300k iterations at every barrier; when other processes compete for the cores,
+# a spinning thread starves its peer and 2-thread latency collapses (measured here under load:
+# MobileNetV2 2 threads 2156 ms default vs 63 ms OMP_WAIT_POLICY=PASSIVE vs 59 ms
+# GOMP_SPINCOUNT=10000). The script uses GOMP_SPINCOUNT=10000 (a short spin, then sleep) unless
+# the environment sets it; serving should set the same (it can only be set before the process
+# starts: libgomp reads it once at load).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -20,7 +29,8 @@ BATCHES=${BATCHES:-"1 8"}
 THREADS_LIST=${THREADS_LIST:-"1 2"}
 RUNS=${RUNS:-20}
 WARMUP=${WARMUP:-3}
-export NODE_PATH
+GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-10000}
+export NODE_PATH GOMP_SPINCOUNT
 
 [ $# -eq 0 ] && set -- resnet50 mobilenet_v2 bert_base distilbert
 
@@ -28,6 +38,7 @@ field() {  # field NAME JSON
   printf '%s\n' "$2" | sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p"
 }
 
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); GOMP_SPINCOUNT=$GOMP_SPINCOUNT"
 printf '%-13s %5s %7s %11s %11s %7s %9s %7s\n' model batch threads ort_ms brigade_ms ratio GFLOP/s %peak
 for threads in $THREADS_LIST; do
   peak=$(field fma_peak_gflops "$("$BUILD/bench/onnx_run" --peak --threads "$threads")")
@@ -49,3 +60,4 @@ for threads in $THREADS_LIST; do
   done
   echo "(FMA peak measured on $threads thread(s): $peak GFLOP/s)"
 done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
