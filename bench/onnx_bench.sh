@@ -1,9 +1,10 @@
 #!/bin/sh
 # Times Brigade's ONNX engine against ONNX Runtime 1.30 (CPU) on the benchmark models, same
 # thread count, ONNX Runtime and Brigade alternating per configuration so both see the same
-# machine load. Prints a table: median latency of each, the ratio (Brigade / ONNX Runtime; < 1
-# means Brigade is faster), and Brigade's conv/matmul GFLOP/s against this CPU's measured FMA
-# peak (onnx_run --peak). Results are printed, not asserted.
+# machine load. Prints a table: median latency of each and the ratio (Brigade / ONNX Runtime;
+# < 1 means Brigade is faster), the same for the fastest run (less sensitive to other processes
+# on a shared machine), and Brigade's conv/matmul GFLOP/s (at its median) against this CPU's
+# measured FMA peak (onnx_run --peak). Results are printed, not asserted.
 #
 #   bench/onnx_bench.sh [MODEL ...]     (default: resnet50 mobilenet_v2 bert_base distilbert)
 #
@@ -39,7 +40,8 @@ field() {  # field NAME JSON
 }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); GOMP_SPINCOUNT=$GOMP_SPINCOUNT"
-printf '%-13s %5s %7s %11s %11s %7s %9s %7s\n' model batch threads ort_ms brigade_ms ratio GFLOP/s %peak
+printf '%-13s %5s %7s %10s %10s %6s %10s %10s %6s %8s %6s\n' model batch threads \
+  ort_med brig_med ratio ort_min brig_min ratio GFLOP/s %peak
 for threads in $THREADS_LIST; do
   peak=$(field fma_peak_gflops "$("$BUILD/bench/onnx_run" --peak --threads "$threads")")
   for name in "$@"; do
@@ -52,9 +54,12 @@ for threads in $THREADS_LIST; do
                --runs "$RUNS" --warmup "$WARMUP")
       ort_ms=$(field median_ms "$ort")
       our_ms=$(field median_ms "$ours")
+      ort_min=$(field min_ms "$ort")
+      our_min=$(field min_ms "$ours")
       gflops=$(field gflops_per_s "$ours")
-      printf '%-13s %5s %7s %11s %11s %7s %9s %7s\n' "$name" "$batch" "$threads" "$ort_ms" \
-        "$our_ms" "$(echo "scale=2; $our_ms / $ort_ms" | bc)" "$gflops" \
+      printf '%-13s %5s %7s %10s %10s %6s %10s %10s %6s %8s %6s\n' "$name" "$batch" "$threads" \
+        "$ort_ms" "$our_ms" "$(echo "scale=2; $our_ms / $ort_ms" | bc)" \
+        "$ort_min" "$our_min" "$(echo "scale=2; $our_min / $ort_min" | bc)" "$gflops" \
         "$(echo "scale=0; 100 * $gflops / $peak" | bc)%"
     done
   done
