@@ -20,6 +20,13 @@ struct InferOutput {
   Parameters parameters;
 };
 
+// How an answer was produced. Brigade-internal: never encoded for clients; read by metrics,
+// traces and the access log.
+struct ExecutionInfo {
+  int batch_size = 0;      // rows of the batch the request ran in; 0 = it did not execute
+  bool cache_hit = false;  // answered from the response cache
+};
+
 struct InferResponse {
   std::string model_name;
   std::string model_version;  // resolved version, decimal ("1")
@@ -28,6 +35,7 @@ struct InferResponse {
   std::vector<InferOutput> outputs;
   // The request's stage stamps, carried back so the transport can add t5 and report the whole.
   StageClock clock;
+  ExecutionInfo execution;
 
   // The output with this name, or null.
   const InferOutput* FindOutput(std::string_view output_name) const {

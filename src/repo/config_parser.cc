@@ -239,7 +239,6 @@ std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
   if (config.has_model_metrics()) ignored.push_back("model_metrics");
   if (!config.cc_model_filenames().empty()) ignored.push_back("cc_model_filenames");
   if (!config.runtime().empty()) ignored.push_back("runtime");
-  if (config.response_cache().enable()) ignored.push_back("response_cache (not implemented yet)");
   if (config.max_batch_size() == 0 && config.has_dynamic_batching()) {
     // Queue policies, priorities and ordering still apply; only the batch forming does not.
     const auto& batching = config.dynamic_batching();

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "absl/cleanup/cleanup.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -30,6 +31,16 @@ std::string VersionFingerprint(const fs::path& dir) {
   }
   std::sort(entries.begin(), entries.end());
   return fmt::format("{}", fmt::join(entries, "|"));
+}
+
+// FNV-1a, 64 bits, as 16 hex digits: a stable, process-independent short form of a fingerprint.
+std::string ShortHash(std::string_view bytes) {
+  uint64_t hash = 14695981039346656037ull;
+  for (char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", hash);
 }
 
 std::string ConfigFingerprint(const config::ModelConfig& config) {
@@ -151,12 +162,17 @@ absl::Status ModelRepository::Poll() {
   return first_error;
 }
 
+void ModelRepository::NotifyChanged(const std::string& name) const {
+  if (options_.on_model_changed) options_.on_model_changed(name);
+}
+
 void ModelRepository::SetModelReason(const std::string& name, const std::string& reason) {
   absl::MutexLock lock(&mu_);
   models_[name].reason = reason;
 }
 
 absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedConfig* override) {
+  absl::Cleanup notify = [this, &name] { NotifyChanged(name); };
   const fs::path model_dir = fs::path(options_.root) / name;
   std::error_code error;
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
@@ -168,6 +184,7 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
                                             ? absl::StatusOr<ParsedConfig>(*override)
                                             : ReadModelConfigFile(model_dir.string(), name);
   absl::Status valid = parsed.ok() ? ValidateModelConfig(name, &parsed->config) : parsed.status();
+  if (valid.ok() && options_.validate_config) valid = options_.validate_config(parsed->config);
   if (!valid.ok()) {
     SetModelReason(name, std::string(valid.message()));
     spdlog::error("model '{}': {}", name, valid.message());
@@ -214,7 +231,8 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
     spdlog::info("model '{}' version {}: loading", name, version);
     absl::StatusOr<std::shared_ptr<ModelVersion>> loaded =
         ModelVersion::Load({model_dir.string(), version, config, options_.backends, options_.clock,
-                            options_.pin_threads, options_.cpus});
+                            options_.pin_threads, options_.cpus, ShortHash(fingerprint),
+                            options_.metrics_for ? options_.metrics_for(name, version) : nullptr});
     {
       absl::MutexLock lock(&mu_);
       VersionSlot& slot = models_[name].versions[version];
@@ -258,6 +276,7 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
 }
 
 absl::Status ModelRepository::UnloadAll(const std::string& name, const std::string& reason) {
+  absl::Cleanup notify = [this, &name] { NotifyChanged(name); };
   std::vector<std::shared_ptr<ModelVersion>> retired;
   {
     absl::MutexLock lock(&mu_);

@@ -24,6 +24,7 @@
 // previous version serving).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -63,6 +64,17 @@ class ModelRepository {
     const Clock* clock = Clock::Real();
     bool pin_threads = true;
     std::vector<int> cpus;
+
+    // Hooks for components that keep per-model state (the response cache). Called on the thread
+    // making the lifecycle change, with no repository lock held; they may call Get() and
+    // ReadyVersions().
+    // Extra config checks; an error fails the model's (re)load like a config error.
+    std::function<absl::Status(const config::ModelConfig&)> validate_config;
+    // After every lifecycle change of `model` (versions loaded, reloaded, retired, unloaded).
+    std::function<void(const std::string& model)> on_model_changed;
+    // The metrics handle of a version about to load (see ModelVersion::Options::metrics).
+    std::function<observe::ModelRequestMetrics*(const std::string& model, int64_t version)>
+        metrics_for;
   };
 
   // Creates the repository and loads the start-up models. Models that fail to load are recorded
@@ -117,6 +129,7 @@ class ModelRepository {
   absl::Status UnloadAll(const std::string& name, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);
   void SetModelReason(const std::string& name, const std::string& reason);
+  void NotifyChanged(const std::string& name) const;
   std::vector<std::string> ScanModelDirs() const;
   void PollLoop();
   static const char* StateName(State state);

@@ -233,6 +233,49 @@ TEST_F(RepositoryTest, ConfigInputsMustExistInTheModel) {
   EXPECT_NE(errors[0].message().find("two inputs"), std::string::npos) << errors[0];
 }
 
+TEST_F(RepositoryTest, HooksValidateConfigsAndHearEveryChange) {
+  WriteModel("a", kIdentityConfig);
+  WriteModel("vetoed", std::string(kIdentityConfig) +
+                           "parameters { key: \"veto\" value { string_value: \"yes\" } }");
+  std::vector<std::string> changes;
+  ModelRepository::Options options = Options(ControlMode::kExplicit);
+  options.startup_models = {"a", "vetoed"};
+  options.validate_config = [](const config::ModelConfig& config) {
+    return config.parameters().contains("veto") ? absl::InvalidArgumentError("vetoed by a hook")
+                                                : absl::OkStatus();
+  };
+  ModelRepository* raw = nullptr;
+  options.on_model_changed = [&](const std::string& model) {
+    // The hook runs without repository locks: looking the model up from inside must not block.
+    const bool ready = raw != nullptr && raw->Get(model, -1).ok();
+    changes.push_back(model + (ready ? ":ready" : ":not-ready"));
+  };
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(options, &errors);
+  ASSERT_TRUE(repo.ok());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(std::string(errors[0].message()).find("vetoed by a hook"), std::string::npos);
+  EXPECT_EQ(changes, (std::vector<std::string>{"a:not-ready", "vetoed:not-ready"}));
+  raw = repo->get();
+  changes.clear();
+  ASSERT_TRUE((*repo)->Unload("a").ok());
+  ASSERT_TRUE((*repo)->Load("a", "").ok());
+  EXPECT_EQ(changes, (std::vector<std::string>{"a:not-ready", "a:ready"}));
+}
+
+TEST_F(RepositoryTest, FingerprintsAgreeAcrossLoadsAndChangeWithTheFiles) {
+  WriteModel("a", kIdentityConfig);
+  auto repo = ModelRepository::Create(Options(ControlMode::kPoll), nullptr);
+  const std::string a = (*(*repo)->Get("a", -1))->fingerprint();
+  EXPECT_EQ(a.size(), 16u);
+  // Another process loading the same files computes the same fingerprint.
+  auto other = ModelRepository::Create(Options(ControlMode::kNone), nullptr);
+  EXPECT_EQ((*(*other)->Get("a", -1))->fingerprint(), a);
+  std::ofstream(root_ / "a" / "1" / "weights.bin") << "new weights";
+  ASSERT_TRUE((*repo)->Poll().ok());
+  EXPECT_NE((*(*repo)->Get("a", -1))->fingerprint(), a);
+}
+
 TEST_F(RepositoryTest, AMissingRepositoryFailsCreate) {
   ModelRepository::Options options = Options(ControlMode::kNone);
   options.root = (root_ / "does_not_exist").string();

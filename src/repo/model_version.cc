@@ -244,16 +244,22 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   BRIGADE_ASSIGN_OR_RETURN(
       std::unique_ptr<schedule::Scheduler> scheduler,
       schedule::Scheduler::Create(std::move(scheduler_options), std::move(model), stats));
-  return std::make_shared<ModelVersion>(ConstructionTag(), options.version, std::move(config),
+  observe::ModelRequestMetrics* metrics = options.metrics;
+  auto loaded = std::make_shared<ModelVersion>(ConstructionTag(), options.version,
+                                        std::move(options.fingerprint), std::move(config),
                                         std::move(inputs), std::move(outputs), std::move(stats),
                                         std::move(scheduler));
+  loaded->metrics_ = metrics;
+  return loaded;
 }
 
-ModelVersion::ModelVersion(ConstructionTag, int64_t version, config::ModelConfig config,
-                           std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
+ModelVersion::ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
+                           config::ModelConfig config, std::vector<IoSpec> inputs,
+                           std::vector<IoSpec> outputs,
                            std::shared_ptr<observe::ModelStats> stats,
                            std::unique_ptr<schedule::Scheduler> scheduler)
     : version_(version),
+      fingerprint_(std::move(fingerprint)),
       config_(std::move(config)),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),

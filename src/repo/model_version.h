@@ -26,6 +26,7 @@
 #include "core/infer_request.h"
 #include "engine/backend.h"
 #include "observe/model_stats.h"
+#include "observe/request_metrics.h"
 #include "repo/model_config.pb.h"
 #include "schedule/scheduler.h"
 
@@ -57,6 +58,11 @@ class ModelVersion {
     bool pin_threads = true;
     // CPUs instances may use; empty = all available.
     std::vector<int> cpus;
+    // Identifies this load's contents (config and files); see fingerprint().
+    std::string fingerprint;
+    // Where this version's live metrics go (queue length, in-flight, batches); may be null.
+    // Borrowed; must outlive the version (metrics handles live as long as the process).
+    observe::ModelRequestMetrics* metrics = nullptr;
   };
 
   static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);
@@ -73,10 +79,17 @@ class ModelVersion {
   int max_batch_size() const { return config_.max_batch_size(); }
   const std::vector<IoSpec>& inputs() const { return inputs_; }
   const std::vector<IoSpec>& outputs() const { return outputs_; }
+  // A short hash of the config and of every file's path, size and mtime in the version
+  // directory: equal across processes serving the same files, different after any change. The
+  // response cache puts it in its keys so a version reloaded in place never answers from the
+  // previous load's entries.
+  const std::string& fingerprint() const { return fingerprint_; }
 
   // Hands a validated request (inputs in inputs() order, model-side shapes) to the scheduler.
   void Enqueue(std::unique_ptr<InferRequest> request) { scheduler_->Enqueue(std::move(request)); }
   observe::ModelStats& stats() const { return *stats_; }
+  // Live metrics handle, or null when the server runs without one.
+  observe::ModelRequestMetrics* metrics() const { return metrics_; }
   // Shared so request callbacks can record into it without pinning the whole version.
   std::shared_ptr<observe::ModelStats> stats_ptr() const { return stats_; }
   size_t queue_size() const { return scheduler_->queue_size(); }
@@ -89,18 +102,20 @@ class ModelVersion {
     friend class ModelVersion;
     ConstructionTag() = default;
   };
-  ModelVersion(ConstructionTag, int64_t version, config::ModelConfig config,
-               std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
+  ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
+               config::ModelConfig config, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
                std::shared_ptr<observe::ModelStats> stats,
                std::unique_ptr<schedule::Scheduler> scheduler);
 
  private:
   const int64_t version_;
+  const std::string fingerprint_;
   const config::ModelConfig config_;
   const std::vector<IoSpec> inputs_;
   const std::vector<IoSpec> outputs_;
   const std::shared_ptr<observe::ModelStats> stats_;
   const std::unique_ptr<schedule::Scheduler> scheduler_;
+  observe::ModelRequestMetrics* metrics_ = nullptr;
 };
 
 }  // namespace brigade::repo
