@@ -122,6 +122,7 @@ schedule::Scheduler::Options SchedulerOptions(const ModelVersion::Options& optio
   out.clock = options.clock;
   out.pin_threads = options.pin_threads;
   out.cpus = options.cpus;
+  out.metrics = options.metrics;
   out.queue.max_batch_size = config.max_batch_size();
   out.queue.max_queue_size = kDefaultMaxQueueSize;
   const bool batching = config.max_batch_size() > 0;

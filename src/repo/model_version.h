@@ -93,6 +93,8 @@ class ModelVersion {
   // Shared so request callbacks can record into it without pinning the whole version.
   std::shared_ptr<observe::ModelStats> stats_ptr() const { return stats_; }
   size_t queue_size() const { return scheduler_->queue_size(); }
+  // The scheduler's decisions and live load (for the scheduler's metrics families).
+  schedule::SchedulerSnapshot scheduler_snapshot() const { return scheduler_->Snapshot(); }
 
   // Finishes queued work and stops the instances; later requests get UNAVAILABLE. Idempotent.
   void Drain() { scheduler_->Drain(); }

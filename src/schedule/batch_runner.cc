@@ -9,14 +9,15 @@ namespace brigade::schedule {
 
 BatchRunner::BatchRunner(std::string model_name, int64_t version, int max_batch_size,
                          const engine::ModelSignature* signature, observe::ModelStats* stats,
-                         const Clock* clock, Respond respond)
+                         const Clock* clock, Respond respond, observe::ModelRequestMetrics* metrics)
     : model_name_(std::move(model_name)),
       version_(std::to_string(version)),
       max_batch_size_(max_batch_size),
       signature_(signature),
       stats_(stats),
       clock_(clock),
-      respond_(std::move(respond)) {}
+      respond_(std::move(respond)),
+      metrics_(metrics) {}
 
 void BatchRunner::Answer(QueuedRequest& queued, absl::StatusOr<InferResponse> result) const {
   if (respond_ != nullptr) {
@@ -73,8 +74,12 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   for (QueuedRequest& queued : batch)
     queued.request->clock.Mark(Stage::kInferStart, infer_start_ns);
   std::vector<Tensor> outputs;
-  BRIGADE_RETURN_IF_ERROR(instance->Execute(inputs, &outputs));
+  if (metrics_ != nullptr) metrics_->busy_instances().Increment();
+  const absl::Status executed = instance->Execute(inputs, &outputs);
+  if (metrics_ != nullptr) metrics_->busy_instances().Decrement();
+  BRIGADE_RETURN_IF_ERROR(executed);
   const int64_t infer_end_ns = clock_->NowNs();
+  if (metrics_ != nullptr) metrics_->RecordBatch(rows);
   inputs.clear();  // release batch buffers before building responses
 
   if (outputs.size() != signature_->outputs.size()) {
@@ -100,6 +105,7 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
     response.model_name = model_name_;
     response.model_version = version_;
     response.id = request.id;
+    response.execution.batch_size = rows;
     auto add_output = [&](size_t o) -> absl::Status {
       Tensor tensor = outputs[o];
       if (batched && batch.size() > 1) {

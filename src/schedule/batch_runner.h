@@ -15,10 +15,15 @@
 // Answers go through `respond` (the Scheduler routes them through its ResponseOrderer when the
 // model preserves ordering); without one, straight to InferRequest::Complete.
 //
+// Every answered response carries ExecutionInfo::batch_size (the rows of the batch it ran in).
+// With a metrics handle, the runner moves its busy-instances gauge around each Execute and
+// records every executed batch's rows (RecordBatch).
+//
 // Thread safety: Run() may be called concurrently from several instance threads (each with its
-// own instance); the runner itself is immutable. `signature`, `stats` and `clock` are borrowed
-// and must outlive the runner. Failure: an error in gather/execute/scatter answers every request
-// of the batch with that error (naming the model); other batches are unaffected.
+// own instance); the runner itself is immutable. `signature`, `stats`, `clock` and `metrics`
+// (may be null) are borrowed and must outlive the runner. Failure: an error in
+// gather/execute/scatter answers every request of the batch with that error (naming the model);
+// other batches are unaffected.
 
 #include <functional>
 #include <memory>
@@ -28,6 +33,7 @@
 #include "core/clock.h"
 #include "engine/model.h"
 #include "observe/model_stats.h"
+#include "observe/request_metrics.h"
 #include "schedule/batch_queue.h"
 
 namespace brigade::schedule {
@@ -39,7 +45,8 @@ class BatchRunner {
 
   BatchRunner(std::string model_name, int64_t version, int max_batch_size,
               const engine::ModelSignature* signature, observe::ModelStats* stats,
-              const Clock* clock, Respond respond = nullptr);
+              const Clock* clock, Respond respond = nullptr,
+              observe::ModelRequestMetrics* metrics = nullptr);
 
   void Run(engine::ModelInstance* instance, std::vector<QueuedRequest> batch) const;
 
@@ -55,6 +62,7 @@ class BatchRunner {
   observe::ModelStats* stats_;
   const Clock* clock_;
   const Respond respond_;
+  observe::ModelRequestMetrics* const metrics_;
 };
 
 }  // namespace brigade::schedule

@@ -68,11 +68,13 @@ Scheduler::Scheduler(ConstructionTag, Options options, std::shared_ptr<engine::M
       model_(std::move(model)),
       stats_(std::move(stats)),
       intra_op_threads_(ChooseIntraOpThreads(options_)),
-      runner_(options_.model_name, options_.version, options_.queue.max_batch_size,
-              &model_->signature(), stats_.get(), options_.clock,
-              [this](QueuedRequest& queued, absl::StatusOr<InferResponse> result) {
-                Respond(queued, std::move(result));
-              }),
+      runner_(
+          options_.model_name, options_.version, options_.queue.max_batch_size,
+          &model_->signature(), stats_.get(), options_.clock,
+          [this](QueuedRequest& queued, absl::StatusOr<InferResponse> result) {
+            Respond(queued, std::move(result));
+          },
+          options_.metrics),
       queue_(QueueOptions(options_)),
       decisions_(std::max(1, options_.queue.max_batch_size)) {}
 
@@ -142,6 +144,7 @@ void Scheduler::ServeLoop(int index, engine::ModelInstance* instance) {
     const int64_t now_ns = options_.clock->NowNs();
     BatchQueue::Decision decision = queue_.Next(now_ns, /*flush=*/stopping_, index);
     if (!decision.batch.empty() || !decision.expired.empty()) {
+      PublishQueueLength();
       decisions_.RecordRemoved(decision.expired);
       const bool has_batch = !decision.batch.empty();
       if (has_batch) decisions_.RecordRelease(decision);
@@ -180,6 +183,7 @@ void Scheduler::TimerLoop() {
     const int64_t now_ns = options_.clock->NowNs();
     std::vector<QueuedRequest> removed = queue_.Expire(now_ns);
     if (!removed.empty()) {
+      PublishQueueLength();
       decisions_.RecordRemoved(removed);
       // Freed slots may let a waiting decision change (fewer rows); let an instance look again.
       work_cv_.Signal();
@@ -291,6 +295,7 @@ void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
     if (!stopping) {
       admission = queue_.Push(std::move(request), now_ns);
       if (admission.refused == nullptr) {
+        PublishQueueLength();
         decisions_.RecordAdmitted();
         work_cv_.Signal();
         // Wake the timer for an earlier timeout, or to start polling cancel flags.
@@ -338,12 +343,22 @@ void Scheduler::Drain() {
   {
     absl::MutexLock lock(&mu_);
     left = queue_.TakeAll();
+    PublishQueueLength();
   }
   for (QueuedRequest& queued : left) {
     if (options_.preserve_ordering) orderer_.Skip(queued.sequence);
     queued.request->Complete(absl::UnavailableError(
         StrCat("model '", options_.model_name, "' version ", options_.version, " stopped")));
   }
+}
+
+void Scheduler::PublishQueueLength() {
+  if (options_.metrics == nullptr) return;
+  // Moved by the change, not set: a version reloaded in place shares its gauge with the
+  // scheduler it replaces while that one drains.
+  const auto size = static_cast<int64_t>(queue_.size());
+  options_.metrics->queue_length().Add(size - published_queue_length_);
+  published_queue_length_ = size;
 }
 
 size_t Scheduler::queue_size() const {

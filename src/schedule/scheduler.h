@@ -51,6 +51,7 @@
 #include "core/infer_request.h"
 #include "engine/model.h"
 #include "observe/model_stats.h"
+#include "observe/request_metrics.h"
 #include "schedule/batch_queue.h"
 #include "schedule/batch_runner.h"
 #include "schedule/response_orderer.h"
@@ -87,6 +88,10 @@ class Scheduler {
     std::vector<std::vector<Tensor>> warmup_inputs;
     bool warmup_required = false;
     const Clock* clock = Clock::Real();
+    // Live metrics of this version (may be null): the queue-length gauge moves with the queue on
+    // every admission and removal, busy-instances moves around each Execute, and every executed
+    // batch's rows are recorded. Borrowed; must outlive the scheduler.
+    observe::ModelRequestMetrics* metrics = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
@@ -128,6 +133,8 @@ class Scheduler {
   int RunBatch(engine::ModelInstance* instance, std::vector<QueuedRequest> batch);
   void Respond(QueuedRequest& queued, absl::StatusOr<InferResponse> result);
   absl::Status RefusalStatus(const BatchQueue::Admission& admission, int64_t now_ns) const;
+  // Sets the queue-length gauge (if any) to the queue's size; call after the queue changed.
+  void PublishQueueLength() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   const std::shared_ptr<engine::Model> model_;
@@ -144,6 +151,8 @@ class Scheduler {
   SchedulerStats decisions_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int started_instances_ ABSL_GUARDED_BY(mu_) = 0;
+  // The queue length last added to the metrics gauge.
+  int64_t published_queue_length_ ABSL_GUARDED_BY(mu_) = 0;
   // When the timer thread will next look at the queue (INT64_MAX: only when signalled).
   int64_t timer_wake_ns_ ABSL_GUARDED_BY(mu_) = INT64_MAX;
   // Serializes Drain() so concurrent callers never join the same thread twice.

@@ -10,6 +10,8 @@
 #include "core/status_macros.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
+#include "observe/metrics_registry.h"
+#include "observe/request_metrics.h"
 
 namespace brigade::schedule {
 namespace {
@@ -350,6 +352,60 @@ TEST(SchedulerTest, ACancelledRequestLeavesTheQueueWhileEveryInstanceIsBusy) {
   answers.Wait();
   EXPECT_EQ(model->executed(), 1);  // the cancelled request's work never ran
   EXPECT_EQ((*scheduler)->Snapshot().cancelled, 1u);
+}
+
+TEST(SchedulerTest, LiveMetricsFollowTheQueueTheInstancesAndEachBatch) {
+  observe::MetricsRegistry registry;
+  auto request_metrics = observe::RequestMetrics::Create(&registry);
+  ASSERT_TRUE(request_metrics.ok());
+  observe::ModelRequestMetrics* metrics = (*request_metrics)->ForModel("simple", "1");
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto model = std::make_shared<GateModel>(/*gate_value=*/7);
+  Scheduler::Options options = Unbatched();
+  options.metrics = metrics;
+  auto scheduler = Scheduler::Create(options, model, stats);
+  ASSERT_TRUE(scheduler.ok());
+  Answers answers(4);
+  (*scheduler)->Enqueue(AddSubRequest(7, 0, answers.Callback(0)));
+  model->WaitUntilHeld();
+  EXPECT_EQ(metrics->busy_instances().Value(), 1);
+  EXPECT_EQ(metrics->queue_length().Value(), 0);
+  (*scheduler)->Enqueue(AddSubRequest(1, 0, answers.Callback(1)));
+  (*scheduler)->Enqueue(AddSubRequest(2, 0, answers.Callback(2)));
+  auto cancellable = AddSubRequest(3, 0, answers.Callback(3));
+  auto flag = std::make_shared<CancelFlag>();
+  cancellable->cancel = flag;
+  (*scheduler)->Enqueue(std::move(cancellable));
+  EXPECT_EQ(metrics->queue_length().Value(), 3);
+  flag->Cancel();
+  answers.WaitFor(3);  // removed by the timer: the gauge moved before the answer
+  EXPECT_EQ(metrics->queue_length().Value(), 2);
+  model->Open();
+  answers.Wait();
+  EXPECT_EQ(metrics->queue_length().Value(), 0);
+  EXPECT_EQ(metrics->busy_instances().Value(), 0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(answers.at(i).ok());
+    EXPECT_EQ(answers.at(i)->execution.batch_size, 1);
+  }
+  // Three executions of one row each; the cancelled request never ran.
+  EXPECT_NE(registry.Text().find("brigade_batch_size_count{model=\"simple\",version=\"1\"} 3\n"),
+            std::string::npos)
+      << registry.Text();
+}
+
+TEST(SchedulerTest, EveryResponseCarriesTheRowsOfTheBatchItRanIn) {
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 4);
+  // A one-minute delay: only a full batch of four rows can leave.
+  auto scheduler = Scheduler::Create(BatchingOptions(4, 60'000'000), AddSubModel(4), stats);
+  ASSERT_TRUE(scheduler.ok());
+  Answers answers(4);
+  for (int i = 0; i < 4; ++i) (*scheduler)->Enqueue(AddSubRequest(i, 1, answers.Callback(i)));
+  answers.Wait();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(answers.at(i).ok());
+    EXPECT_EQ(answers.at(i)->execution.batch_size, 4);
+  }
 }
 
 TEST(SchedulerTest, PreserveOrderingAnswersInArrivalOrderAcrossInstances) {
