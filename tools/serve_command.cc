@@ -36,7 +36,38 @@ struct ServeFlags {
   bool pin_threads = true;
   std::string log_level = "info";
   int log_verbose = 0;
+  // Response cache's shared tier ("host:port"; empty = in-process tier only).
+  std::string cache_redis_address;
+  int64_t cache_redis_timeout_us = 2'000;
+  // Tracing and access log.
+  double trace_rate = 0.0;
+  bool trace_errors = true;
+  int64_t trace_slo_us = 0;
+  std::string trace_otlp_endpoint;
+  std::string trace_file;
+  std::string access_log;
+  double access_log_rate = 1.0;
 };
+
+// "host:port" → (IP address, port); "localhost" is accepted for 127.0.0.1.
+absl::Status ParseRedisAddress(const std::string& address, InferenceServer::Options* options) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return absl::InvalidArgumentError(
+        StrCat("--cache-redis-address '", address, "' is not host:port"));
+  }
+  std::string host = address.substr(0, colon);
+  if (host == "localhost") host = "127.0.0.1";
+  int port = 0;
+  if (!ParseInteger(std::string_view(address).substr(colon + 1), &port) || port <= 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        StrCat("--cache-redis-address '", address, "' has no valid port"));
+  }
+  options->cache_redis_host = std::move(host);
+  options->cache_redis_port = port;
+  return absl::OkStatus();
+}
 
 // Blocks the shutdown signals in this thread and every thread it creates afterwards, so that
 // only the sigwait() below receives them.
@@ -67,6 +98,21 @@ int RunServe(const ServeFlags& flags) {
   options.repository_poll_secs = flags.repository_poll_secs;
   options.exit_on_error = flags.exit_on_error;
   options.pin_threads = flags.pin_threads;
+  if (!flags.cache_redis_address.empty()) {
+    if (absl::Status status = ParseRedisAddress(flags.cache_redis_address, &options);
+        !status.ok()) {
+      spdlog::error("cannot start: {}", status.message());
+      return 1;
+    }
+  }
+  options.cache_redis_timeout_us = flags.cache_redis_timeout_us;
+  options.observe.trace_rate = flags.trace_rate;
+  options.observe.trace_errors = flags.trace_errors;
+  options.observe.trace_slo_us = flags.trace_slo_us;
+  options.observe.otlp_endpoint = flags.trace_otlp_endpoint;
+  options.observe.trace_file = flags.trace_file;
+  options.observe.access_log_path = flags.access_log;
+  options.observe.access_log_rate = flags.access_log_rate;
   absl::StatusOr<std::unique_ptr<InferenceServer>> server = InferenceServer::Create(options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().message());
@@ -110,8 +156,7 @@ int RunServe(const ServeFlags& flags) {
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  spdlog::info("received signal {}: draining (up to {} s)", signal_number,
-               flags.exit_timeout_secs);
+  spdlog::info("received signal {}: draining (up to {} s)", signal_number, flags.exit_timeout_secs);
 
   // Readiness goes false first, so load balancers stop sending; then the front ends stop
   // accepting and let requests already received finish.
@@ -120,6 +165,8 @@ int RunServe(const ServeFlags& flags) {
   if (http != nullptr) http->Shutdown(drain_ms);
   if (grpc != nullptr) grpc->Shutdown(drain_ms * 1'000'000);
   const bool idle = (*server)->WaitIdle(drain_ms * 1'000'000);
+  // Traces and access-log lines still queued are written before exit.
+  (*server)->observer()->Flush(/*timeout_ms=*/2'000);
   grpc.reset();
   http.reset();
   http_handler.reset();
@@ -133,21 +180,25 @@ int RunServe(const ServeFlags& flags) {
 void RegisterServeCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* serve = app.add_subcommand("serve", "Serve the models of a model repository");
-  serve->add_option("--model-repository", flags->model_repository,
-                    "Model repository directory (Triton layout)")
+  serve
+      ->add_option("--model-repository", flags->model_repository,
+                   "Model repository directory (Triton layout)")
       ->capture_default_str();
-  serve->add_option("--model-control-mode", flags->model_control_mode,
-                    "none: load all at start; poll: also rescan; explicit: load/unload API")
+  serve
+      ->add_option("--model-control-mode", flags->model_control_mode,
+                   "none: load all at start; poll: also rescan; explicit: load/unload API")
       ->check(CLI::IsMember({"none", "poll", "explicit"}))
       ->capture_default_str();
   serve->add_option("--load-model", flags->load_models,
                     "Model to load at start in explicit mode (repeatable; '*' = all)");
-  serve->add_option("--repository-poll-secs", flags->repository_poll_secs,
-                    "Seconds between repository scans in poll mode")
+  serve
+      ->add_option("--repository-poll-secs", flags->repository_poll_secs,
+                   "Seconds between repository scans in poll mode")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  serve->add_option("--exit-on-error", flags->exit_on_error,
-                    "Exit if a model fails to load at start-up")
+  serve
+      ->add_option("--exit-on-error", flags->exit_on_error,
+                   "Exit if a model fails to load at start-up")
       ->capture_default_str();
   serve->add_option("--allow-http", flags->allow_http, "Serve HTTP/REST")->capture_default_str();
   serve->add_option("--allow-grpc", flags->allow_grpc, "Serve gRPC")->capture_default_str();
@@ -159,9 +210,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   serve->add_option("--http-thread-count", flags->http_thread_count, "HTTP I/O threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  serve->add_option("--http-max-input-size", flags->http_max_input_size,
-                    "Largest request body in bytes (HTTP and gRPC); larger requests get 413 / "
-                    "RESOURCE_EXHAUSTED")
+  serve
+      ->add_option("--http-max-input-size", flags->http_max_input_size,
+                   "Largest request body in bytes (HTTP and gRPC); larger requests get 413 / "
+                   "RESOURCE_EXHAUSTED")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 31))
       ->capture_default_str();
   serve->add_option("--grpc-address", flags->grpc_address, "gRPC listen address")
@@ -169,17 +221,46 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   serve->add_option("--grpc-port", flags->grpc_port, "gRPC port (0 = any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  serve->add_option("--exit-timeout-secs", flags->exit_timeout_secs,
-                    "On SIGTERM/SIGINT, how long in-flight requests may take to finish")
+  serve
+      ->add_option("--exit-timeout-secs", flags->exit_timeout_secs,
+                   "On SIGTERM/SIGINT, how long in-flight requests may take to finish")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  serve->add_option("--pin-threads", flags->pin_threads,
-                    "Pin model instance threads to cores")
+  serve->add_option("--pin-threads", flags->pin_threads, "Pin model instance threads to cores")
       ->capture_default_str();
   serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
   serve->add_option("--log-verbose", flags->log_verbose, "Triton-style verbosity (>0 = debug)");
+  serve->add_option("--cache-redis-address", flags->cache_redis_address,
+                    "Shared response-cache tier, host:port of a Redis server (models opt in with "
+                    "response_cache in config.pbtxt)");
+  serve
+      ->add_option("--cache-redis-timeout-us", flags->cache_redis_timeout_us,
+                   "Redis command timeout; a slower answer counts as a miss")
+      ->check(CLI::Range(int64_t{100}, int64_t{10'000'000}))
+      ->capture_default_str();
+  serve
+      ->add_option("--trace-rate", flags->trace_rate,
+                   "Fraction of requests traced (needs --trace-otlp-endpoint or --trace-file)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  serve->add_option("--trace-errors", flags->trace_errors, "Also trace every failed request")
+      ->capture_default_str();
+  serve
+      ->add_option("--trace-slo-us", flags->trace_slo_us,
+                   "Also trace every request slower than this end to end (0 = off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve->add_option("--trace-otlp-endpoint", flags->trace_otlp_endpoint,
+                    "OTLP/HTTP JSON collector URL, e.g. http://127.0.0.1:4318/v1/traces");
+  serve->add_option("--trace-file", flags->trace_file, "Write sampled traces as JSON lines");
+  serve->add_option("--access-log", flags->access_log, "Write a JSON-lines access log here");
+  serve
+      ->add_option("--access-log-rate", flags->access_log_rate,
+                   "Fraction of requests written to the access log")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   serve->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 

@@ -7,7 +7,10 @@
 // Failure: a non-OK status means the batch was not delivered; the processor counts and drops it
 // (retrying, when the destination says to, is the exporter's own business).
 
+#include <memory>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "observe/span_data.h"
@@ -18,6 +21,23 @@ class SpanExporter {
  public:
   virtual ~SpanExporter() = default;
   virtual absl::Status Export(std::span<const SpanData> spans) = 0;
+};
+
+// Hands every batch to each of several exporters (an OTLP collector and a local file at once).
+// Fails with the first failure, after every exporter has had the batch.
+class TeeSpanExporter final : public SpanExporter {
+ public:
+  explicit TeeSpanExporter(std::vector<std::unique_ptr<SpanExporter>> exporters)
+      : exporters_(std::move(exporters)) {}
+
+  absl::Status Export(std::span<const SpanData> spans) override {
+    absl::Status first_error;
+    for (const auto& exporter : exporters_) first_error.Update(exporter->Export(spans));
+    return first_error;
+  }
+
+ private:
+  std::vector<std::unique_ptr<SpanExporter>> exporters_;
 };
 
 }  // namespace brigade::observe

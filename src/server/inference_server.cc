@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "cache/cache_config.h"
+#include "cache/cache_manager.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "repo/model_repository.h"
@@ -23,6 +26,7 @@ class InferenceServer::Impl {
   explicit Impl(Options options) : options_(std::move(options)) {}
 
   absl::Status Start() {
+    BRIGADE_ASSIGN_OR_RETURN(observer_, RequestObserver::Create(options_.observe));
     backends_ = options_.backends;
     if (backends_ == nullptr) {
       owned_backends_ = MakeDefaultBackendRegistry();
@@ -39,9 +43,34 @@ class InferenceServer::Impl {
     repo_options.backends = backends_;
     repo_options.clock = options_.clock;
     repo_options.pin_threads = options_.pin_threads;
+
+    cache::CacheManager::Options cache_options;
+    cache_options.redis_host = options_.cache_redis_host;
+    cache_options.redis_port = options_.cache_redis_port;
+    cache_options.redis_timeout_us = options_.cache_redis_timeout_us;
+    cache_options.redis_key_prefix = options_.cache_redis_key_prefix;
+    cache_options.clock = options_.clock;
+    BRIGADE_ASSIGN_OR_RETURN(cache_manager_, cache::CacheManager::Create(cache_options));
+    if (cache_manager_->has_redis() && !cache_manager_->WaitRedisReady(2'000'000'000)) {
+      spdlog::warn(
+          "response cache: Redis at {}:{} is not reachable yet; its lookups count as misses "
+          "until it is",
+          options_.cache_redis_host, options_.cache_redis_port);
+    }
+    // A bad `response_cache` section fails the model's load, like any other config error.
+    repo_options.validate_config = [](const config::ModelConfig& config) {
+      return cache::ResponseCacheOptionsFromConfig(config.name(), config.response_cache()).status();
+    };
+    repo_options.on_model_changed = [this](const std::string& name) { SyncCache(name); };
+    repo_options.metrics_for = [this](const std::string& name, int64_t version) {
+      return observer_->ForModel(name, std::to_string(version));
+    };
+
     std::vector<absl::Status> errors;
     BRIGADE_ASSIGN_OR_RETURN(repo_,
                              repo::ModelRepository::Create(std::move(repo_options), &errors));
+    // Changes during Create() arrived before repo_ was set; catch up now.
+    for (const auto& model : repo_->ReadyModels()) SyncCache(model->name());
     if (!errors.empty() && options_.exit_on_error) {
       std::string message = StrCat(errors.size(), " model(s) failed to load:");
       for (const absl::Status& error : errors) message += StrCat(" [", error.message(), "]");
@@ -76,20 +105,85 @@ class InferenceServer::Impl {
       absl::MutexLock lock(&idle_mu_);
       ++in_flight_;
     }
+    std::shared_ptr<cache::ResponseCache> cache = FindCache(request->model_name);
+    observe::ModelRequestMetrics* metrics = (*model)->metrics();
+    if (metrics != nullptr) metrics->in_flight().Increment();
+    const bool cache_lookup =
+        cache != nullptr && request->parameters.GetString("cache_control") != "bypass";
     request->on_complete =
-        [this, stats = std::move(stats), arrival_ns = request->clock.at(Stage::kArrival),
+        [this, stats = std::move(stats), metrics, cache_lookup,
+         arrival_ns = request->clock.at(Stage::kArrival),
          reply = std::move(request->on_complete)](absl::StatusOr<InferResponse> result) mutable {
           const int64_t elapsed_ns = options_.clock->NowNs() - arrival_ns;
           if (result.ok()) {
             stats->RecordSuccess(elapsed_ns);
+            result->execution.cache_hit = result->parameters.GetBool("cache_hit").value_or(false);
           } else {
             stats->RecordFailure(elapsed_ns);
+          }
+          if (metrics != nullptr) {
+            metrics->in_flight().Decrement();
+            if (cache_lookup && result.ok())
+              metrics->RecordCacheLookup(result->execution.cache_hit);
           }
           reply(std::move(result));
           absl::MutexLock lock(&idle_mu_);
           --in_flight_;
         };
+    if (cache != nullptr) {
+      // Everything Serve needs is read before the model handle moves into the miss callback.
+      std::shared_ptr<repo::ModelVersion> version = *std::move(model);
+      const int64_t version_number = version->version();
+      const std::string& fingerprint = version->fingerprint();  // kept alive by the callback
+      auto stats_handle = version->stats_ptr();
+      cache->Serve(std::move(request), version_number, fingerprint, std::move(stats_handle),
+                   [version](std::unique_ptr<InferRequest> miss) {
+                     version->Enqueue(std::move(miss));
+                   });
+      return;
+    }
     (*model)->Enqueue(std::move(request));
+  }
+
+  // Keeps the model's response cache in step with its served config: created, reconfigured or
+  // removed, and old versions' entries released.
+  void SyncCache(const std::string& name) {
+    if (repo_ == nullptr) return;
+    std::shared_ptr<cache::ResponseCache> cache;
+    absl::StatusOr<std::shared_ptr<repo::ModelVersion>> latest = repo_->Get(name, -1);
+    if (latest.ok()) {
+      absl::StatusOr<std::optional<cache::ResponseCacheOptions>> options =
+          cache::ResponseCacheOptionsFromConfig(name, (*latest)->config().response_cache());
+      if (options.ok() && options->has_value()) {
+        absl::StatusOr<std::shared_ptr<cache::ResponseCache>> configured =
+            cache_manager_->Configure(name, **options);
+        if (configured.ok()) {
+          cache = *std::move(configured);
+          if (auto versions = repo_->ReadyVersions(name); versions.ok()) {
+            cache->RetainVersions(*versions);
+          }
+        } else {
+          spdlog::error("model '{}': response cache disabled: {}", name,
+                        configured.status().message());
+        }
+      }
+    }
+    if (cache == nullptr) cache_manager_->Remove(name);
+    absl::MutexLock lock(&caches_mu_);
+    if (cache != nullptr) {
+      caches_[name] = std::move(cache);
+    } else {
+      caches_.erase(name);
+    }
+    cached_models_.store(caches_.size(), std::memory_order_release);
+  }
+
+  std::shared_ptr<cache::ResponseCache> FindCache(std::string_view name) const {
+    // Most deployments cache nothing: skip the lookup entirely then.
+    if (cached_models_.load(std::memory_order_acquire) == 0) return nullptr;
+    absl::ReaderMutexLock lock(&caches_mu_);
+    auto it = caches_.find(name);
+    return it == caches_.end() ? nullptr : it->second;
   }
 
   absl::StatusOr<ModelMetadata> Metadata(std::string_view name, int64_t version) const {
@@ -137,6 +231,14 @@ class InferenceServer::Impl {
   const Options options_;
   std::unique_ptr<engine::BackendRegistry> owned_backends_;
   const engine::BackendRegistry* backends_ = nullptr;
+  // Outlives the repository and the front ends (they report finished requests to it).
+  std::unique_ptr<RequestObserver> observer_;
+  // Declared before repo_ so it outlives it: draining models may still store answers.
+  std::unique_ptr<cache::CacheManager> cache_manager_;
+  mutable absl::Mutex caches_mu_;
+  std::map<std::string, std::shared_ptr<cache::ResponseCache>, std::less<>> caches_
+      ABSL_GUARDED_BY(caches_mu_);
+  std::atomic<size_t> cached_models_{0};
   std::unique_ptr<repo::ModelRepository> repo_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
@@ -209,6 +311,18 @@ absl::Status InferenceServer::UnloadModel(std::string_view name) {
   return impl_->repo_->Unload(name);
 }
 
+absl::Status InferenceServer::InvalidateCache(std::string_view name, int64_t version,
+                                              int64_t timeout_ns) {
+  if (name.empty() && version >= 0) {
+    return absl::InvalidArgumentError("cache invalidation by version needs a model name");
+  }
+  const cache::InvalidationScope scope =
+      name.empty()  ? cache::InvalidationScope::All()
+      : version < 0 ? cache::InvalidationScope::Model(name)
+                    : cache::InvalidationScope::ModelVersion(name, version);
+  return impl_->cache_manager_->InvalidateAndWait(scope, timeout_ns);
+}
+
 absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> InferenceServer::Statistics(
     std::string_view name, int64_t version) const {
   return impl_->Statistics(name, version);
@@ -219,5 +333,13 @@ void InferenceServer::StartDrain() { impl_->StartDrain(); }
 bool InferenceServer::WaitIdle(int64_t timeout_ns) { return impl_->WaitIdle(timeout_ns); }
 
 const Clock* InferenceServer::clock() const { return impl_->options_.clock; }
+
+RequestObserver* InferenceServer::observer() const { return impl_->observer_.get(); }
+
+std::string InferenceServer::MetricsText() const {
+  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> stats = impl_->Statistics("", -1);
+  return impl_->observer_->RenderMetrics(stats.ok() ? *stats
+                                                    : std::vector<observe::ModelStatsSnapshot>{});
+}
 
 }  // namespace brigade

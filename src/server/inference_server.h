@@ -32,6 +32,7 @@
 #include "engine/model.h"
 #include "observe/model_stats.h"
 #include "repo/model_config.pb.h"
+#include "server/request_observer.h"
 
 namespace brigade {
 
@@ -92,6 +93,14 @@ class InferenceServer {
     bool exit_on_error = true;
     // Pin instance threads to cores (see schedule/cpu_affinity.h).
     bool pin_threads = true;
+    // Response cache (models opt in with `response_cache { enable: true }` in config.pbtxt).
+    // Redis tier: host (an IP address) and port; empty host = memory tier only.
+    std::string cache_redis_host;
+    int cache_redis_port = 6379;
+    int64_t cache_redis_timeout_us = 2'000;
+    std::string cache_redis_key_prefix = "brigade:rc";
+    // Metrics, tracing and access log settings.
+    RequestObserver::Options observe;
     // Backends to load models with; must outlive the server. Null: the built-in registry.
     const engine::BackendRegistry* backends = nullptr;
     const Clock* clock = Clock::Real();
@@ -120,6 +129,11 @@ class InferenceServer {
   absl::Status LoadModel(const LoadModelRequest& request);
   absl::Status UnloadModel(std::string_view name);
 
+  // Drops cached answers: every model when `name` is empty, one model, or one version
+  // (`version` >= 0), in this process and — through Redis pub/sub — in every other process
+  // sharing the Redis tier. Waits up to `timeout_ns` for Redis.
+  absl::Status InvalidateCache(std::string_view name, int64_t version, int64_t timeout_ns);
+
   // Statistics for one model (and version), or all models when `name` is empty.
   absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> Statistics(std::string_view name,
                                                                       int64_t version) const;
@@ -131,6 +145,11 @@ class InferenceServer {
   bool WaitIdle(int64_t timeout_ns);
 
   const Clock* clock() const;
+
+  // Where front ends report each finished request (at t5); lives as long as the server.
+  RequestObserver* observer() const;
+  // The Prometheus exposition (GET /metrics).
+  std::string MetricsText() const;
 
   class Impl;
   // Use Create(); the tag keeps construction inside this class.

@@ -1,5 +1,6 @@
 #include "server/inference_server.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -138,6 +139,88 @@ TEST_F(InferenceServerTest, DrainingRefusesNewWorkAndTurnsReadinessOff) {
   EXPECT_EQ(RunInfer(*server, AddSub("simple", 1, 1, 1)).status().code(),
             absl::StatusCode::kUnavailable);
   EXPECT_TRUE(server->WaitIdle(1'000'000'000));
+}
+
+std::string CachedAddSubConfig() {
+  return std::string(testing::kAddSubConfig) + "\nresponse_cache { enable: true }\n";
+}
+
+TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidated) {
+  repo_.AddModel("simple", CachedAddSubConfig());
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  auto first = RunInfer(*server, AddSub("simple", 1, 7, 3));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->execution.cache_hit);
+  EXPECT_GT(first->execution.batch_size, 0);
+  auto second = RunInfer(*server, AddSub("simple", 1, 7, 3));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->execution.cache_hit);
+  EXPECT_EQ(second->parameters.GetBool("cache_hit"), true);
+  EXPECT_EQ(second->outputs[0].tensor.values<int32_t>()[0], 10);
+  // Different inputs are a different key.
+  auto other = RunInfer(*server, AddSub("simple", 1, 7, 4));
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->execution.cache_hit);
+  EXPECT_EQ(other->outputs[0].tensor.values<int32_t>()[0], 11);
+
+  ASSERT_TRUE(server->InvalidateCache("simple", -1, 1'000'000'000).ok());
+  auto after = RunInfer(*server, AddSub("simple", 1, 7, 3));
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->execution.cache_hit);
+
+  auto stats = server->Statistics("simple", -1);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ((*stats)[0].inference_stats.cache_hit.count, 1u);
+  EXPECT_EQ((*stats)[0].inference_stats.cache_miss.count, 3u);
+  EXPECT_EQ(server->InvalidateCache("", 2, 1'000'000).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(InferenceServerTest, AModelWithoutCacheConfigNeverHits) {
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    auto response = RunInfer(*server, AddSub("simple", 1, 7, 3));
+    ASSERT_TRUE(response.ok());
+    EXPECT_FALSE(response->execution.cache_hit);
+    EXPECT_FALSE(response->parameters.GetBool("cache_hit").has_value());
+  }
+}
+
+TEST_F(InferenceServerTest, ABadResponseCacheSectionFailsTheModelsLoad) {
+  repo_.AddModel("simple", std::string(testing::kAddSubConfig) +
+                               "\nresponse_cache { enable: true ttl_ms: 99999999999 }\n");
+  InferenceServer::Options options;
+  options.model_repository = repo_.path();
+  options.pin_threads = false;
+  auto server = InferenceServer::Create(options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("simple"), std::string::npos) << server.status();
+}
+
+TEST_F(InferenceServerTest, MetricsCountRequestsPerModelOnceReported) {
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  auto response = RunInfer(*server, AddSub("simple", 1, 7, 3));
+  ASSERT_TRUE(response.ok());
+  RequestObserver::Done done;
+  done.model = response->model_name;
+  done.version = response->model_version;
+  done.protocol = Protocol::kHttp;
+  done.clock = &response->clock;
+  done.batch_size = response->execution.batch_size;
+  server->observer()->OnRequestDone(done);
+  const std::string text = server->MetricsText();
+  EXPECT_NE(text.find("brigade_requests_total{model=\"simple\",version=\"1\",protocol=\"http\","
+                      "outcome=\"success\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("brigade_requests_in_flight{model=\"simple\",version=\"1\"} 0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("nv_inference_request_success"), std::string::npos);
 }
 
 }  // namespace

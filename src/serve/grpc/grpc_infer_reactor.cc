@@ -1,5 +1,7 @@
 #include "serve/grpc/grpc_infer_reactor.h"
 
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "core/strings.h"
@@ -11,6 +13,15 @@ namespace {
 
 using inference::ModelInferRequest;
 using inference::ModelInferResponse;
+
+// A metadata value, if the client sent the key (lower-case, as gRPC delivers keys).
+std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& context,
+                                         std::string_view key) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
+  if (it == metadata.end()) return std::nullopt;
+  return std::string_view(it->second.data(), it->second.size());
+}
 
 // The request lives apart from the holder so raw input tensors can outlive the call; the
 // response is the holder's own (it is serialized before Release and never borrowed).
@@ -53,22 +64,32 @@ ModelInferReactor* ModelInferReactor::Start(grpc::CallbackServerContext* context
                                             ModelInferResponse* response, InferenceServer* server,
                                             const Clock* clock) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself in Unref().
-  auto* reactor = new ModelInferReactor(context, response);
-  reactor->Run(request, server, clock);
+  auto* reactor = new ModelInferReactor(context, response, clock);
+  reactor->Run(request, server);
   return reactor;
 }
 
-void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* server,
-                            const Clock* clock) {
-  const int64_t arrival_ns = clock->NowNs();
+void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* server) {
+  const int64_t arrival_ns = clock_->NowNs();
+  observer_ = server->observer();
+  model_ = request->model_name();
+  version_ = request->model_version();
+  id_ = request->id();
+  parent_ = observe::ExtractTraceContext(Metadata(*context_, "traceparent"),
+                                         Metadata(*context_, "tracestate"));
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeModelInferRequest(InferMessageAllocator::SharedRequest(context_, request), arrival_ns);
+  const int64_t decoded_ns = clock_->NowNs();
+  stamps_.Mark(Stage::kArrival, arrival_ns);
+  stamps_.Mark(Stage::kDecoded, decoded_ns);
   if (!decoded.ok()) {
     if (Claim()) FinishWith(decoded.status());
     Unref();  // no completion will come
     return;
   }
   std::unique_ptr<InferRequest> infer = *std::move(decoded);
+  infer->protocol = Protocol::kGrpc;
+  infer->clock.Mark(Stage::kDecoded, decoded_ns);
   infer->cancel = cancel_;
   infer->deadline = Deadline::Earliest(
       infer->deadline,
@@ -85,6 +106,11 @@ void ModelInferReactor::OnInferDone(absl::StatusOr<InferResponse> result) {
     if (!result.ok()) {
       FinishWith(result.status());
     } else {
+      model_ = result->model_name;
+      version_ = result->model_version;
+      stamps_ = result->clock;
+      batch_size_ = result->execution.batch_size;
+      cache_hit_ = result->execution.cache_hit;
       FinishWith(EncodeModelInferResponse(*result, response_));
     }
   }
@@ -96,10 +122,30 @@ void ModelInferReactor::OnCancel() {
   if (Claim()) FinishWith(absl::CancelledError("the call was cancelled"));
 }
 
-void ModelInferReactor::OnDone() { Unref(); }
+void ModelInferReactor::OnDone() {
+  if (observer_ != nullptr) {
+    stamps_.Mark(Stage::kSent, clock_->NowNs());
+    RequestObserver::Done done;
+    done.model = model_;
+    done.version = version_;
+    done.request_id = id_;
+    done.protocol = Protocol::kGrpc;
+    done.status = outcome_;
+    done.protocol_code = grpc_code_;
+    done.clock = &stamps_;
+    done.parent = &parent_;
+    done.batch_size = batch_size_;
+    done.cache_hit = cache_hit_;
+    observer_->OnRequestDone(done);
+  }
+  Unref();
+}
 
 void ModelInferReactor::FinishWith(const absl::Status& status) {
-  Finish(FinishStatus(status, context_));
+  outcome_ = status;
+  grpc::Status sent = FinishStatus(status, context_);
+  grpc_code_ = static_cast<int>(sent.error_code());
+  Finish(std::move(sent));
 }
 
 void ModelInferReactor::Unref() {

@@ -14,7 +14,10 @@
 // hands the request to InferenceServer::Infer. The request's completion callback (any thread)
 // encodes the response and calls Finish(). If the call is cancelled first (client cancel,
 // deadline, server shutdown), OnCancel sets the CancelFlag and finishes at once with CANCELLED;
-// the completion that follows only drops its reference. The reactor deletes itself once both
+// the completion that follows only drops its reference. When gRPC reports the call done (OnDone,
+// after the final status was sent: t5), the request is reported to the server's RequestObserver
+// with its stage stamps, outcome and the W3C trace context of the call's `traceparent` /
+// `tracestate` metadata. The reactor deletes itself once both
 // gRPC (OnDone) and the request's completion are through with it, so a completion arriving
 // after the RPC ended never touches freed memory.
 //
@@ -24,13 +27,17 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "core/stage_clock.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/message_allocator.h"
 #include "grpcpp/support/server_callback.h"
+#include "observe/trace_context.h"
 #include "serve/grpc/grpc_service.pb.h"
 #include "server/inference_server.h"
 
@@ -61,12 +68,12 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   void OnDone() override;
 
  private:
-  ModelInferReactor(grpc::CallbackServerContext* context, inference::ModelInferResponse* response)
-      : context_(context), response_(response) {}
+  ModelInferReactor(grpc::CallbackServerContext* context, inference::ModelInferResponse* response,
+                    const Clock* clock)
+      : context_(context), response_(response), clock_(clock) {}
   ~ModelInferReactor() override = default;
 
-  void Run(const inference::ModelInferRequest* request, InferenceServer* server,
-           const Clock* clock);
+  void Run(const inference::ModelInferRequest* request, InferenceServer* server);
   void OnInferDone(absl::StatusOr<InferResponse> result);
   // Finishes the call unless someone already did; false if someone did.
   bool Claim() { return !finished_.exchange(true, std::memory_order_acq_rel); }
@@ -75,6 +82,19 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
 
   grpc::CallbackServerContext* const context_;
   inference::ModelInferResponse* const response_;
+  const Clock* const clock_;
+  // What the observer is told in OnDone. Written before Run hands the request on, and then only
+  // by whoever claimed `finished_`, before it calls Finish (which OnDone follows).
+  RequestObserver* observer_ = nullptr;
+  std::string model_;
+  std::string version_;
+  std::string id_;
+  std::optional<observe::TraceContext> parent_;
+  StageClock stamps_;
+  absl::Status outcome_;
+  int grpc_code_ = 0;
+  int batch_size_ = 0;
+  bool cache_hit_ = false;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::atomic<bool> finished_{false};
   // One reference for gRPC (dropped in OnDone), one for the request's completion.

@@ -7,6 +7,9 @@
 
 #include "absl/strings/cord.h"
 #include "core/strings.h"
+#include "observe/dashboard_page.h"
+#include "observe/prometheus_text.h"
+#include "observe/trace_context.h"
 #include "serve/http/infer_request_decoder.h"
 #include "serve/http/infer_response_encoder.h"
 #include "serve/http/kserve_route.h"
@@ -20,6 +23,9 @@ namespace brigade::serve {
 namespace {
 
 using InferSentCallback = std::function<void(const InferResponse&, const SentInfo&)>;
+
+// How long a cache invalidation waits for Redis before answering with its error.
+constexpr int64_t kInvalidateWaitNs = 2'000'000'000;
 
 // A status-code-only answer (health, readiness, load/unload success), as Triton sends them.
 HttpResponse CodeOnly(int status) {
@@ -36,16 +42,65 @@ HttpResponse JsonOrError(const absl::StatusOr<T>& result, Encode encode) {
   return HttpResponse::Json(200, encode(*result));
 }
 
+// What the observer needs to know about one inference request besides its response, kept from
+// arrival until the answer is written.
+struct InferReport {
+  RequestObserver* observer = nullptr;
+  std::string model;    // as the URL named it
+  std::string version;  // as the URL named it ("" = the version policy's choice)
+  std::string id;
+  StageClock clock;  // arrival and decode stamps, for answers that carry no response
+  std::optional<observe::TraceContext> parent;
+};
+
+// Reports one finished request at t5 (or when its answer could not be written).
+void ReportSent(const InferReport& report, const absl::Status& status, int http_status,
+                const InferResponse* response, const SentInfo& sent) {
+  if (report.observer == nullptr) return;
+  StageClock clock = response != nullptr ? response->clock : report.clock;
+  clock.MarkOnce(Stage::kArrival, sent.arrival_ns);
+  if (sent.ok) clock.Mark(Stage::kSent, sent.sent_ns);
+  RequestObserver::Done done;
+  done.model = response != nullptr ? std::string_view(response->model_name) : report.model;
+  done.version = response != nullptr ? std::string_view(response->model_version) : report.version;
+  done.request_id = report.id;
+  done.protocol = Protocol::kHttp;
+  done.status = sent.ok || !status.ok() ? status
+                                        : absl::UnavailableError(
+                                              "the client left before the "
+                                              "answer was written");
+  done.protocol_code = http_status;
+  done.clock = &clock;
+  done.parent = &report.parent;
+  if (response != nullptr) {
+    done.batch_size = response->execution.batch_size;
+    done.cache_hit = response->execution.cache_hit;
+  }
+  report.observer->OnRequestDone(done);
+}
+
+// An error answer to an inference request, reported when written.
+HttpResponse InferErrorResponse(const absl::Status& status,
+                                std::shared_ptr<const InferReport> report) {
+  HttpResponse response = ErrorResponse(status);
+  response.on_sent = [report = std::move(report), status,
+                      http_status = response.status](const SentInfo& sent) {
+    ReportSent(*report, status, http_status, nullptr, sent);
+  };
+  return response;
+}
+
 // Runs on the connection's io thread once the server answered an inference request.
 HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
                                 const OutputEncoding& encoding, int64_t arrival_ns,
-                                const std::shared_ptr<const InferSentCallback>& on_sent) {
-  if (!result.ok()) return ErrorResponse(result.status());
+                                const std::shared_ptr<const InferSentCallback>& on_sent,
+                                std::shared_ptr<const InferReport> report) {
+  if (!result.ok()) return InferErrorResponse(result.status(), std::move(report));
   // Shared: the response's tensors back the binary body parts until they are written.
   auto owned = std::make_shared<InferResponse>(*std::move(result));
   owned->clock.MarkOnce(Stage::kArrival, arrival_ns);
   absl::StatusOr<EncodedInferResponse> encoded = EncodeInferResponse(*owned, encoding);
-  if (!encoded.ok()) return ErrorResponse(encoded.status());
+  if (!encoded.ok()) return InferErrorResponse(encoded.status(), std::move(report));
   HttpResponse response;
   if (encoded->binary) {
     response.headers.push_back({"Content-Type", "application/octet-stream"});
@@ -57,12 +112,11 @@ HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
     response.headers.push_back({"Content-Type", "application/json"});
   }
   response.body = std::move(encoded->json);
-  if (*on_sent) {
-    response.on_sent = [owned, on_sent](const SentInfo& sent) {
-      if (sent.ok) owned->clock.Mark(Stage::kSent, sent.sent_ns);
-      (*on_sent)(*owned, sent);
-    };
-  }
+  response.on_sent = [owned, on_sent, report = std::move(report)](const SentInfo& sent) {
+    if (sent.ok) owned->clock.Mark(Stage::kSent, sent.sent_ns);
+    if (*on_sent) (*on_sent)(*owned, sent);
+    ReportSent(*report, absl::OkStatus(), 200, owned.get(), sent);
+  };
   return response;
 }
 
@@ -160,6 +214,23 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
     case KServeEndpoint::kModelInfer:
       HandleInfer(std::move(request), std::move(responder), route.model, route.version);
       return;
+    case KServeEndpoint::kMetrics: {
+      HttpResponse response;
+      response.headers.push_back({"Content-Type", std::string(observe::kPrometheusContentType)});
+      response.body = server_->MetricsText();
+      responder.Send(std::move(response));
+      return;
+    }
+    case KServeEndpoint::kDashboard: {
+      HttpResponse response;
+      response.headers.push_back({"Content-Type", std::string(observe::kDashboardContentType)});
+      response.body = std::string(observe::DashboardPage());
+      responder.Send(std::move(response));
+      return;
+    }
+    case KServeEndpoint::kCacheInvalidate:
+      HandleCacheInvalidate(request, std::move(responder));
+      return;
   }
 }
 
@@ -179,6 +250,13 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
                                 "' is not supported; send the body uncompressed"))));
     return;
   }
+  auto report = std::make_shared<InferReport>();
+  report->observer = server_->observer();
+  report->model = std::string(model);
+  report->version = std::string(version);
+  report->parent =
+      observe::ExtractTraceContext(request.Header("traceparent"), request.Header("tracestate"));
+  report->clock.Mark(Stage::kArrival, request.arrival_ns);
   HttpInferInput input;
   input.model_name = model;
   input.model_version = version;
@@ -186,27 +264,56 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   input.body = request.body;
   input.arrival_ns = request.arrival_ns;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(input);
+  const int64_t decoded_ns = server_->clock()->NowNs();
+  report->clock.Mark(Stage::kDecoded, decoded_ns);
   if (!decoded.ok()) {
-    responder.Send(ErrorResponse(decoded.status()));
+    responder.Send(InferErrorResponse(decoded.status(), std::move(report)));
     return;
   }
   std::unique_ptr<InferRequest> infer = *std::move(decoded);
   infer->protocol = Protocol::kHttp;
   infer->clock.Mark(Stage::kArrival, request.arrival_ns);
+  infer->clock.Mark(Stage::kDecoded, decoded_ns);
+  report->id = infer->id;
   auto cancel = std::make_shared<CancelFlag>();
   infer->cancel = cancel;
   responder.OnCancel([cancel] { cancel->Cancel(); });
   infer->on_complete = [responder = std::move(responder),
                         encoding = OutputEncoding::FromRequest(*infer),
-                        arrival_ns = request.arrival_ns,
-                        on_sent = on_sent_](absl::StatusOr<InferResponse> result) mutable {
+                        arrival_ns = request.arrival_ns, on_sent = on_sent_,
+                        report = std::shared_ptr<const InferReport>(std::move(report))](
+                           absl::StatusOr<InferResponse> result) mutable {
     // Encoding happens on the io thread, not on the instance thread that answered.
     responder.SendFrom([result = std::move(result), encoding = std::move(encoding), arrival_ns,
-                        on_sent = std::move(on_sent)]() mutable {
-      return BuildInferResponse(std::move(result), encoding, arrival_ns, on_sent);
+                        on_sent = std::move(on_sent), report = std::move(report)]() mutable {
+      return BuildInferResponse(std::move(result), encoding, arrival_ns, on_sent,
+                                std::move(report));
     });
   };
   server_->Infer(std::move(infer));
+}
+
+void KServeHttpHandler::HandleCacheInvalidate(const HttpRequest& request, HttpResponder responder) {
+  absl::StatusOr<CacheInvalidateRequest> decoded = DecodeCacheInvalidateRequest(*request.body);
+  if (!decoded.ok()) {
+    responder.Send(ErrorResponse(decoded.status()));
+    return;
+  }
+  // Waiting for Redis (bounded) must not hold an io thread: run on the repository worker.
+  auto held = std::make_shared<HttpResponder>(std::move(responder));
+  const bool queued =
+      repository_worker_.Submit([server = server_, scope = *std::move(decoded), held] {
+        const absl::Status status =
+            server->InvalidateCache(scope.model_name, scope.model_version, kInvalidateWaitNs);
+        held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
+      });
+  if (!queued) {
+    absl::Status busy =
+        absl::UnavailableError("too many admin requests in progress; retry shortly");
+    busy.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
+                    absl::Cord("1"));
+    held->Send(ErrorResponse(busy));
+  }
 }
 
 void KServeHttpHandler::HandleRepositoryChange(bool load, const HttpRequest& request,

@@ -62,6 +62,7 @@ class KServeHttpHandler final : public HttpHandler {
                    std::string_view version);
   void HandleRepositoryChange(bool load, const HttpRequest& request, HttpResponder responder,
                               const std::string& model);
+  void HandleCacheInvalidate(const HttpRequest& request, HttpResponder responder);
 
   InferenceServer* const server_;
   const Options options_;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -288,6 +289,62 @@ TEST_F(KServeHttpHandlerTest, RepositoryIndexLoadAndUnload) {
   EXPECT_EQ(bad.status, 501);
   EXPECT_THAT(bad.body, HasSubstr("file:1/model.onnx"));
   EXPECT_GE(Call(PostRequest("/v2/repository/models/missing/load", "")).status, 400);
+}
+
+TEST_F(KServeHttpHandlerTest, MetricsCountEachAnsweredRequestOnceWritten) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ASSERT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 200);
+  ASSERT_EQ(Call(PostRequest("/v2/models/simple/infer", "{oops")).status, 400);
+  // Requests are reported after their last byte is written, which may be a moment after the
+  // client has read it. One that failed before naming a served version counts as unresolved.
+  const std::string success =
+      R"(brigade_requests_total{model="simple",version="1",protocol="http",outcome="success"} 1)";
+  const std::string error =
+      R"(brigade_requests_total{model="",version="",protocol="http",outcome="error"} 1)";
+  ClientResponse metrics;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    metrics = Call(GetRequest("/metrics"));
+    if (metrics.body.find(error) != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_THAT(metrics.header("content-type"), HasSubstr("text/plain; version=0.0.4"));
+  EXPECT_THAT(metrics.body, HasSubstr(success));
+  EXPECT_THAT(metrics.body, HasSubstr(error));
+  EXPECT_THAT(metrics.body,
+              HasSubstr(R"(brigade_request_stage_duration_seconds_count{model="simple",)"
+                        R"(version="1",protocol="http",stage="receive"} 1)"));
+}
+
+TEST_F(KServeHttpHandlerTest, DashboardIsServedAtTheRoot) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  ClientResponse page = Call(GetRequest("/"));
+  ASSERT_EQ(page.status, 200);
+  EXPECT_THAT(page.header("content-type"), HasSubstr("text/html"));
+  EXPECT_THAT(page.body, HasSubstr("<script"));
+}
+
+TEST_F(KServeHttpHandlerTest, CacheInvalidationDropsCachedAnswers) {
+  repo_.AddModel("simple", std::string(brigade::testing::kAddSubConfig) +
+                               "\nresponse_cache { enable: true }\n");
+  Start();
+  const std::string hit = R"("cache_hit":true)";
+  EXPECT_THAT(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).body, Not(HasSubstr(hit)));
+  EXPECT_THAT(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).body, HasSubstr(hit));
+  ClientResponse invalidated =
+      Call(PostRequest("/v2/cache/invalidate", R"({"model_name":"simple"})"));
+  EXPECT_EQ(invalidated.status, 200) << invalidated.body;
+  EXPECT_THAT(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).body, Not(HasSubstr(hit)));
+  // No body: everything.
+  EXPECT_EQ(Call(PostRequest("/v2/cache/invalidate", "")).status, 200);
+  EXPECT_THAT(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).body, Not(HasSubstr(hit)));
+
+  ClientResponse bad = Call(PostRequest("/v2/cache/invalidate", R"({"model_version":"1"})"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("model_name"));
+  EXPECT_EQ(Call(PostRequest("/v2/cache/invalidate", "[1,2")).status, 400);
 }
 
 TEST_F(KServeHttpHandlerTest, UnknownPathsAndWrongMethods) {

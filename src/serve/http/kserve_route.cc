@@ -56,6 +56,8 @@ std::variant<KServeRoute, RouteError> Accept(std::string_view method, std::strin
 
 std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
                                                        std::string_view path) {
+  if (path == "/") return Accept(method, path, Verb::kGet, KServeEndpoint::kDashboard);
+  if (path == "/metrics") return Accept(method, path, Verb::kGet, KServeEndpoint::kMetrics);
   // Split "/v2/a/b" into {"v2", "a", "b"}, decoding each segment.
   if (!path.starts_with('/')) return NotFound(path);
   std::vector<std::string> segments;
@@ -92,6 +94,9 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
       }
     }
     return NotFound(path);
+  }
+  if (area == "cache" && n == 3 && segments[2] == "invalidate") {
+    return Accept(method, path, Verb::kPost, KServeEndpoint::kCacheInvalidate);
   }
   if (area != "models" || n < 3) return NotFound(path);
   if (n == 3 && segments[2] == "stats") {

@@ -39,6 +39,10 @@ enum class KServeEndpoint {
   kRepositoryIndex,
   kRepositoryLoad,
   kRepositoryUnload,
+  // Brigade's own endpoints.
+  kMetrics,          // GET /metrics (Prometheus text)
+  kDashboard,        // GET / (the live dashboard page)
+  kCacheInvalidate,  // POST /v2/cache/invalidate
 };
 
 struct KServeRoute {

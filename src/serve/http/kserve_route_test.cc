@@ -73,13 +73,22 @@ TEST(KServeRouteTest, PercentDecodesSegments) {
 }
 
 TEST(KServeRouteTest, UnknownPathsAreNotFound) {
-  for (const char* path : {"/", "/v1", "/v2/", "/v2/models", "/v2/models/", "/v2//models/m",
-                           "/v2/health", "/v2/health/alive", "/v2/models/m/versions",
-                           "/v2/models/m/versions/1/infer/x", "/v2/models/m/predict",
-                           "/v2/repository/models/m", "/v2/repository/models/m/delete", "v2"}) {
+  for (const char* path :
+       {"/index.html", "/v1", "/v2/", "/metrics/", "/v2/cache", "/v2/cache/invalidate/x",
+        "/v2/models", "/v2/models/", "/v2//models/m", "/v2/health", "/v2/health/alive",
+        "/v2/models/m/versions", "/v2/models/m/versions/1/infer/x", "/v2/models/m/predict",
+        "/v2/repository/models/m", "/v2/repository/models/m/delete", "v2"}) {
     const RouteError error = Error("GET", path);
     EXPECT_EQ(error.http_status, 404) << path;
   }
+}
+
+TEST(KServeRouteTest, BrigadeEndpointsRouteWithTheirMethods) {
+  EXPECT_EQ(Route("GET", "/").endpoint, KServeEndpoint::kDashboard);
+  EXPECT_EQ(Route("GET", "/metrics").endpoint, KServeEndpoint::kMetrics);
+  EXPECT_EQ(Route("POST", "/v2/cache/invalidate").endpoint, KServeEndpoint::kCacheInvalidate);
+  EXPECT_EQ(Error("POST", "/metrics").http_status, 405);
+  EXPECT_EQ(Error("GET", "/v2/cache/invalidate").http_status, 405);
 }
 
 TEST(KServeRouteTest, WrongMethodIs405WithAllow) {

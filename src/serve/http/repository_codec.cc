@@ -71,6 +71,43 @@ absl::StatusOr<bool> DecodeRepositoryIndexRequest(const BodyBuffer& body) {
   return ready;
 }
 
+absl::StatusOr<CacheInvalidateRequest> DecodeCacheInvalidateRequest(const BodyBuffer& body) {
+  constexpr std::string_view kWhat = "cache invalidation request";
+  CacheInvalidateRequest request;
+  if (IsBlank(body)) return request;
+  JsonDocument document(body, body.size());
+  BRIGADE_ASSIGN_OR_RETURN(object root, document.RootObject(kWhat));
+  std::string version;
+  for (auto field_result : root) {
+    field entry;
+    if (auto error = std::move(field_result).get(entry)) return JsonError(kWhat, error);
+    if (entry.key() == "model_name") {
+      BRIGADE_ASSIGN_OR_RETURN(std::string_view name, ReadString(entry.value(), [] {
+                                 return std::string("'model_name'");
+                               }));
+      request.model_name = std::string(name);
+    } else if (entry.key() == "model_version") {
+      BRIGADE_ASSIGN_OR_RETURN(std::string_view text, ReadString(entry.value(), [] {
+                                 return std::string("'model_version'");
+                               }));
+      version = std::string(text);
+    } else {
+      return UnknownField(kWhat, entry);
+    }
+  }
+  BRIGADE_RETURN_IF_ERROR(document.FinishDocument(kWhat));
+  if (!version.empty()) {
+    if (!ParseInteger(version, &request.model_version) || request.model_version < 0) {
+      return absl::InvalidArgumentError(
+          StrCat(kWhat, ": 'model_version' must be a non-negative integer, got '", version, "'"));
+    }
+    if (request.model_name.empty()) {
+      return absl::InvalidArgumentError(StrCat(kWhat, ": 'model_version' needs 'model_name'"));
+    }
+  }
+  return request;
+}
+
 absl::StatusOr<LoadModelRequest> DecodeLoadModelRequest(std::string_view model_name,
                                                         const BodyBuffer& body) {
   LoadModelRequest request;

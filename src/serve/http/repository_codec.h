@@ -32,6 +32,14 @@ absl::Status DecodeUnloadModelRequest(const BodyBuffer& body);
 
 std::string EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries);
 
+// Brigade's cache invalidation request (POST /v2/cache/invalidate): an optional JSON object
+// {"model_name": "m", "model_version": "3"}; empty body or {} = every model.
+struct CacheInvalidateRequest {
+  std::string model_name;      // empty = all models
+  int64_t model_version = -1;  // -1 = all versions
+};
+absl::StatusOr<CacheInvalidateRequest> DecodeCacheInvalidateRequest(const BodyBuffer& body);
+
 }  // namespace brigade::serve
 
 #endif  // BRIGADE_SERVE_HTTP_REPOSITORY_CODEC_H_

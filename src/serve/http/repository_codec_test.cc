@@ -59,6 +59,29 @@ TEST(RepositoryCodecTest, UnloadRequest) {
   EXPECT_THAT(Message(Unload(R"({"parameters":{"x":1}})")), HasSubstr("'x'"));
 }
 
+TEST(RepositoryCodecTest, CacheInvalidateScopeIsAllModelOrVersion) {
+  auto decode = [](std::string_view body) {
+    return DecodeCacheInvalidateRequest(*BodyBuffer::FromString(body));
+  };
+  auto all = decode("");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->model_name, "");
+  EXPECT_EQ(all->model_version, -1);
+  auto model = decode(R"({"model_name":"m"})");
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(model->model_name, "m");
+  EXPECT_EQ(model->model_version, -1);
+  auto version = decode(R"({"model_name":"m","model_version":"3"})");
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->model_version, 3);
+
+  for (std::string_view bad :
+       {R"({"model_version":"3"})", R"({"model_name":"m","model_version":"x"})",
+        R"({"model_name":7})", R"({"model":"m"})", "[]", "{"}) {
+    EXPECT_EQ(decode(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(RepositoryCodecTest, IndexOmitsEmptyVersionAndReason) {
   std::vector<RepositoryIndexEntry> entries{{"a", "1", "READY", ""},
                                             {"b", "", "UNAVAILABLE", "load failed"}};

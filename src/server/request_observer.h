@@ -1,0 +1,108 @@
+#ifndef BRIGADE_SERVER_REQUEST_OBSERVER_H_
+#define BRIGADE_SERVER_REQUEST_OBSERVER_H_
+
+// RequestObserver: where a finished request is reported, once, by the front end that answered
+// it (at t5, when the last byte was written, or when writing failed): Prometheus metrics per
+// model and stage, the sampled OpenTelemetry trace, and the sampled access log line. It also
+// owns the metrics registry, so /metrics is rendered from here.
+//
+// Thread safety: OnRequestDone and the accessors are safe from any thread and never block
+// (traces and log lines go to bounded background queues that drop when full, counted).
+// Ownership: owns the registry, request metrics, tracer, span processor and access log; the
+// InferenceServer owns the observer and keeps it alive until every front end has stopped.
+// Failure: Create fails with INVALID_ARGUMENT for bad options (rates outside [0, 1], an unusable
+// OTLP endpoint) and UNAVAILABLE when the trace file or access log cannot be opened.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "core/infer_request.h"
+#include "core/stage_clock.h"
+#include "observe/access_log.h"
+#include "observe/metrics_registry.h"
+#include "observe/model_stats.h"
+#include "observe/request_metrics.h"
+#include "observe/span_processor.h"
+#include "observe/trace_context.h"
+#include "observe/tracer.h"
+
+namespace brigade {
+
+class RequestObserver {
+ public:
+  struct Options {
+    // Trace sampling: this fraction of requests, plus every failed one (trace_errors) and every
+    // one slower than trace_slo_us end to end (> 0).
+    double trace_rate = 0.0;
+    bool trace_errors = false;
+    int64_t trace_slo_us = 0;
+    // Where sampled traces go: an OTLP/HTTP JSON collector URL (".../v1/traces") and/or a
+    // JSON-lines file. Neither: tracing is off.
+    std::string otlp_endpoint;
+    std::string trace_file;
+    // JSON-lines access log; empty = off.
+    std::string access_log_path;
+    double access_log_rate = 1.0;
+    const Clock* clock = Clock::Real();
+  };
+
+  static absl::StatusOr<std::unique_ptr<RequestObserver>> Create(Options options);
+  ~RequestObserver();
+
+  // One finished request. Views are borrowed for the call only.
+  struct Done {
+    std::string_view model{};
+    std::string_view version{};  // resolved version when known, else what was asked for
+    std::string_view request_id{};
+    Protocol protocol = Protocol::kHttp;
+    absl::Status status{};
+    std::optional<int> protocol_code{};  // HTTP status or gRPC code sent
+    const StageClock* clock = nullptr;   // t0..t5 as far as the request got
+    const std::optional<observe::TraceContext>* parent = nullptr;
+    int batch_size = 0;
+    bool cache_hit = false;
+  };
+  void OnRequestDone(const Done& done);
+
+  // The per-model handle a scheduler updates (queue length, busy instances, batch sizes).
+  observe::ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
+
+  // The Prometheus exposition: Brigade's families plus Triton-compatible nv_* ones built from
+  // `stats`.
+  std::string RenderMetrics(const std::vector<observe::ModelStatsSnapshot>& stats) const;
+
+  // Per-stage percentiles of one model version (for the statistics extension); empty when the
+  // version has served nothing.
+  std::vector<observe::StagePercentiles> StageSummary(std::string_view model,
+                                                      std::string_view version) const;
+
+  // Waits up to `timeout_ms` for queued traces and log lines to be written (shutdown).
+  void Flush(int64_t timeout_ms);
+
+  bool tracing() const { return tracer_ != nullptr; }
+
+  struct ConstructionTag {
+   private:
+    friend class RequestObserver;
+    ConstructionTag() = default;
+  };
+  explicit RequestObserver(ConstructionTag) {}
+
+ private:
+  observe::MetricsRegistry registry_;
+  std::unique_ptr<observe::RequestMetrics> metrics_;
+  std::unique_ptr<observe::SpanProcessor> spans_;
+  std::unique_ptr<observe::Tracer> tracer_;
+  std::unique_ptr<observe::AccessLog> access_log_;
+};
+
+}  // namespace brigade
+
+#endif  // BRIGADE_SERVER_REQUEST_OBSERVER_H_
