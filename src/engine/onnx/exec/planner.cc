@@ -16,6 +16,9 @@ namespace {
 
 using Slot = ExecutionPlan::Slot;
 
+// Largest result a node may produce when evaluated at plan time.
+constexpr size_t kMaxPlanTimeBytes = size_t{256} << 20;
+
 // What the planner tracks per value (graph values first, then internal reorder results).
 struct PlanValue {
   ValueInfo info;
@@ -220,7 +223,14 @@ class Planner {
 
     bool outputs_plain = true;
     for (const ValueInfo& out : ctx.outputs) outputs_plain = outputs_plain && !out.layout.blocked;
-    if (kernel != nullptr && all_known && def->foldable && outputs_plain) {
+    size_t result_bytes = 0;
+    for (const ValueInfo& out : ctx.outputs) {
+      if (out.dtype != DataType::kInvalid) result_bytes += out.byte_size();
+    }
+    // Huge results (a hostile ConstantOfShape/Expand) are not materialized at plan time; they run
+    // in the arena, whose size the session bounds.
+    if (kernel != nullptr && all_known && def->foldable && outputs_plain &&
+        result_bytes <= kMaxPlanTimeBytes) {
       return EvaluateNow(node, ctx, *kernel, input_index, present);
     }
     if (shape_only_) {

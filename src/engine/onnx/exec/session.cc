@@ -75,6 +75,12 @@ absl::Status Session::Run(std::span<const Tensor> inputs, std::vector<Tensor>* o
       return absl::Status(plan_or.status().code(),
                           StrCat("model '", model_->name(), "': ", plan_or.status().message()));
     }
+    if ((*plan_or)->arena_bytes > options_.max_arena_bytes) {
+      return absl::ResourceExhaustedError(
+          StrCat("model '", model_->name(), "': inputs of shape ", ShapeToString(inputs[0].shape()),
+                 " need ", (*plan_or)->arena_bytes >> 20, " MiB of intermediates, over the ",
+                 options_.max_arena_bytes >> 20, " MiB limit"));
+    }
     if (plans_.size() >= options_.max_plans) {
       plans_.erase(lru_.back());
       lru_.pop_back();

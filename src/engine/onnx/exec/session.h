@@ -36,6 +36,9 @@ class Session {
     size_t max_plans = 16;
     // Accumulate per-step wall times of the plan in use (step_ns()); for benchmarks.
     bool profile = false;
+    // Largest arena a plan may need; a signature needing more fails with RESOURCE_EXHAUSTED
+    // instead of letting a hostile shape exhaust the machine's memory.
+    size_t max_arena_bytes = size_t{8} << 30;
   };
 
   static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const CompiledModel> model,

@@ -134,6 +134,40 @@ TEST(SessionTest, ShapeSubgraphIsEvaluatedAtPlanTime) {
   EXPECT_EQ((*session)->last_plan()->steps.size(), 2u);
 }
 
+TEST(SessionTest, ASignatureNeedingTooLargeAnArenaIsRefused) {
+  Session::Options options;
+  options.max_arena_bytes = 64 << 10;
+  auto session = Session::Create(Compile(DenseModel()), options);
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> out;
+  const Tensor small = Ramp({4, 3});
+  EXPECT_TRUE((*session)->Run({&small, 1}, &out).ok());
+  const Tensor large = Ramp({20000, 3});  // intermediates of 20000 × 2 floats × 2 buffers
+  EXPECT_EQ((*session)->Run({&large, 1}, &out).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE((*session)->Run({&small, 1}, &out).ok());
+}
+
+TEST(SessionTest, AHugeShapeDerivedConstantIsNotMaterializedAtPlanTime) {
+  // ConstantOfShape(Shape(x) · [4096, 8192]) is known at plan time, but at x [2, 2] it is
+  // 8192 × 16384 floats (512 MiB): the planner leaves it to the arena, which the limit refuses,
+  // instead of filling 512 MiB while planning.
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 2});
+  b.Initializer("scale", *Tensor::FromValues<int64_t>(Shape{2}, std::vector<int64_t>{4096, 8192}));
+  b.Node("Shape", {"x"}, {"s"});
+  b.Node("Mul", {"s", "scale"}, {"big_shape"});
+  b.Node("ConstantOfShape", {"big_shape"}, {"big"});
+  OnnxBuilder::SetInt(b.Node("ReduceSum", {"big"}, {"y"}), "keepdims", 0);
+  b.Output("y", DataType::kFp32, {});
+  Session::Options options;
+  options.max_arena_bytes = size_t{64} << 20;
+  auto session = Session::Create(Compile(b), options);
+  ASSERT_TRUE(session.ok());
+  const Tensor x = Ramp({2, 2});
+  std::vector<Tensor> out;
+  EXPECT_EQ((*session)->Run({&x, 1}, &out).code(), absl::StatusCode::kResourceExhausted);
+}
+
 TEST(SessionTest, RunFailureNamesTheNodeAndLeavesTheSessionUsable) {
   OnnxBuilder b;
   b.Input("data", DataType::kFp32, {4});
