@@ -38,6 +38,9 @@ struct BenchFlags {
   std::vector<std::string> inputs;
   std::string input_dir;
   int random_samples = 1;
+  std::string sample_order = "cycle";
+  double zipf_s = 1.0;
+  std::vector<std::string> request_parameters;
   int64_t string_length = 16;
   std::vector<std::string> outputs;
   int64_t timeout_ms = 60'000;
@@ -71,6 +74,38 @@ absl::Status ParseShapeFlag(std::string_view text, loadgen::InputOptions* inputs
   return absl::OkStatus();
 }
 
+// perf_analyzer's form "NAME:VALUE:TYPE", TYPE one of string, int, bool (default string).
+absl::Status ParseRequestParameter(std::string_view text, Parameters* parameters) {
+  const size_t first = text.find(':');
+  if (first == std::string_view::npos || first == 0) {
+    return absl::InvalidArgumentError(
+        StrCat("--request-parameter '", text, "' is not NAME:VALUE[:TYPE]"));
+  }
+  std::string_view value = text.substr(first + 1);
+  std::string_view type = "string";
+  if (const size_t last = value.rfind(':'); last != std::string_view::npos) {
+    type = value.substr(last + 1);
+    value = value.substr(0, last);
+  }
+  std::string name(text.substr(0, first));
+  if (type == "string") {
+    parameters->Set(std::move(name), std::string(value));
+  } else if (type == "int") {
+    int64_t number = 0;
+    if (!ParseInteger(value, &number)) {
+      return absl::InvalidArgumentError(
+          StrCat("--request-parameter '", text, "': '", value, "' is not an integer"));
+    }
+    parameters->Set(std::move(name), number);
+  } else if (type == "bool" && (value == "true" || value == "false")) {
+    parameters->Set(std::move(name), value == "true");
+  } else {
+    return absl::InvalidArgumentError(
+        StrCat("--request-parameter '", text, "': TYPE must be string, int or bool (true|false)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<loadgen::BenchOptions> ToOptions(const BenchFlags& flags) {
   loadgen::BenchOptions options;
   options.client.protocol =
@@ -100,6 +135,15 @@ absl::StatusOr<loadgen::BenchOptions> ToOptions(const BenchFlags& flags) {
   options.requests = flags.requests;
   options.server_stats = !flags.no_server_stats;
   options.seed = flags.seed;
+  options.sample_order =
+      flags.sample_order == "zipf" ? loadgen::SampleOrder::kZipf : loadgen::SampleOrder::kCycle;
+  options.zipf_exponent = flags.zipf_s;
+  for (const std::string& parameter : flags.request_parameters) {
+    if (absl::Status status = ParseRequestParameter(parameter, &options.request_parameters);
+        !status.ok()) {
+      return status;
+    }
+  }
 
   loadgen::InputOptions& inputs = options.inputs;
   inputs.batch_size = flags.batch_size;
@@ -218,6 +262,18 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
                    "Distinct random input samples to cycle through")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  bench
+      ->add_option("--sample-order", flags->sample_order,
+                   "cycle: each connection walks the samples in order; zipf: each request draws "
+                   "its sample from a Zipf distribution (sample k with probability ∝ 1/k^s)")
+      ->check(CLI::IsMember({"cycle", "zipf"}))
+      ->capture_default_str();
+  bench->add_option("--zipf-s", flags->zipf_s, "Zipf exponent s for --sample-order zipf")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  bench->add_option("--request-parameter", flags->request_parameters,
+                    "NAME:VALUE[:TYPE] sent with every request, TYPE string (default), int or "
+                    "bool; e.g. cache_control:bypass (repeatable)");
   bench->add_option("--string-length", flags->string_length, "Length of random BYTES elements")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

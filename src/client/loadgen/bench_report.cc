@@ -27,6 +27,12 @@ std::string ProtocolLabel(const BenchReport& report) {
   return report.http_binary ? "http-binary" : "http-json";
 }
 
+// ", zipf s=1" when samples are drawn from a Zipf distribution; empty when cycled.
+std::string OrderLabel(const BenchReport& report) {
+  if (report.sample_order != SampleOrder::kZipf) return "";
+  return fmt::format(", zipf s={}", report.zipf_exponent);
+}
+
 std::string LevelName(const LevelResult& level) {
   if (level.mode == LoadMode::kClosedLoop) return StrCat("c=", level.workers);
   return StrCat(LoadModeName(level.mode), "@", level.target_rate, "/s");
@@ -87,9 +93,9 @@ void AppendOptionalJson(std::optional<double> value, std::string* out) {
 
 std::string FormatTable(const BenchReport& report) {
   std::string out = fmt::format(
-      "model {} ({}), {}, batch {}, {} input sample{}\n", report.model.name,
+      "model {} ({}), {}, batch {}, {} input sample{}{}\n", report.model.name,
       report.model.platform.empty() ? "?" : report.model.platform, ProtocolLabel(report),
-      report.batch_size, report.samples, report.samples == 1 ? "" : "s");
+      report.batch_size, report.samples, report.samples == 1 ? "" : "s", OrderLabel(report));
   out += fmt::format(
       "{:<22} {:>9} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} "
       "{:>9} {:>9} {:>9} {:>8}\n",
@@ -139,6 +145,11 @@ std::string FormatTable(const BenchReport& report) {
           level.server->request_ns * kUs, level.server->mean_batch_size,
           level.client_cpu_us_per_request, MaxRatePerCore(level));
     }
+    if (level.server.has_value() && level.server->cache_lookups() > 0) {
+      out += fmt::format("{}: response cache: hit rate {:.1f}% ({} hits, {} misses)\n",
+                         LevelName(level), level.server->cache_hit_rate() * 100,
+                         level.server->cache_hits, level.server->cache_misses);
+    }
   }
   return out;
 }
@@ -150,7 +161,8 @@ std::string FormatCsv(const BenchReport& report) {
       "latency_p99_us,latency_p99_9_us,latency_max_us,service_p50_us,service_p99_us,"
       "server_queue_us,server_compute_input_us,server_compute_infer_us,"
       "server_compute_output_us,server_compute_us,server_request_us,mean_batch_size,"
-      "overhead_p50_us,overhead_p99_us,client_cpu_us_per_request\n";
+      "overhead_p50_us,overhead_p99_us,client_cpu_us_per_request,server_cache_hits,"
+      "server_cache_misses,server_cache_hit_rate\n";
   for (const LevelResult& level : report.levels) {
     const bool have_server = level.server.has_value() && level.server->requests > 0;
     auto server_field = [&](double ns) {
@@ -163,7 +175,7 @@ std::string FormatCsv(const BenchReport& report) {
     const double p99 = PercentileUs(level.latency, 99);
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{:.3f},{:.1f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
-        "{:.3f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{:.3f}\n",
+        "{:.3f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{}\n",
         report.model.name, ProtocolLabel(report), report.batch_size, LoadModeName(level.mode),
         level.workers, level.target_rate, level.ok, level.failed, level.unsent, level.elapsed_s,
         level.throughput_per_s, level.latency.mean_ns() * kUs, p50, PercentileUs(level.latency, 90),
@@ -177,7 +189,12 @@ std::string FormatCsv(const BenchReport& report) {
         server_field(have_server ? level.server->request_ns : 0),
         have_server ? fmt::format("{:.3f}", level.server->mean_batch_size) : std::string(),
         optional_field(OverheadUs(level, p50)), optional_field(OverheadUs(level, p99)),
-        level.client_cpu_us_per_request);
+        level.client_cpu_us_per_request,
+        level.server.has_value() ? fmt::format("{}", level.server->cache_hits) : std::string(),
+        level.server.has_value() ? fmt::format("{}", level.server->cache_misses) : std::string(),
+        level.server.has_value() && level.server->cache_lookups() > 0
+            ? fmt::format("{:.4f}", level.server->cache_hit_rate())
+            : std::string());
   }
   return out;
 }
@@ -193,6 +210,12 @@ std::string FormatJson(const BenchReport& report) {
   AppendJsonInt(report.batch_size, &out);
   out += ",\"samples\":";
   AppendJsonInt(static_cast<int64_t>(report.samples), &out);
+  out += ",\"sample_order\":";
+  AppendJsonString(SampleOrderName(report.sample_order), &out);
+  if (report.sample_order == SampleOrder::kZipf) {
+    out += ",\"zipf_exponent\":";
+    AppendJsonDouble(report.zipf_exponent, &out);
+  }
   out += ",\"levels\":[";
   for (size_t i = 0; i < report.levels.size(); ++i) {
     const LevelResult& level = report.levels[i];
@@ -255,6 +278,13 @@ std::string FormatJson(const BenchReport& report) {
       AppendJsonInt(static_cast<int64_t>(s.executions), &out);
       out += ",\"mean_batch_size\":";
       AppendJsonDouble(s.mean_batch_size, &out);
+      out += ",\"cache_hits\":";
+      AppendJsonInt(static_cast<int64_t>(s.cache_hits), &out);
+      out += ",\"cache_misses\":";
+      AppendJsonInt(static_cast<int64_t>(s.cache_misses), &out);
+      out += ",\"cache_hit_rate\":";
+      AppendOptionalJson(
+          s.cache_lookups() > 0 ? std::optional<double>(s.cache_hit_rate()) : std::nullopt, &out);
       out += "}";
     } else {
       out += "null";

@@ -8,7 +8,8 @@
 //   compute   = server compute_input + compute_infer + compute_output (means per request);
 //   overhead  = client end-to-end latency − compute, at the mean, p50 and p99 (the statistics
 //               extension only has means, so p50/p99 overhead subtract the mean compute);
-//   client max req/s per core = 1e6 / client CPU µs per request.
+//   client max req/s per core = 1e6 / client CPU µs per request;
+//   cache hit rate = cache hits / (hits + misses) in the window, when the model has a cache.
 // Server columns are empty when the server's statistics were unavailable (the JSON says why).
 //
 // Pure functions; thread-safe.

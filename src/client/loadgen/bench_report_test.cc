@@ -36,6 +36,8 @@ BenchReport SampleReport() {
   server.request_ns = 15000;
   server.executions = 50;
   server.mean_batch_size = 2;
+  server.cache_hits = 60;
+  server.cache_misses = 40;
   closed.server = server;
   closed.client_cpu_us_per_request = 12.5;
   report.levels.push_back(closed);
@@ -74,6 +76,22 @@ TEST(BenchReportTest, JsonCarriesPercentilesBreakdownAndOverhead) {
   EXPECT_TRUE(open["server"].is_null());
   EXPECT_TRUE(open["overhead_us"]["p50"].is_null());
   EXPECT_EQ(int64_t(open["unsent"]), 3);
+  EXPECT_EQ(int64_t(closed["server"]["cache_hits"]), 60);
+  EXPECT_DOUBLE_EQ(double(closed["server"]["cache_hit_rate"]), 0.6);
+  EXPECT_EQ(std::string_view(root["sample_order"].get_string().value()), "cycle");
+}
+
+TEST(BenchReportTest, ZipfOrderIsNamedInEveryFormat) {
+  BenchReport report = SampleReport();
+  report.sample_order = SampleOrder::kZipf;
+  report.zipf_exponent = 1.0;
+  EXPECT_NE(FormatTable(report).find("zipf s=1\n"), std::string::npos) << FormatTable(report);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const std::string json = FormatJson(report);
+  ASSERT_EQ(parser.parse(json).get(root), simdjson::SUCCESS) << json;
+  EXPECT_EQ(std::string_view(root["sample_order"].get_string().value()), "zipf");
+  EXPECT_DOUBLE_EQ(double(root["zipf_exponent"]), 1.0);
 }
 
 TEST(BenchReportTest, CsvRowsHaveAsManyColumnsAsTheHeader) {
@@ -90,6 +108,8 @@ TEST(BenchReportTest, CsvRowsHaveAsManyColumnsAsTheHeader) {
   EXPECT_EQ(std::count(lines[1].begin(), lines[1].end(), ','), columns);
   EXPECT_EQ(std::count(lines[2].begin(), lines[2].end(), ','), columns);
   EXPECT_TRUE(lines[1].starts_with("identity,http-binary,1,closed,16,")) << lines[1];
+  EXPECT_TRUE(lines[0].ends_with(",server_cache_hits,server_cache_misses,server_cache_hit_rate"));
+  EXPECT_TRUE(lines[1].ends_with(",60,40,0.6000")) << lines[1];
 }
 
 TEST(BenchReportTest, TableNamesLevelsErrorsAndMissingBreakdowns) {
@@ -99,6 +119,11 @@ TEST(BenchReportTest, TableNamesLevelsErrorsAndMissingBreakdowns) {
   EXPECT_NE(table.find("2 × UNAVAILABLE (HTTP 503)"), std::string::npos) << table;
   EXPECT_NE(table.find("no server breakdown: statistics unavailable: 404"), std::string::npos);
   EXPECT_NE(table.find("3 due requests never sent"), std::string::npos);
+  EXPECT_NE(table.find("c=16: response cache: hit rate 60.0% (60 hits, 40 misses)"),
+            std::string::npos)
+      << table;
+  // A level without statistics says nothing about the cache.
+  EXPECT_EQ(table.find("poisson@500/s: response cache"), std::string::npos);
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ struct Worker {
   WorkerStats measure;
   InferResponse response;
   size_t cursor = 0;
+  SampleRng rng;
 };
 
 double ProcessCpuSeconds() {
@@ -104,10 +105,11 @@ std::optional<client::ModelStatistics> Snapshot(const BenchOptions& options, cli
 
 class LevelRun {
  public:
-  LevelRun(const BenchOptions& options, const std::vector<client::InferSpec>& specs, LoadMode mode,
-           int workers, double rate, uint64_t seed)
+  LevelRun(const BenchOptions& options, const std::vector<client::InferSpec>& specs,
+           const ZipfDistribution* zipf, LoadMode mode, int workers, double rate, uint64_t seed)
       : options_(options),
         specs_(specs),
+        zipf_(zipf),
         mode_(mode),
         workers_(workers),
         rate_(rate),
@@ -123,6 +125,8 @@ class LevelRun {
 
   const BenchOptions& options_;
   const std::vector<client::InferSpec>& specs_;
+  // Null: workers cycle through the samples.
+  const ZipfDistribution* const zipf_;
   const LoadMode mode_;
   const int workers_;
   const double rate_;
@@ -134,7 +138,9 @@ class LevelRun {
 void LevelRun::RunPhase(const Phase& phase, ArrivalSchedule* schedule, Worker& worker,
                         WorkerStats* stats) {
   auto issue = [this, &worker]() {
-    const client::InferSpec& spec = specs_[worker.cursor++ % specs_.size()];
+    const size_t index =
+        zipf_ != nullptr ? zipf_->Sample(worker.rng) : worker.cursor++ % specs_.size();
+    const client::InferSpec& spec = specs_[index];
     return worker.client->Infer(spec, &worker.response);
   };
   if (mode_ == LoadMode::kClosedLoop) {
@@ -171,6 +177,7 @@ absl::StatusOr<LevelResult> LevelRun::Run(client::Client& admin, ProgressSink* p
     auto worker = std::make_unique<Worker>();
     BRIGADE_ASSIGN_OR_RETURN(worker->client, client::Client::Create(options_.client));
     worker->cursor = static_cast<size_t>(i) % specs_.size();
+    worker->rng.seed(seed_ * 1'000'003 + static_cast<uint64_t>(i));
     pool_.push_back(std::move(worker));
   }
   const ArrivalKind kind =
@@ -296,6 +303,12 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& options, ProgressSink* 
   report.batch_size = options.inputs.batch_size;
   BRIGADE_ASSIGN_OR_RETURN(std::vector<Sample> samples, BuildSamples(report.model, options.inputs));
   report.samples = samples.size();
+  report.sample_order = options.sample_order;
+  std::optional<ZipfDistribution> zipf;
+  if (options.sample_order == SampleOrder::kZipf) {
+    BRIGADE_ASSIGN_OR_RETURN(zipf, ZipfDistribution::Create(samples.size(), options.zipf_exponent));
+    report.zipf_exponent = options.zipf_exponent;
+  }
 
   std::vector<client::InferSpec> specs;
   specs.reserve(samples.size());
@@ -303,6 +316,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& options, ProgressSink* 
     client::InferSpec& spec = specs.emplace_back();
     spec.model_name = options.model_name;
     spec.model_version = options.model_version;
+    spec.parameters = options.request_parameters;
     spec.inputs = std::move(sample);
     for (const std::string& output : options.outputs) {
       spec.outputs.push_back({.name = output, .parameters = {}, .binary = options.http_binary});
@@ -315,7 +329,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& options, ProgressSink* 
       options.mode == LoadMode::kClosedLoop ? options.concurrency.size() : options.rates.size();
   for (size_t i = 0; i < levels; ++i) {
     const bool closed = options.mode == LoadMode::kClosedLoop;
-    LevelRun run(options, specs, options.mode,
+    LevelRun run(options, specs, zipf.has_value() ? &*zipf : nullptr, options.mode,
                  closed ? options.concurrency[i] : options.open_loop_workers,
                  closed ? 0 : options.rates[i], options.seed + 2 * i);
     BRIGADE_ASSIGN_OR_RETURN(LevelResult result, run.Run(*admin, progress));

@@ -13,7 +13,8 @@
 //      nothing but the benchmark), from which the request rate one core of client can sustain
 //      follows.
 // Inputs are built once from the model's metadata (input_data.h) and shared read-only by the
-// workers; each worker cycles through the samples from its own offset.
+// workers; each worker cycles through the samples from its own offset, or draws each request's
+// sample from a Zipf distribution over them (sample_order.h) with its own seeded generator.
 //
 // Open-loop levels use `open_loop_workers` connections; a request due while all of them are busy
 // waits for the first free one and its latency includes that wait (load_worker.h).
@@ -32,6 +33,7 @@
 #include "client/loadgen/input_data.h"
 #include "client/loadgen/latency_histogram.h"
 #include "client/loadgen/load_worker.h"
+#include "client/loadgen/sample_order.h"
 #include "client/loadgen/server_breakdown.h"
 #include "core/clock.h"
 
@@ -50,6 +52,8 @@ struct BenchOptions {
   bool http_binary = false;
   // Outputs to request; empty = all.
   std::vector<std::string> outputs;
+  // Sent with every request (e.g. cache_control=bypass).
+  Parameters request_parameters;
 
   LoadMode mode = LoadMode::kClosedLoop;
   // Closed loop: one level per entry.
@@ -65,6 +69,9 @@ struct BenchOptions {
   int64_t requests = 0;
 
   InputOptions inputs;
+  SampleOrder sample_order = SampleOrder::kCycle;
+  // Zipf exponent s, for SampleOrder::kZipf.
+  double zipf_exponent = 1.0;
   // Read the statistics extension before and after each window.
   bool server_stats = true;
   uint64_t seed = 1;
@@ -123,6 +130,8 @@ struct BenchReport {
   bool http_binary = false;
   int64_t batch_size = 1;
   size_t samples = 0;
+  SampleOrder sample_order = SampleOrder::kCycle;
+  double zipf_exponent = 0;
   std::vector<LevelResult> levels;
 };
 

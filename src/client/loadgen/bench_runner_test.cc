@@ -3,9 +3,12 @@
 
 #include "client/loadgen/bench_runner.h"
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "client/fake_http_server.h"
 #include "core/strings.h"
 #include "gtest/gtest.h"
@@ -26,6 +29,20 @@ class ScriptedServer {
   int port() const { return server_->port(); }
   int64_t infers() const { return infers_.load(); }
   bool saw_binary() const { return saw_binary_.load(); }
+  // How often each distinct infer body arrived, most frequent first.
+  std::vector<int> BodyCounts() const {
+    absl::MutexLock lock(&mu_);
+    std::vector<int> counts;
+    for (const auto& [body, count] : bodies_) counts.push_back(count);
+    std::sort(counts.rbegin(), counts.rend());
+    return counts;
+  }
+  int BodiesContaining(std::string_view text) const {
+    absl::MutexLock lock(&mu_);
+    int n = 0;
+    for (const auto& [body, count] : bodies_) n += body.find(text) != std::string::npos ? count : 0;
+    return n;
+  }
 
  private:
   FakeHttpServer::Reply Handle(const FakeHttpServer::Request& request) {
@@ -49,6 +66,10 @@ class ScriptedServer {
       if (head.find("Inference-Header-Content-Length") != std::string_view::npos) {
         saw_binary_ = true;
       }
+      {
+        absl::MutexLock lock(&mu_);
+        ++bodies_[request.body];
+      }
       if (++infers_ % 10 == 0) {
         return {FakeHttpServer::Response(503, R"({"error":"queue full"})")};
       }
@@ -64,6 +85,8 @@ class ScriptedServer {
   std::atomic<int64_t> infers_{0};
   std::atomic<int64_t> ok_{0};
   std::atomic<bool> saw_binary_{false};
+  mutable absl::Mutex mu_;
+  std::map<std::string, int> bodies_ ABSL_GUARDED_BY(mu_);
 };
 
 BenchOptions Options(const ScriptedServer& server) {
@@ -116,6 +139,40 @@ TEST(BenchRunnerTest, OpenLoopSendsTheRequestedCountAtTheRate) {
   EXPECT_TRUE(server.saw_binary());
   // 50 requests due over 24.5 ms cannot finish much sooner.
   EXPECT_GE(level.elapsed_s, 0.0245);
+}
+
+TEST(BenchRunnerTest, CycleOrderSendsEverySampleEquallyOften) {
+  ScriptedServer server;
+  BenchOptions options = Options(server);
+  options.inputs.random_samples = 5;
+  options.warmup_requests = 0;
+  options.warmup_ms = 0;
+  options.requests = 100;
+  ASSERT_TRUE(RunBench(options, nullptr).ok());
+  EXPECT_EQ(server.BodyCounts(), std::vector<int>(5, 20));
+}
+
+TEST(BenchRunnerTest, ZipfOrderSkewsSamplesAndRequestParametersAreSent) {
+  ScriptedServer server;
+  BenchOptions options = Options(server);
+  options.inputs.random_samples = 50;
+  options.sample_order = SampleOrder::kZipf;
+  options.zipf_exponent = 1.0;
+  options.concurrency = {2};
+  options.warmup_requests = 0;
+  options.warmup_ms = 0;
+  options.requests = 2000;
+  options.request_parameters.Set("cache_control", std::string("bypass"));
+  absl::StatusOr<BenchReport> report = RunBench(options, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->sample_order, SampleOrder::kZipf);
+  const std::vector<int> counts = server.BodyCounts();
+  ASSERT_FALSE(counts.empty());
+  // P(top sample) = 1 / H(50) ≈ 22%, against 2% for a uniform choice; the top five ≈ 51%.
+  EXPECT_GT(counts[0], 2000 * 0.17);
+  EXPECT_LT(counts[0], 2000 * 0.27);
+  EXPECT_LT(counts.size(), 51u);
+  EXPECT_EQ(server.BodiesContaining(R"("cache_control":"bypass")"), 2000);
 }
 
 TEST(BenchRunnerTest, UnknownModelFailsBeforeAnyLoad) {

@@ -50,12 +50,15 @@ std::optional<ServerBreakdown> ComputeBreakdown(const client::ModelStatistics& b
   const client::InferStatistics& a = after.inference_stats;
   ServerBreakdown breakdown;
   if (a.success.count < b.success.count || a.fail.count < b.fail.count ||
+      a.cache_hit.count < b.cache_hit.count || a.cache_miss.count < b.cache_miss.count ||
       after.execution_count < before.execution_count ||
       after.inference_count < before.inference_count) {
     return std::nullopt;
   }
   breakdown.requests = a.success.count - b.success.count;
   breakdown.failures = a.fail.count - b.fail.count;
+  breakdown.cache_hits = a.cache_hit.count - b.cache_hit.count;
+  breakdown.cache_misses = a.cache_miss.count - b.cache_miss.count;
   if (!MeanDelta(b.queue, a.queue, &breakdown.queue_ns) ||
       !MeanDelta(b.compute_input, a.compute_input, &breakdown.compute_input_ns) ||
       !MeanDelta(b.compute_infer, a.compute_infer, &breakdown.compute_infer_ns) ||

@@ -11,6 +11,8 @@
 //   compute_infer   the backend's execution (each request of a batch is charged the whole batch)
 //   compute_output  scattering outputs back per request
 //   request         the server's own arrival → answer time (success.ns)
+//   cache           response-cache hits and misses (cache_hit / cache_miss counts) and the hit
+//                   rate hits / (hits + misses); zero when the model has no cache
 //
 // compute = compute_input + compute_infer + compute_output is what the model costs; the rest of
 // the client's end-to-end latency (client encode/decode, network, protocol handling, queueing) is
@@ -40,6 +42,17 @@ struct ServerBreakdown {
   // Backend executions in the window and the mean rows per execution (0 when none).
   uint64_t executions = 0;
   double mean_batch_size = 0;
+  // Response-cache lookups in the window by outcome.
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+
+  uint64_t cache_lookups() const { return cache_hits + cache_misses; }
+  // 0 when there was no lookup.
+  double cache_hit_rate() const {
+    return cache_lookups() == 0
+               ? 0.0
+               : static_cast<double>(cache_hits) / static_cast<double>(cache_lookups());
+  }
 
   double compute_ns() const { return compute_input_ns + compute_infer_ns + compute_output_ns; }
 };

@@ -36,6 +36,31 @@ TEST(ServerBreakdownTest, MeansPerRequestComeFromTheWindowsDeltas) {
   EXPECT_DOUBLE_EQ(breakdown->mean_batch_size, 4.0);
 }
 
+TEST(ServerBreakdownTest, CacheHitRateComesFromTheWindowsHitAndMissCounts) {
+  client::ModelStatistics before = Stats("1", 100, 0, 0, 100);
+  client::ModelStatistics after = Stats("1", 500, 0, 0, 200);
+  before.inference_stats.cache_hit = {40, 4'000};
+  before.inference_stats.cache_miss = {60, 6'000};
+  after.inference_stats.cache_hit = {340, 34'000};
+  after.inference_stats.cache_miss = {160, 16'000};
+  std::optional<ServerBreakdown> breakdown = ComputeBreakdown(before, after);
+  ASSERT_TRUE(breakdown.has_value());
+  EXPECT_EQ(breakdown->cache_hits, 300u);
+  EXPECT_EQ(breakdown->cache_misses, 100u);
+  EXPECT_DOUBLE_EQ(breakdown->cache_hit_rate(), 0.75);
+
+  // No cache: no lookups, rate 0 rather than a division by zero.
+  std::optional<ServerBreakdown> uncached =
+      ComputeBreakdown(Stats("1", 1, 0, 0, 1), Stats("1", 2, 0, 0, 2));
+  ASSERT_TRUE(uncached.has_value());
+  EXPECT_EQ(uncached->cache_lookups(), 0u);
+  EXPECT_EQ(uncached->cache_hit_rate(), 0.0);
+
+  // Cache counters going backwards (statistics reset) cannot be attributed either.
+  after.inference_stats.cache_hit = {10, 1'000};
+  EXPECT_FALSE(ComputeBreakdown(before, after).has_value());
+}
+
 TEST(ServerBreakdownTest, AnIdleWindowHasZeroMeans) {
   const client::ModelStatistics same = Stats("1", 10, 100, 100, 10);
   std::optional<ServerBreakdown> breakdown = ComputeBreakdown(same, same);
