@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "repo/model_repository.h"
+#include "schedule/scheduler_metrics.h"
 #include "server/default_backends.h"
 #include "server/request_validator.h"
 #include "spdlog/spdlog.h"
@@ -338,8 +339,15 @@ RequestObserver* InferenceServer::observer() const { return impl_->observer_.get
 
 std::string InferenceServer::MetricsText() const {
   absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> stats = impl_->Statistics("", -1);
-  return impl_->observer_->RenderMetrics(stats.ok() ? *stats
-                                                    : std::vector<observe::ModelStatsSnapshot>{});
+  std::string text = impl_->observer_->RenderMetrics(
+      stats.ok() ? *stats : std::vector<observe::ModelStatsSnapshot>{});
+  // Why each version's scheduler batched, waited, refused or dropped what it did.
+  std::vector<schedule::SchedulerSnapshot> schedulers;
+  for (const auto& model : impl_->repo_->ReadyModels()) {
+    schedulers.push_back(model->scheduler_snapshot());
+  }
+  schedule::AppendSchedulerMetrics(schedulers, &text);
+  return text;
 }
 
 }  // namespace brigade
