@@ -29,6 +29,9 @@ absl::Status Validate(const GrpcServer::Options& options) {
   if (options.health_poll_ms < 0) {
     return absl::InvalidArgumentError("grpc health_poll_ms must not be negative");
   }
+  if (options.cache_admin.max_wait_ms < 0) {
+    return absl::InvalidArgumentError("grpc cache_admin.max_wait_ms must not be negative");
+  }
   return absl::OkStatus();
 }
 
@@ -57,6 +60,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(InferenceServer* 
   const std::string requested = JoinHostPort(o.host, o.port);
   builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &out->port_);
   builder.RegisterService(out->service_.get());
+  builder.RegisterService(out->cache_admin_.get());
   builder.SetMaxReceiveMessageSize(ToInt(o.max_receive_message_bytes));
   builder.SetMaxSendMessageSize(ToInt(o.max_send_message_bytes));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToInt(o.keepalive_time_ms));
@@ -80,7 +84,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(InferenceServer* 
 GrpcServer::GrpcServer(InferenceServer* server, Options options)
     : server_(server),
       options_(std::move(options)),
-      service_(std::make_unique<GrpcInferenceService>(server, options_.service)) {}
+      service_(std::make_unique<GrpcInferenceService>(server, options_.service)),
+      cache_admin_(std::make_unique<GrpcCacheAdminService>(server, options_.cache_admin)) {}
 
 GrpcServer::~GrpcServer() {
   if (grpc_server_ != nullptr) Shutdown(0);

@@ -2,7 +2,8 @@
 #define BRIGADE_SERVE_GRPC_GRPC_SERVER_H_
 
 // GrpcServer: Brigade's gRPC front end. Listens on one address (HTTP/2 cleartext, like Triton's
-// default), serves `inference.GRPCInferenceService` (grpc_inference_service.h) and the standard
+// default), serves `inference.GRPCInferenceService` (grpc_inference_service.h), Brigade's
+// `brigade.admin.CacheAdmin` (grpc_cache_admin_service.h) and the standard
 // `grpc.health.v1.Health` service, and shuts down gracefully.
 //
 // Health: the health service reports SERVING exactly when InferenceServer::IsReady(), for the
@@ -32,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/server.h"
+#include "serve/grpc/grpc_cache_admin_service.h"
 #include "serve/grpc/grpc_inference_service.h"
 #include "server/inference_server.h"
 
@@ -57,6 +59,7 @@ class GrpcServer {
     int64_t keepalive_timeout_ms = 20'000;
     bool keepalive_permit_without_calls = false;
     GrpcInferenceService::Options service;
+    GrpcCacheAdminService::Options cache_admin;
   };
 
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(InferenceServer* server,
@@ -85,6 +88,7 @@ class GrpcServer {
   InferenceServer* const server_;
   const Options options_;
   std::unique_ptr<GrpcInferenceService> service_;
+  std::unique_ptr<GrpcCacheAdminService> cache_admin_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
   std::string address_;
