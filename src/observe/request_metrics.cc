@@ -197,8 +197,16 @@ class RequestMetrics::HandleTable {
  public:
   void Insert(const std::string& model, const std::string& version, ModelRequestMetrics* handle) {
     map_.emplace(Key{model, version}, handle);
+    // The newest version stands for the model when a request failed before naming one.
+    auto [it, inserted] = newest_.emplace(Key{model, ""}, Newest{version, handle});
+    if (!inserted && NumericLess(it->second.version, version)) it->second = {version, handle};
   }
+  // An empty `version` finds the model's newest version.
   ModelRequestMetrics* Find(std::string_view model, std::string_view version) const {
+    if (version.empty()) {
+      const auto it = newest_.find(KeyView{model, ""});
+      return it == newest_.end() ? nullptr : it->second.handle;
+    }
     const auto it = map_.find(KeyView{model, version});
     return it == map_.end() ? nullptr : it->second;
   }
@@ -231,7 +239,16 @@ class RequestMetrics::HandleTable {
       return View(a).model == View(b).model && View(a).version == View(b).version;
     }
   };
+  struct Newest {
+    std::string version;
+    ModelRequestMetrics* handle;
+  };
+  // Decimal version strings compare by length first ("10" > "9").
+  static bool NumericLess(std::string_view a, std::string_view b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  }
   std::unordered_map<Key, ModelRequestMetrics*, Hash, Equal> map_;
+  std::unordered_map<Key, Newest, Hash, Equal> newest_;
 };
 
 RequestMetrics::RequestMetrics(Families families) : families_(families) {}

@@ -138,8 +138,10 @@ class RequestMetrics {
   ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
   // For requests that never resolved to a model version.
   ModelRequestMetrics* Unresolved() { return unresolved_.get(); }
-  // The handle ForModel created for (model, version), or null. Lock-free (an atomic load and a
-  // hash lookup in an immutable table that ForModel republishes), so it may run per request.
+  // The handle ForModel created for (model, version), or null; an empty `version` finds the
+  // model's newest version (requests that failed before a version was chosen count there).
+  // Lock-free (an atomic load and a hash lookup in an immutable table that ForModel republishes),
+  // so it may run per request.
   ModelRequestMetrics* Lookup(std::string_view model, std::string_view version) const;
 
   // Lookup, then RecordRequest on the handle; a version without a handle (never loaded, or an

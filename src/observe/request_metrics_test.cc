@@ -139,6 +139,18 @@ TEST_F(RequestMetricsTest, LookupFindsLoadedVersionsOnlyAndNamesFallBackToUnreso
   EXPECT_THAT(text, Not(HasSubstr("nope")));
 }
 
+TEST_F(RequestMetricsTest, AnEmptyVersionCountsUnderTheModelsNewestVersion) {
+  EXPECT_EQ(metrics_->Lookup("m", ""), nullptr);
+  metrics_->ForModel("m", "9");
+  ModelRequestMetrics* newest = metrics_->ForModel("m", "10");
+  metrics_->ForModel("m", "2");
+  EXPECT_EQ(metrics_->Lookup("m", ""), newest);
+  metrics_->RecordRequest("m", "", Protocol::kHttp, RequestOutcome::kError, StageClock());
+  EXPECT_THAT(registry_.Text(), HasSubstr("brigade_requests_total{model=\"m\",version=\"10\","
+                                          "protocol=\"http\",outcome=\"error\"} 1\n"));
+  EXPECT_EQ(metrics_->Lookup("other", ""), nullptr);
+}
+
 TEST_F(RequestMetricsTest, LookupIsSafeWhileModelsLoad) {
   std::atomic<bool> done{false};
   std::thread loader([&] {

@@ -297,11 +297,11 @@ TEST_F(KServeHttpHandlerTest, MetricsCountEachAnsweredRequestOnceWritten) {
   ASSERT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 200);
   ASSERT_EQ(Call(PostRequest("/v2/models/simple/infer", "{oops")).status, 400);
   // Requests are reported after their last byte is written, which may be a moment after the
-  // client has read it. One that failed before naming a served version counts as unresolved.
+  // client has read it. One that failed before a version was chosen counts under the newest.
   const std::string success =
       R"(brigade_requests_total{model="simple",version="1",protocol="http",outcome="success"} 1)";
   const std::string error =
-      R"(brigade_requests_total{model="",version="",protocol="http",outcome="error"} 1)";
+      R"(brigade_requests_total{model="simple",version="1",protocol="http",outcome="error"} 1)";
   ClientResponse metrics;
   for (int attempt = 0; attempt < 200; ++attempt) {
     metrics = Call(GetRequest("/metrics"));
@@ -314,7 +314,7 @@ TEST_F(KServeHttpHandlerTest, MetricsCountEachAnsweredRequestOnceWritten) {
   EXPECT_THAT(metrics.body, HasSubstr(error));
   EXPECT_THAT(metrics.body,
               HasSubstr(R"(brigade_request_stage_duration_seconds_count{model="simple",)"
-                        R"(version="1",protocol="http",stage="receive"} 1)"));
+                        R"(version="1",protocol="http",stage="compute"} 1)"));
 }
 
 TEST_F(KServeHttpHandlerTest, DashboardIsServedAtTheRoot) {
