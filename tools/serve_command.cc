@@ -11,6 +11,7 @@
 #include "serve/grpc/grpc_server.h"
 #include "serve/http/http_server.h"
 #include "serve/http/kserve_http_handler.h"
+#include "serve/http/metrics_http_handler.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
 #include "tools/command.h"
@@ -32,6 +33,8 @@ struct ServeFlags {
   int64_t http_max_input_size = int64_t{64} << 20;
   std::string grpc_address = "0.0.0.0";
   int grpc_port = 8001;
+  // A metrics-only HTTP port besides GET /metrics on the HTTP port; -1 = none.
+  int metrics_port = -1;
   int exit_timeout_secs = 30;
   bool pin_threads = true;
   std::string log_level = "info";
@@ -138,6 +141,25 @@ int RunServe(const ServeFlags& flags) {
     spdlog::info("HTTP (KServe v2 REST) listening on {}:{}", flags.http_address, http->port());
   }
 
+  std::unique_ptr<serve::MetricsHttpHandler> metrics_handler;
+  std::unique_ptr<serve::HttpServer> metrics_http;
+  if (flags.metrics_port >= 0) {
+    metrics_handler = std::make_unique<serve::MetricsHttpHandler>(server->get());
+    serve::HttpServer::Options metrics_options;
+    metrics_options.address = flags.http_address;
+    metrics_options.port = flags.metrics_port;
+    metrics_options.io_threads = 1;
+    absl::StatusOr<std::unique_ptr<serve::HttpServer>> created =
+        serve::HttpServer::Create(metrics_options, metrics_handler.get());
+    if (!created.ok()) {
+      spdlog::error("cannot start the metrics port: {}", created.status().message());
+      return 1;
+    }
+    metrics_http = *std::move(created);
+    spdlog::info("metrics (Prometheus) listening on {}:{}", flags.http_address,
+                 metrics_http->port());
+  }
+
   std::unique_ptr<serve::GrpcServer> grpc;
   if (flags.allow_grpc) {
     serve::GrpcServer::Options grpc_options;
@@ -163,11 +185,14 @@ int RunServe(const ServeFlags& flags) {
   (*server)->StartDrain();
   const int64_t drain_ms = int64_t{flags.exit_timeout_secs} * 1000;
   if (http != nullptr) http->Shutdown(drain_ms);
+  if (metrics_http != nullptr) metrics_http->Shutdown(drain_ms);
   if (grpc != nullptr) grpc->Shutdown(drain_ms * 1'000'000);
   const bool idle = (*server)->WaitIdle(drain_ms * 1'000'000);
   // Traces and access-log lines still queued are written before exit.
   (*server)->observer()->Flush(/*timeout_ms=*/2'000);
   grpc.reset();
+  metrics_http.reset();
+  metrics_handler.reset();
   http.reset();
   http_handler.reset();
   server->reset();
@@ -220,6 +245,12 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   serve->add_option("--grpc-port", flags->grpc_port, "gRPC port (0 = any free port)")
       ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve
+      ->add_option("--metrics-port", flags->metrics_port,
+                   "Also serve GET /metrics alone on this port (Triton uses 8002; -1 = off; "
+                   "/metrics is always on the HTTP port)")
+      ->check(CLI::Range(-1, 65535))
       ->capture_default_str();
   serve
       ->add_option("--exit-timeout-secs", flags->exit_timeout_secs,

@@ -17,13 +17,14 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import grpc
 import pytest
 
 import grpc_client_test
-from brigade_process import DEMO_REPOSITORY, BrigadeProcess
+from brigade_process import DEMO_REPOSITORY, BrigadeProcess, free_port
 from test_http_e2e import post_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -262,6 +263,19 @@ def test_trace_file_and_access_log_get_json_lines(server, workdir):
     entry = entries[-1]
     for key in ("model", "version", "status"):
         assert key in entry, entry
+
+
+def test_metrics_port_serves_metrics_alone(repository):
+    port = free_port()
+    with BrigadeProcess(model_repository=repository,
+                        extra_args=["--metrics-port", str(port)]) as server:
+        assert infer_http(server) == 200
+        status, _, body = http_get(f"http://127.0.0.1:{port}/metrics")
+        assert status == 200
+        assert metric_value(body.decode(), "brigade_requests_total", model="identity") >= 1
+        with pytest.raises(urllib.error.HTTPError) as error:
+            http_get(f"http://127.0.0.1:{port}/v2/health/ready")
+        assert error.value.code == 404
 
 
 def test_dashboard_page_is_served_and_matches_metrics_in_chromium(repository, workdir):

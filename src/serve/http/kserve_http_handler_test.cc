@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "serve/http/http_server.h"
 #include "serve/http/http_test_client.h"
+#include "serve/http/metrics_http_handler.h"
 #include "serve/status_map.h"
 #include "testing/temp_repository.h"
 
@@ -345,6 +346,30 @@ TEST_F(KServeHttpHandlerTest, CacheInvalidationDropsCachedAnswers) {
   EXPECT_EQ(bad.status, 400);
   EXPECT_THAT(bad.body, HasSubstr("model_name"));
   EXPECT_EQ(Call(PostRequest("/v2/cache/invalidate", "[1,2")).status, 400);
+}
+
+TEST_F(KServeHttpHandlerTest, TheMetricsPortServesOnlyMetrics) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  MetricsHttpHandler metrics_handler(server_.get());
+  HttpServer::Options options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  auto metrics_server = HttpServer::Create(options, &metrics_handler);
+  ASSERT_TRUE(metrics_server.ok()) << metrics_server.status();
+  TestClient client((*metrics_server)->port());
+  auto call = [&client](const std::string& request) {
+    client.Send(request);
+    return client.Read().value_or(ClientResponse{});
+  };
+  ClientResponse metrics = call(GetRequest("/metrics"));
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_THAT(metrics.body, HasSubstr("brigade_requests_in_flight{model=\"simple\""));
+  EXPECT_EQ(call(GetRequest("/v2/health/ready")).status, 404);
+  EXPECT_EQ(call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 404);
+  ClientResponse post = call(PostRequest("/metrics", "{}"));
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.header("allow"), "GET, HEAD");
 }
 
 TEST_F(KServeHttpHandlerTest, UnknownPathsAndWrongMethods) {
