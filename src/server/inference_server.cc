@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "cache/cache_config.h"
 #include "cache/cache_manager.h"
+#include "cache/cache_metrics.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "repo/model_repository.h"
@@ -347,6 +348,9 @@ std::string InferenceServer::MetricsText() const {
     schedulers.push_back(model->scheduler_snapshot());
   }
   schedule::AppendSchedulerMetrics(schedulers, &text);
+  // The response cache per model and tier, and the health of its Redis tier.
+  const std::vector<cache::ResponseCacheStats> caches = impl_->cache_manager_->Stats();
+  cache::AppendCacheMetrics(caches, impl_->cache_manager_->RedisStats(), &text);
   return text;
 }
 
