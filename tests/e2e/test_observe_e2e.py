@@ -247,6 +247,34 @@ def test_grpc_metadata_traceparent_is_continued(server, stubs, collector):
     assert attributes["brigade.protocol"] == {"stringValue": "grpc"}
 
 
+def test_grpc_stream_requests_are_reported_once_written(server, stubs, collector):
+    pb, stub_module = stubs
+    trace_id = "5b8efff798038103d269b633813fc60c"
+
+    def count():
+        _, _, body = http_get(server.http_url + "/metrics")
+        return metric_value(body.decode(), "brigade_requests_total", model="identity",
+                            protocol="grpc", outcome="success") or 0
+
+    before = count()
+    requests = []
+    for i in range(3):
+        request = pb.ModelInferRequest(model_name="identity", id=f"stream-{i}")
+        tensor = request.inputs.add(name="INPUT0", datatype="FP32", shape=[1, 16])
+        tensor.contents.fp32_contents.extend(float(i) for _ in range(16))
+        requests.append(request)
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stub = stub_module.GRPCInferenceServiceStub(channel)
+        responses = list(stub.ModelStreamInfer(
+            iter(requests), metadata=[("traceparent", f"00-{trace_id}-b7ad6b7169203331-01")],
+            timeout=10))
+    assert sorted(r.infer_response.id for r in responses) == ["stream-0", "stream-1", "stream-2"]
+    assert wait_for(lambda: count() >= before + 3)
+    spans = wait_for(lambda: [s for s in collector.spans()
+                              if s["traceId"] == trace_id and s["name"] == "infer"])
+    assert len(spans) == 3, spans
+
+
 def test_trace_file_and_access_log_get_json_lines(server, workdir):
     assert infer_http(server) == 200
 

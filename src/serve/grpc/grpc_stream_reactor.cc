@@ -12,6 +12,14 @@ namespace {
 using inference::ModelInferRequest;
 using inference::ModelStreamInferResponse;
 
+std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& context,
+                                         std::string_view key) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
+  if (it == metadata.end()) return std::nullopt;
+  return std::string_view(it->second.data(), it->second.size());
+}
+
 bool WantsErrorsAsStatus(const grpc::CallbackServerContext* context) {
   const auto& metadata = context->client_metadata();
   auto it = metadata.find(kStreamErrorAsStatusMetadata);
@@ -55,7 +63,10 @@ StreamInferReactor::StreamInferReactor(grpc::CallbackServerContext* context,
       server_(server),
       clock_(clock),
       max_in_flight_(max_in_flight < 1 ? 1 : max_in_flight),
-      errors_as_status_(WantsErrorsAsStatus(context)) {}
+      errors_as_status_(WantsErrorsAsStatus(context)),
+      observer_(server->observer()),
+      parent_(observe::ExtractTraceContext(Metadata(*context, "traceparent"),
+                                           Metadata(*context, "tracestate"))) {}
 
 void StreamInferReactor::OnReadDone(bool ok) {
   std::shared_ptr<ModelInferRequest> message;
@@ -85,52 +96,119 @@ void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message
   const int64_t arrival_ns = clock_->NowNs();
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeModelInferRequest(message, arrival_ns);
+  const int64_t decoded_ns = clock_->NowNs();
   if (!decoded.ok()) {
-    OnInferDone(ErrorResponse(*message, decoded.status()), decoded.status());
+    PendingWrite write{ErrorResponse(*message, decoded.status()), {}};
+    write.report.model = message->model_name();
+    write.report.version = message->model_version();
+    write.report.id = message->id();
+    write.report.status = decoded.status();
+    write.report.clock.Mark(Stage::kArrival, arrival_ns);
+    write.report.clock.Mark(Stage::kDecoded, decoded_ns);
+    OnInferDone(std::move(write), decoded.status());
     return;
   }
   std::unique_ptr<InferRequest> request = *std::move(decoded);
+  request->protocol = Protocol::kGrpc;
+  request->clock.Mark(Stage::kDecoded, decoded_ns);
   request->cancel = cancel_;
   request->deadline = Deadline::Earliest(
       request->deadline,
       FromGrpcDeadline(context_->deadline(), std::chrono::system_clock::now(), arrival_ns));
-  request->on_complete = [this, message](absl::StatusOr<InferResponse> result) {
-    auto response = std::make_unique<ModelStreamInferResponse>();
-    absl::Status status = result.status();
-    if (result.ok()) status = EncodeModelInferResponse(*result, response->mutable_infer_response());
-    if (!status.ok()) response = ErrorResponse(*message, status);
-    OnInferDone(std::move(response), status);
+  request->on_complete = [this, message, arrival_ns,
+                          decoded_ns](absl::StatusOr<InferResponse> result) {
+    PendingWrite write{std::make_unique<ModelStreamInferResponse>(), {}};
+    Report& report = write.report;
+    report.model = message->model_name();
+    report.version = message->model_version();
+    report.id = message->id();
+    report.status = result.status();
+    if (result.ok()) {
+      report.model = result->model_name;
+      report.version = result->model_version;
+      report.clock = result->clock;
+      report.batch_size = result->execution.batch_size;
+      report.cache_hit = result->execution.cache_hit;
+      report.status = EncodeModelInferResponse(*result, write.message->mutable_infer_response());
+    } else {
+      report.clock.Mark(Stage::kArrival, arrival_ns);
+      report.clock.Mark(Stage::kDecoded, decoded_ns);
+    }
+    if (!report.status.ok()) write.message = ErrorResponse(*message, report.status);
+    const absl::Status status = report.status;
+    OnInferDone(std::move(write), status);
   };
   server_->Infer(std::move(request));
 }
 
-void StreamInferReactor::OnInferDone(std::unique_ptr<ModelStreamInferResponse> response,
-                                     const absl::Status& error) {
+void StreamInferReactor::OnInferDone(PendingWrite write, const absl::Status& error) {
   Actions actions;
+  bool queued = false;
   {
     absl::MutexLock lock(&mu_);
-    --in_flight_;
     const bool ending = finish_called_ || cancelled_ || writes_failed_;
     if (!error.ok() && errors_as_status_) {
       if (!final_status_.has_value()) final_status_ = error;
     } else if (!ending) {
-      writes_.push_back(std::move(response));
+      writes_.push_back(std::move(write));
+      queued = true;
     }
+    // Still counted in flight while reporting below, so the reactor cannot be deleted under it.
+    if (queued) {
+      --in_flight_;
+      actions = NextActions();
+    }
+  }
+  if (!queued) {
+    // Ends the stream with this error, or the stream is ending: the answer is never written.
+    ReportDone(write.report, /*written=*/false);
+    absl::MutexLock lock(&mu_);
+    --in_flight_;
     actions = NextActions();
   }
   Perform(std::move(actions));
 }
 
+void StreamInferReactor::ReportDone(Report& report, bool written) {
+  if (observer_ == nullptr) return;
+  if (written) report.clock.Mark(Stage::kSent, clock_->NowNs());
+  RequestObserver::Done done;
+  done.model = report.model;
+  done.version = report.version;
+  done.request_id = report.id;
+  done.protocol = Protocol::kGrpc;
+  done.status = written || !report.status.ok()
+                    ? report.status
+                    : absl::CancelledError("the stream ended before the answer was written");
+  done.clock = &report.clock;
+  done.parent = &parent_;
+  done.batch_size = report.batch_size;
+  done.cache_hit = report.cache_hit;
+  observer_->OnRequestDone(done);
+}
+
 void StreamInferReactor::OnWriteDone(bool ok) {
   Actions actions;
+  std::deque<PendingWrite> finished;  // reported once the lock is released
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    if (!writes_.empty()) writes_.pop_front();
+    if (!writes_.empty()) {
+      finished.push_back(std::move(writes_.front()));
+      writes_.pop_front();
+    }
     if (!ok) {
       writes_failed_ = true;
+      for (PendingWrite& dropped : writes_) finished.push_back(std::move(dropped));
       writes_.clear();
     }
+    // The reports below read members: hold the reactor as if a request were in flight.
+    ++in_flight_;
+  }
+  for (size_t i = 0; i < finished.size(); ++i) ReportDone(finished[i].report, ok && i == 0);
+  {
+    absl::MutexLock lock(&mu_);
+    --in_flight_;
     actions = NextActions();
   }
   Perform(std::move(actions));
@@ -139,10 +217,21 @@ void StreamInferReactor::OnWriteDone(bool ok) {
 void StreamInferReactor::OnCancel() {
   cancel_->Cancel();
   Actions actions;
+  std::deque<PendingWrite> dropped;
   {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
-    writes_.clear();
+    // The one being written (if any) stays until OnWriteDone; the rest are never written.
+    while (writes_.size() > (writing_ ? 1u : 0u)) {
+      dropped.push_back(std::move(writes_.back()));
+      writes_.pop_back();
+    }
+    ++in_flight_;
+  }
+  for (PendingWrite& write : dropped) ReportDone(write.report, /*written=*/false);
+  {
+    absl::MutexLock lock(&mu_);
+    --in_flight_;
     actions = NextActions();
   }
   Perform(std::move(actions));
@@ -174,7 +263,7 @@ StreamInferReactor::Actions StreamInferReactor::NextActions() {
   }
   if (!writing_ && !writes_.empty()) {
     writing_ = true;
-    actions.write = writes_.front().get();
+    actions.write = writes_.front().message.get();
     return actions;
   }
   if (writing_) return actions;  // never finish with a write outstanding

@@ -21,6 +21,10 @@
 // stream is still inside the server. A cancelled stream sets the stream's CancelFlag, shared by
 // all its requests, and finishes at once.
 //
+// Observability: each request is reported to the server's RequestObserver once its response was
+// written (t5), or when it was dropped (the stream ended first), with the W3C trace context of
+// the stream's `traceparent` / `tracestate` metadata as parent.
+//
 // Thread safety: reactions and completions run on arbitrary threads; state is guarded by `mu_`,
 // and gRPC calls (StartRead, StartWrite, Finish) are made after releasing it.
 
@@ -28,6 +32,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -35,8 +40,10 @@
 #include "absl/synchronization/mutex.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "core/stage_clock.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
+#include "observe/trace_context.h"
 #include "serve/grpc/grpc_service.pb.h"
 #include "server/inference_server.h"
 
@@ -72,9 +79,26 @@ class StreamInferReactor final
                      const Clock* clock, int max_in_flight);
   ~StreamInferReactor() override = default;
 
+  // What the observer is told about one request of the stream.
+  struct Report {
+    std::string model;
+    std::string version;
+    std::string id;
+    absl::Status status;
+    StageClock clock;
+    int batch_size = 0;
+    bool cache_hit = false;
+  };
+  // A response waiting to be written, with its request's report.
+  struct PendingWrite {
+    std::unique_ptr<inference::ModelStreamInferResponse> message;
+    Report report;
+  };
+
   void Submit(std::shared_ptr<const inference::ModelInferRequest> message);
-  void OnInferDone(std::unique_ptr<inference::ModelStreamInferResponse> response,
-                   const absl::Status& error);
+  void OnInferDone(PendingWrite write, const absl::Status& error);
+  // Reports one request; call without holding `mu_`.
+  void ReportDone(Report& report, bool written);
   // Decides the next read, write, finish or deletion from the current state.
   Actions NextActions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Perform(Actions actions);
@@ -85,6 +109,8 @@ class StreamInferReactor final
   const int max_in_flight_;
   const bool errors_as_status_;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
+  RequestObserver* const observer_;
+  const std::optional<observe::TraceContext> parent_;
 
   absl::Mutex mu_;
   // The message the outstanding read fills; null when no read is outstanding.
@@ -92,7 +118,7 @@ class StreamInferReactor final
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   // Responses to write; the front one is being written when `writing_`.
-  std::deque<std::unique_ptr<inference::ModelStreamInferResponse>> writes_ ABSL_GUARDED_BY(mu_);
+  std::deque<PendingWrite> writes_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_failed_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
