@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "serve/grpc/cache_admin.grpc.pb.h"
-#include "serve/grpc/grpc_blocking_worker.h"
+#include "serve/blocking_worker.h"
 #include "server/inference_server.h"
 
 namespace brigade::serve {

@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "core/clock.h"
-#include "serve/grpc/grpc_blocking_worker.h"
+#include "serve/blocking_worker.h"
 #include "serve/grpc/grpc_infer_reactor.h"
 #include "serve/grpc/grpc_service.grpc.pb.h"
 #include "server/inference_server.h"

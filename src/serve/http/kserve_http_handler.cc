@@ -302,7 +302,7 @@ void KServeHttpHandler::HandleCacheInvalidate(const HttpRequest& request, HttpRe
   // Waiting for Redis (bounded) must not hold an io thread: run on the repository worker.
   auto held = std::make_shared<HttpResponder>(std::move(responder));
   const bool queued =
-      repository_worker_.Submit([server = server_, scope = *std::move(decoded), held] {
+      repository_worker_.Post([server = server_, scope = *std::move(decoded), held] {
         const absl::Status status =
             server->InvalidateCache(scope.model_name, scope.model_version, kInvalidateWaitNs);
         held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
@@ -332,7 +332,7 @@ void KServeHttpHandler::HandleRepositoryChange(bool load, const HttpRequest& req
   }
   // Held outside the task so a refused task can still be answered.
   auto held = std::make_shared<HttpResponder>(std::move(responder));
-  const bool queued = repository_worker_.Submit(
+  const bool queued = repository_worker_.Post(
       [server = server_, load, load_request = std::move(load_request), model, held] {
         const absl::Status status =
             load ? server->LoadModel(load_request) : server->UnloadModel(model);

@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/infer_response.h"
-#include "serve/http/http_blocking_worker.h"
+#include "serve/blocking_worker.h"
 #include "serve/http/http_handler.h"
 #include "server/inference_server.h"
 
@@ -68,7 +68,7 @@ class KServeHttpHandler final : public HttpHandler {
   const Options options_;
   // Shared with the infer callbacks so on_infer_sent stays valid for requests still in flight.
   std::shared_ptr<const std::function<void(const InferResponse&, const SentInfo&)>> on_sent_;
-  HttpBlockingWorker repository_worker_;
+  BlockingWorker repository_worker_;
 };
 
 // {"error": message} with the HTTP status mapped from `status` (and Retry-After when it carries

@@ -1,4 +1,4 @@
-#include "serve/grpc/grpc_blocking_worker.h"
+#include "serve/blocking_worker.h"
 
 #include <utility>
 
@@ -32,7 +32,7 @@ void BlockingWorker::Run() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    std::move(task)();  // outside the lock: tasks block and call into gRPC
+    std::move(task)();  // outside the lock: tasks block and answer clients
   }
 }
 

@@ -1,4 +1,4 @@
-#include "serve/grpc/grpc_blocking_worker.h"
+#include "serve/blocking_worker.h"
 
 #include <vector>
 

@@ -1,9 +1,10 @@
-#ifndef BRIGADE_SERVE_GRPC_GRPC_BLOCKING_WORKER_H_
-#define BRIGADE_SERVE_GRPC_GRPC_BLOCKING_WORKER_H_
+#ifndef BRIGADE_SERVE_BLOCKING_WORKER_H_
+#define BRIGADE_SERVE_BLOCKING_WORKER_H_
 
 // BlockingWorker: one thread that runs calls which may block for seconds (repository load and
-// unload wait for a model to be loaded and warmed up) so they never occupy gRPC's callback
-// threads, which must not block.
+// unload wait for a model to be loaded and warmed up; cache invalidation waits for Redis) so they
+// never occupy the front ends' threads — HTTP io threads and gRPC callback threads must not
+// block. Both front ends use it.
 //
 // Tasks run one at a time in the order posted. The queue is bounded: Post() refuses (returns
 // false) when `max_queued` tasks are already waiting, and the caller answers UNAVAILABLE.
@@ -47,4 +48,4 @@ class BlockingWorker {
 
 }  // namespace brigade::serve
 
-#endif  // BRIGADE_SERVE_GRPC_GRPC_BLOCKING_WORKER_H_
+#endif  // BRIGADE_SERVE_BLOCKING_WORKER_H_
