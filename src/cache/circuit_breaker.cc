@@ -4,10 +4,20 @@
 
 namespace brigade::cache {
 
+namespace {
+
+CircuitBreaker::Options Clamped(CircuitBreaker::Options options) {
+  options.failure_threshold = std::max(1, options.failure_threshold);
+  options.open_duration_us = std::max<int64_t>(0, options.open_duration_us);
+  options.first_open_duration_us =
+      std::clamp<int64_t>(options.first_open_duration_us, 0, options.open_duration_us);
+  return options;
+}
+
+}  // namespace
+
 CircuitBreaker::CircuitBreaker(Options options, const Clock* clock)
-    : options_(Options{std::max(1, options.failure_threshold),
-                       std::max<int64_t>(0, options.open_duration_us)}),
-      clock_(clock) {}
+    : options_(Clamped(options)), clock_(clock) {}
 
 bool CircuitBreaker::Allow() {
   absl::MutexLock lock(&mu_);
@@ -15,7 +25,7 @@ bool CircuitBreaker::Allow() {
     case State::kClosed:
       return true;
     case State::kOpen:
-      if (clock_->NowNs() - opened_at_ns_ < options_.open_duration_us * 1000) return false;
+      if (clock_->NowNs() - opened_at_ns_ < open_for_us_ * 1000) return false;
       state_ = State::kHalfOpen;
       probe_in_flight_ = true;
       return true;
@@ -41,9 +51,11 @@ void CircuitBreaker::RecordFailure() {
   switch (state_) {
     case State::kClosed:
       if (++consecutive_failures_ < options_.failure_threshold) return;
+      open_for_us_ = options_.first_open_duration_us;
       break;
     case State::kHalfOpen:
       probe_in_flight_ = false;
+      open_for_us_ = std::min(std::max<int64_t>(1, open_for_us_) * 2, options_.open_duration_us);
       break;
     case State::kOpen:
       return;  // a call allowed before the breaker opened; it is open already

@@ -61,6 +61,44 @@ TEST(CircuitBreakerTest, FailedProbeOpensItAgainForAnotherFullDuration) {
   EXPECT_TRUE(breaker.Allow());
 }
 
+TEST(CircuitBreakerTest, FirstOpeningIsShortAndFailedProbesDoubleItUpToTheLongest) {
+  FakeClock clock;
+  CircuitBreaker breaker(
+      {.failure_threshold = 1, .open_duration_us = 1000, .first_open_duration_us = 100}, &clock);
+  ASSERT_TRUE(breaker.Allow());
+  breaker.RecordFailure();
+  // Open for 100, 200, 400, 800, then capped at 1000 µs: each period ends in one probe, which
+  // fails.
+  for (int64_t period_us : {100, 200, 400, 800, 1000, 1000}) {
+    clock.AdvanceUs(period_us - 1);
+    EXPECT_FALSE(breaker.Allow()) << period_us;
+    clock.AdvanceUs(1);
+    ASSERT_TRUE(breaker.Allow()) << period_us;
+    breaker.RecordFailure();
+  }
+  // A probe that succeeds closes it; the next opening is short again.
+  clock.AdvanceUs(1000);
+  ASSERT_TRUE(breaker.Allow());
+  breaker.RecordSuccess();
+  EXPECT_EQ(breaker.state(), State::kClosed);
+  ASSERT_TRUE(breaker.Allow());
+  breaker.RecordFailure();
+  clock.AdvanceUs(99);
+  EXPECT_FALSE(breaker.Allow());
+  clock.AdvanceUs(1);
+  EXPECT_TRUE(breaker.Allow());
+}
+
+TEST(CircuitBreakerTest, FirstOpenPeriodNeverExceedsTheLongest) {
+  FakeClock clock;
+  CircuitBreaker breaker(
+      {.failure_threshold = 1, .open_duration_us = 50, .first_open_duration_us = 20'000}, &clock);
+  ASSERT_TRUE(breaker.Allow());
+  breaker.RecordFailure();
+  clock.AdvanceUs(50);
+  EXPECT_TRUE(breaker.Allow());
+}
+
 TEST(CircuitBreakerTest, LateResultsOfCallsAllowedBeforeOpeningDoNotReopenIt) {
   FakeClock clock;
   CircuitBreaker breaker({2, 1000}, &clock);
