@@ -7,21 +7,13 @@
 #include "core/strings.h"
 #include "serve/grpc/grpc_infer_codec.h"
 #include "serve/grpc/grpc_status.h"
+#include "serve/grpc/grpc_trace_context.h"
 
 namespace brigade::serve {
 namespace {
 
 using inference::ModelInferRequest;
 using inference::ModelInferResponse;
-
-// A metadata value, if the client sent the key (lower-case, as gRPC delivers keys).
-std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& context,
-                                         std::string_view key) {
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
-  if (it == metadata.end()) return std::nullopt;
-  return std::string_view(it->second.data(), it->second.size());
-}
 
 // The request lives apart from the holder so raw input tensors can outlive the call; the
 // response is the holder's own (it is serialized before Release and never borrowed).
@@ -75,8 +67,7 @@ void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* s
   model_ = request->model_name();
   version_ = request->model_version();
   id_ = request->id();
-  parent_ = observe::ExtractTraceContext(Metadata(*context_, "traceparent"),
-                                         Metadata(*context_, "tracestate"));
+  parent_ = TraceContextFromMetadata(*context_);
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeModelInferRequest(InferMessageAllocator::SharedRequest(context_, request), arrival_ns);
   const int64_t decoded_ns = clock_->NowNs();

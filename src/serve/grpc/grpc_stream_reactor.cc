@@ -5,20 +5,13 @@
 
 #include "serve/grpc/grpc_infer_codec.h"
 #include "serve/grpc/grpc_status.h"
+#include "serve/grpc/grpc_trace_context.h"
 
 namespace brigade::serve {
 namespace {
 
 using inference::ModelInferRequest;
 using inference::ModelStreamInferResponse;
-
-std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& context,
-                                         std::string_view key) {
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
-  if (it == metadata.end()) return std::nullopt;
-  return std::string_view(it->second.data(), it->second.size());
-}
 
 bool WantsErrorsAsStatus(const grpc::CallbackServerContext* context) {
   const auto& metadata = context->client_metadata();
@@ -65,8 +58,7 @@ StreamInferReactor::StreamInferReactor(grpc::CallbackServerContext* context,
       max_in_flight_(max_in_flight < 1 ? 1 : max_in_flight),
       errors_as_status_(WantsErrorsAsStatus(context)),
       observer_(server->observer()),
-      parent_(observe::ExtractTraceContext(Metadata(*context, "traceparent"),
-                                           Metadata(*context, "tracestate"))) {}
+      parent_(TraceContextFromMetadata(*context)) {}
 
 void StreamInferReactor::OnReadDone(bool ok) {
   std::shared_ptr<ModelInferRequest> message;
