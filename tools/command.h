@@ -14,6 +14,7 @@ namespace brigade::tools {
 void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 void RegisterInspectCommand(CLI::App& app, int* exit_code);
+void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 
 }  // namespace brigade::tools
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   brigade::tools::RegisterServeCommand(app, &exit_code);
   brigade::tools::RegisterBenchCommand(app, &exit_code);
   brigade::tools::RegisterInspectCommand(app, &exit_code);
+  brigade::tools::RegisterAnalyzeCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
