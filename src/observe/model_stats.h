@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "observe/latency_stage.h"
+
 namespace brigade::observe {
 
 struct StatDuration {
@@ -51,6 +53,9 @@ struct ModelStatsSnapshot {
   uint64_t execution_count = 0;
   InferStatsSnapshot inference_stats;
   std::vector<BatchStatsSnapshot> batch_stats;  // only sizes that ran, ascending
+  // Brigade's addition: percentiles of each stage t0..t5 (filled by the server from its request
+  // metrics; empty when the version has served nothing).
+  std::vector<StagePercentiles> stage_latency;
 };
 
 class ModelStats {

@@ -65,16 +65,6 @@ std::string_view RequestOutcomeName(RequestOutcome outcome);
 // the shedder passes kShed itself.
 RequestOutcome OutcomeFromStatus(const absl::Status& status);
 
-// Quantiles of one stage, over every protocol, since the process started (estimated from the
-// histogram buckets like histogram_quantile; NaN when count is 0).
-struct StagePercentiles {
-  LatencyStage stage = LatencyStage::kTotal;
-  uint64_t count = 0;
-  double p50_ns = 0;
-  double p90_ns = 0;
-  double p99_ns = 0;
-};
-
 class RequestMetrics;
 
 // The metrics of one model version. See RequestMetrics.

@@ -138,10 +138,9 @@ class InferenceServer::Impl {
       const int64_t version_number = version->version();
       const std::string& fingerprint = version->fingerprint();  // kept alive by the callback
       auto stats_handle = version->stats_ptr();
-      cache->Serve(std::move(request), version_number, fingerprint, std::move(stats_handle),
-                   [version](std::unique_ptr<InferRequest> miss) {
-                     version->Enqueue(std::move(miss));
-                   });
+      cache->Serve(
+          std::move(request), version_number, fingerprint, std::move(stats_handle),
+          [version](std::unique_ptr<InferRequest> miss) { version->Enqueue(std::move(miss)); });
       return;
     }
     (*model)->Enqueue(std::move(request));
@@ -209,14 +208,21 @@ class InferenceServer::Impl {
     if (!name.empty() && version >= 0) {
       BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repo::ModelVersion> model,
                                repo_->Get(name, version));
-      out.push_back(model->stats().Snapshot());
+      out.push_back(SnapshotOf(*model));
       return out;
     }
     if (!name.empty()) BRIGADE_RETURN_IF_ERROR(repo_->ReadyVersions(name).status());
     for (const auto& model : repo_->ReadyModels()) {
-      if (name.empty() || model->name() == name) out.push_back(model->stats().Snapshot());
+      if (name.empty() || model->name() == name) out.push_back(SnapshotOf(*model));
     }
     return out;
+  }
+
+  // Triton's counters plus Brigade's per-stage percentiles.
+  observe::ModelStatsSnapshot SnapshotOf(const repo::ModelVersion& model) const {
+    observe::ModelStatsSnapshot snapshot = model.stats().Snapshot();
+    snapshot.stage_latency = observer_->StageSummary(snapshot.name, snapshot.version);
+    return snapshot;
   }
 
   void StartDrain() {

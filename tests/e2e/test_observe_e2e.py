@@ -210,6 +210,10 @@ def test_statistics_extension_carries_the_stage_summary(server):
     stats = json.loads(body)["model_stats"][0]
     assert stats["inference_stats"]["success"]["count"] >= 1
     assert stats["inference_stats"]["queue"]["ns"] >= 0
+    stages = {entry["stage"]: entry for entry in stats["brigade_stage_latency"]}
+    assert {"receive", "queue", "compute", "send", "total"} <= set(stages), stages
+    total = stages["total"]
+    assert total["count"] >= 1 and 0 < total["p50_us"] <= total["p90_us"] <= total["p99_us"]
 
 
 def test_http_traceparent_is_continued_and_exported_over_otlp(server, collector):

@@ -77,6 +77,15 @@ void EncodeModelStatistics(std::span<const observe::ModelStatsSnapshot> snapshot
       EncodeDuration(batch.compute_infer, encoded->mutable_compute_infer());
       EncodeDuration(batch.compute_output, encoded->mutable_compute_output());
     }
+    for (const observe::StagePercentiles& stage : snapshot.stage_latency) {
+      if (stage.count == 0) continue;
+      inference::StageLatency* encoded = model->add_brigade_stage_latency();
+      encoded->set_stage(std::string(observe::LatencyStageName(stage.stage)));
+      encoded->set_count(stage.count);
+      encoded->set_p50_us(stage.p50_ns / 1e3);
+      encoded->set_p90_us(stage.p90_ns / 1e3);
+      encoded->set_p99_us(stage.p99_ns / 1e3);
+    }
   }
 }
 

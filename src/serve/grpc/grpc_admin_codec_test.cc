@@ -69,6 +69,8 @@ TEST(GrpcAdminCodecTest, StatisticsMapOneForOneOntoTritonsFields) {
   s.cache_hit = {16, 1600};
   s.cache_miss = {17, 1700};
   snapshot.batch_stats.push_back({4, {10, 20}, {10, 30}, {10, 40}});
+  snapshot.stage_latency.push_back({observe::LatencyStage::kReceive, 0, 0, 0, 0});
+  snapshot.stage_latency.push_back({observe::LatencyStage::kTotal, 40, 1500, 2500, 9000});
   inference::ModelStatisticsResponse out;
   EncodeModelStatistics(std::vector<observe::ModelStatsSnapshot>{snapshot}, &out);
 
@@ -96,6 +98,12 @@ TEST(GrpcAdminCodecTest, StatisticsMapOneForOneOntoTritonsFields) {
   EXPECT_EQ(m.batch_stats(0).compute_output().ns(), 40u);
   EXPECT_TRUE(m.memory_usage().empty());
   EXPECT_TRUE(m.response_stats().empty());
+  // Brigade's per-stage percentiles; stages that never ran are left out.
+  ASSERT_EQ(m.brigade_stage_latency_size(), 1);
+  EXPECT_EQ(m.brigade_stage_latency(0).stage(), "total");
+  EXPECT_EQ(m.brigade_stage_latency(0).count(), 40u);
+  EXPECT_DOUBLE_EQ(m.brigade_stage_latency(0).p50_us(), 1.5);
+  EXPECT_DOUBLE_EQ(m.brigade_stage_latency(0).p99_us(), 9.0);
 }
 
 TEST(GrpcAdminCodecTest, LoadTakesTheConfigParameter) {

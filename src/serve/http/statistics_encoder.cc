@@ -72,6 +72,25 @@ std::string EncodeStatistics(std::span<const observe::ModelStatsSnapshot> models
     writer.Key("memory_usage");
     writer.BeginArray();
     writer.EndArray();
+
+    writer.Key("brigade_stage_latency");
+    writer.BeginArray();
+    for (const observe::StagePercentiles& stage : model.stage_latency) {
+      if (stage.count == 0) continue;  // no quantiles to speak of
+      writer.BeginObject();
+      writer.Key("stage");
+      writer.String(observe::LatencyStageName(stage.stage));
+      writer.Key("count");
+      writer.Uint(stage.count);
+      writer.Key("p50_us");
+      writer.Double(stage.p50_ns / 1e3);
+      writer.Key("p90_us");
+      writer.Double(stage.p90_ns / 1e3);
+      writer.Key("p99_us");
+      writer.Double(stage.p99_ns / 1e3);
+      writer.EndObject();
+    }
+    writer.EndArray();
     writer.EndObject();
   }
   writer.EndArray();

@@ -8,7 +8,8 @@
 //                        "compute_output","cache_hit","cache_miss"},
 //     "response_stats":{},
 //     "batch_stats":[{"batch_size","compute_input","compute_infer","compute_output"}],
-//     "memory_usage":[]}]}
+//     "memory_usage":[],
+//     "brigade_stage_latency":[{"stage","count","p50_us","p90_us","p99_us"}]}]}
 //
 // where every duration is {"count":n,"ns":total}. Brigade keeps no per-response (decoupled)
 // statistics or memory accounting, so those two are present and empty, as Triton sends them for

@@ -16,7 +16,8 @@ TEST(StatisticsEncoderTest, UsesTritonFieldNames) {
                                     .inference_count = 6,
                                     .execution_count = 2,
                                     .inference_stats = {},
-                                    .batch_stats = {}};
+                                    .batch_stats = {},
+                                    .stage_latency = {}};
   model.inference_stats.success = {5, 500};
   model.inference_stats.fail = {1, 10};
   model.inference_stats.queue = {5, 50};
@@ -41,7 +42,28 @@ TEST(StatisticsEncoderTest, UsesTritonFieldNames) {
       R"("compute_output":{"count":2,"ns":30},"cache_hit":{"count":0,"ns":0},)"
       R"("cache_miss":{"count":3,"ns":9}},"response_stats":{},"batch_stats":[{"batch_size":3,)"
       R"("compute_input":{"count":2,"ns":20},"compute_infer":{"count":2,"ns":200},)"
-      R"("compute_output":{"count":2,"ns":30}}],"memory_usage":[]}]})");
+      R"("compute_output":{"count":2,"ns":30}}],"memory_usage":[],"brigade_stage_latency":[]}]})");
+}
+
+TEST(StatisticsEncoderTest, AddsPerStagePercentilesOfStagesThatRan) {
+  observe::ModelStatsSnapshot model{.name = "m",
+                                    .version = "1",
+                                    .last_inference_ms = 0,
+                                    .inference_count = 4,
+                                    .execution_count = 4,
+                                    .inference_stats = {},
+                                    .batch_stats = {},
+                                    .stage_latency = {}};
+  model.stage_latency.push_back({observe::LatencyStage::kQueue, 4, 1500, 2500, 4000});
+  model.stage_latency.push_back({observe::LatencyStage::kCompute, 0, 0, 0, 0});
+  model.stage_latency.push_back({observe::LatencyStage::kTotal, 4, 20000, 30000, 45500});
+  std::vector<observe::ModelStatsSnapshot> models{model};
+  const std::string json = EncodeStatistics(models);
+  EXPECT_NE(json.find(R"("brigade_stage_latency":[)"
+                      R"({"stage":"queue","count":4,"p50_us":1.5,"p90_us":2.5,"p99_us":4},)"
+                      R"({"stage":"total","count":4,"p50_us":20,"p90_us":30,"p99_us":45.5}])"),
+            std::string::npos)
+      << json;
 }
 
 TEST(StatisticsEncoderTest, NoModelsIsAnEmptyList) {
