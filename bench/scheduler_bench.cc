@@ -1,14 +1,18 @@
 // scheduler_bench: the Scheduler in-process under open-loop Poisson arrivals, comparing batch
 // policies at fractions of measured capacity. Printed, never asserted.
 //
-// The model is the builtin identity backend with a controlled cost: a batch of b rows spins
-// compute_us + b * per_row_us of CPU (engine/builtin/builtin_backend.h), on `instances` instance
-// threads pinned one per core. For each load (fraction of the capacity measured first with full
-// batches) and each configuration, arrivals are drawn from an exponential distribution (fixed
-// seed) and issued on schedule whether or not earlier requests finished (open loop); a request's
-// latency runs from its *scheduled* arrival to its answer, so a late generator counts against
-// the server, never for it. The first `warmup_s` of each run is excluded (the adaptive policies
-// learn their profile there).
+// The model is either the builtin identity backend with a controlled cost (default: a batch of b
+// rows spins compute_us + b * per_row_us of CPU, engine/builtin/builtin_backend.h), or a real
+// model from a Triton-layout directory (--model_dir=<repo>/<model>: its config.pbtxt and version
+// 1, loaded through repo::ModelVersion with the server's backends, so TorchScript and ONNX models
+// run exactly as `brigade serve` runs them). Either way `instances` instance threads run it,
+// pinned, each with `intra_op_threads` compute threads. For each load (fraction of the capacity
+// measured first with full batches) and each configuration, arrivals are drawn from an
+// exponential distribution (fixed seed) and issued on schedule whether or not earlier requests
+// finished (open loop); a request's latency runs from its *scheduled* arrival to its answer, so a
+// late generator counts against the server, never for it. The first `warmup_s` of each run is
+// excluded (the adaptive policies learn their profile there). Every run starts a fresh scheduler
+// (and, for a real model, a freshly loaded and warmed-up version).
 //
 // Columns: throughput counts successful answers given during the measured window; p50/p99 are
 // over successful answers; shed = refused (queue full, predicted late) or timed out; shed p99 is
@@ -16,9 +20,15 @@
 // lateness) and the server's (Enqueue → refusal answered, as the bound of its histogram bucket);
 // "OK within SLO" is the share of all measured arrivals answered successfully within slo_us.
 //
-//   scheduler_bench [--compute_us=2000] [--per_row_us=500] [--max_batch=16] [--instances=2]
-//                   [--slo_us=50000] [--seconds=4] [--warmup_s=1] [--delays_us=0,2000,8000]
-//                   [--loads=50,80,95,120] [--seed=1]
+//   scheduler_bench [--model_dir=DIR] [--compute_us=2000] [--per_row_us=500] [--max_batch=N]
+//                   [--instances=2] [--intra_op_threads=1] [--slo_us=50000] [--seconds=4]
+//                   [--warmup_s=1] [--delays_us=0,2000,8000] [--loads=50,80,95,120] [--seed=1]
+//                   [--capacity_per_s=R] [--capacity_s=2]
+//
+// --max_batch defaults to 16 for the builtin model and to the config's max_batch_size for a real
+// one (a smaller value caps it). Capacity (100% load) is the best saturated throughput over batch
+// caps 1, 2, 4, ..., max_batch, each measured for capacity_s seconds. --capacity_per_s skips the
+// capacity measurement (so a table can be produced in several invocations against the same 100%).
 
 #include <algorithm>
 #include <atomic>
@@ -35,22 +45,30 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
+#include "repo/config_parser.h"
+#include "repo/model_version.h"
 #include "schedule/scheduler.h"
+#include "server/default_backends.h"
 
 namespace brigade::bench {
 namespace {
 
 struct Flags {
+  std::string model_dir;
   int64_t compute_us = 2000;
   int64_t per_row_us = 500;
-  int max_batch = 16;
+  int max_batch = 0;  // 0 = 16 (builtin) or the config's
   int instances = 2;
+  int intra_op_threads = 1;
   int64_t slo_us = 50000;
   double seconds = 4;
   double warmup_s = 1;
   std::vector<int64_t> delays_us = {0, 2000, 8000};
   std::vector<int64_t> loads = {50, 80, 95, 120};
   uint64_t seed = 1;
+  // Requests per second that count as 100% load; 0 = measure it first, capacity_s per batch cap.
+  double capacity_per_s = 0;
+  double capacity_s = 2;
 };
 
 std::vector<int64_t> ParseList(std::string_view text) {
@@ -76,7 +94,11 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
     const std::string_view key = arg.substr(2, eq - 2);
     const std::string_view value = arg.substr(eq + 1);
     bool ok = true;
-    if (key == "compute_us") {
+    if (key == "model_dir") {
+      flags->model_dir = std::string(value);
+    } else if (key == "intra_op_threads") {
+      ok = ParseInteger(value, &flags->intra_op_threads);
+    } else if (key == "compute_us") {
       ok = ParseInteger(value, &flags->compute_us);
     } else if (key == "per_row_us") {
       ok = ParseInteger(value, &flags->per_row_us);
@@ -94,6 +116,10 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       flags->delays_us = ParseList(value);
     } else if (key == "loads") {
       flags->loads = ParseList(value);
+    } else if (key == "capacity_s") {
+      ok = ParseDouble(value, &flags->capacity_s);
+    } else if (key == "capacity_per_s") {
+      ok = ParseDouble(value, &flags->capacity_per_s);
     } else if (key == "seed") {
       ok = ParseInteger(value, &flags->seed);
     } else {
@@ -114,50 +140,190 @@ struct Config {
   schedule::BatchPolicyKind policy = schedule::BatchPolicyKind::kFixedDelay;
   int64_t delay_us = 0;
   bool admission_control = false;
+  // Rows per batch for this run; 0 = flags.max_batch.
+  int max_rows = 0;
 };
 
-std::shared_ptr<engine::Model> LoadModel(const Flags& flags) {
-  engine::ModelLoadOptions options;
-  options.model_name = "bench";
-  options.max_batch_size = flags.max_batch;
-  options.parameters["op"] = "identity";
-  options.parameters["compute_us"] = std::to_string(flags.compute_us);
-  options.parameters["compute_us_per_row"] = std::to_string(flags.per_row_us);
-  options.declared_inputs = {{"INPUT0", DataType::kFp32, {-1, 1}}};
-  options.declared_outputs = {{"OUTPUT0", DataType::kFp32, {-1, 1}}};
-  engine::BuiltinBackend backend;
-  absl::StatusOr<std::shared_ptr<engine::Model>> model = backend.Load(options);
-  if (!model.ok()) {
-    std::fprintf(stderr, "cannot load the model: %s\n",
-                 std::string(model.status().message()).c_str());
-    std::exit(1);
-  }
-  return *model;
+[[noreturn]] void Die(std::string_view what, const absl::Status& status) {
+  std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(what.size()), what.data(),
+               std::string(status.message()).c_str());
+  std::exit(1);
 }
 
-std::unique_ptr<schedule::Scheduler> MakeScheduler(const Flags& flags, const Config& config,
-                                                   std::shared_ptr<engine::Model> model) {
-  schedule::Scheduler::Options options;
-  options.model_name = "bench";
-  options.instance_count = flags.instances;
-  options.intra_op_threads = 1;
-  options.pin_threads = true;
-  options.queue.max_batch_size = flags.max_batch;
-  options.queue.dynamic_batching = config.batching;
-  options.queue.max_queue_delay_us = config.delay_us;
-  options.queue.max_queue_size = 1024;
-  options.queue.policy = config.policy;
-  options.queue.target_p99_us = flags.slo_us;
-  options.queue.admission_control = config.admission_control;
-  auto stats = std::make_shared<observe::ModelStats>("bench", "1", flags.max_batch);
-  auto scheduler = schedule::Scheduler::Create(options, std::move(model), std::move(stats));
-  if (!scheduler.ok()) {
-    std::fprintf(stderr, "cannot start the scheduler: %s\n",
-                 std::string(scheduler.status().message()).c_str());
-    std::exit(1);
+// What the runs drive: a Scheduler over the builtin model, or a loaded ModelVersion (whose
+// scheduler comes from its config, rewritten per Config).
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual void Enqueue(std::unique_ptr<InferRequest> request) = 0;
+  virtual void Drain() = 0;
+  virtual schedule::SchedulerSnapshot Snapshot() const = 0;
+};
+
+class SchedulerTarget final : public Target {
+ public:
+  explicit SchedulerTarget(std::unique_ptr<schedule::Scheduler> scheduler)
+      : scheduler_(std::move(scheduler)) {}
+  void Enqueue(std::unique_ptr<InferRequest> request) override {
+    scheduler_->Enqueue(std::move(request));
   }
-  return *std::move(scheduler);
-}
+  void Drain() override { scheduler_->Drain(); }
+  schedule::SchedulerSnapshot Snapshot() const override { return scheduler_->Snapshot(); }
+
+ private:
+  std::unique_ptr<schedule::Scheduler> scheduler_;
+};
+
+class VersionTarget final : public Target {
+ public:
+  explicit VersionTarget(std::shared_ptr<repo::ModelVersion> version)
+      : version_(std::move(version)) {}
+  void Enqueue(std::unique_ptr<InferRequest> request) override {
+    version_->Enqueue(std::move(request));
+  }
+  void Drain() override { version_->Drain(); }
+  schedule::SchedulerSnapshot Snapshot() const override { return version_->scheduler_snapshot(); }
+
+ private:
+  std::shared_ptr<repo::ModelVersion> version_;
+};
+
+// The model under test and how to build a Target for one Config.
+class Bench {
+ public:
+  explicit Bench(Flags* flags) : flags_(*flags) {
+    if (flags->model_dir.empty()) {
+      if (flags->max_batch <= 0) flags->max_batch = 16;
+      LoadBuiltin();
+    } else {
+      LoadConfig(flags);
+    }
+  }
+
+  std::unique_ptr<Target> Make(const Config& config) const {
+    if (builtin_ != nullptr) return MakeBuiltin(config);
+    return MakeVersion(config);
+  }
+
+  // One request's inputs (batch dimension 1, zeros).
+  const std::vector<InferInput>& inputs() const { return inputs_; }
+  const std::string& description() const { return description_; }
+
+ private:
+  void LoadBuiltin() {
+    engine::ModelLoadOptions options;
+    options.model_name = "bench";
+    options.max_batch_size = flags_.max_batch;
+    options.parameters["op"] = "identity";
+    options.parameters["compute_us"] = std::to_string(flags_.compute_us);
+    options.parameters["compute_us_per_row"] = std::to_string(flags_.per_row_us);
+    options.declared_inputs = {{"INPUT0", DataType::kFp32, {-1, 1}}};
+    options.declared_outputs = {{"OUTPUT0", DataType::kFp32, {-1, 1}}};
+    engine::BuiltinBackend backend;
+    absl::StatusOr<std::shared_ptr<engine::Model>> model = backend.Load(options);
+    if (!model.ok()) Die("cannot load the builtin model", model.status());
+    builtin_ = *std::move(model);
+    inputs_.push_back({"INPUT0", *Tensor::Zeros(DataType::kFp32, {1, 1}), {}});
+    description_ = StrCat("builtin identity, batch cost ", flags_.compute_us, " + ",
+                          flags_.per_row_us, "*rows us");
+  }
+
+  void LoadConfig(Flags* flags) {
+    std::string dir = flags->model_dir;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const std::string name = dir.substr(dir.find_last_of('/') + 1);
+    absl::StatusOr<repo::ParsedConfig> parsed = repo::ReadModelConfigFile(dir, name);
+    if (!parsed.ok()) Die("cannot read the model config", parsed.status());
+    config_ = parsed->config;
+    if (config_.max_batch_size() <= 0) {
+      Die("cannot benchmark batching",
+          absl::InvalidArgumentError(StrCat("model '", name, "' has no max_batch_size")));
+    }
+    if (flags->max_batch <= 0 || flags->max_batch > config_.max_batch_size()) {
+      flags->max_batch = config_.max_batch_size();
+    }
+    config_.set_max_batch_size(flags->max_batch);
+    model_dir_ = dir;
+    backends_ = MakeDefaultBackendRegistry();
+    // Load once to learn the inputs (the config may leave them to the backend).
+    std::shared_ptr<repo::ModelVersion> probe = LoadVersion(config_);
+    for (const repo::IoSpec& spec : probe->inputs()) {
+      Shape shape = spec.model_shape;
+      for (int64_t& dim : shape) dim = dim < 0 ? 1 : dim;
+      absl::StatusOr<Tensor> zeros = Tensor::Zeros(spec.dtype, shape);
+      if (!zeros.ok()) Die("cannot build an input", zeros.status());
+      inputs_.push_back({spec.name, *std::move(zeros), {}});
+    }
+    probe->Drain();
+    description_ = StrCat("model '", name, "' (", probe->platform(), ")");
+  }
+
+  std::shared_ptr<repo::ModelVersion> LoadVersion(config::ModelConfig config) const {
+    config.clear_instance_group();
+    auto* group = config.add_instance_group();
+    group->set_count(flags_.instances);
+    group->set_kind(config::ModelInstanceGroup::KIND_CPU);
+    group->set_intra_op_threads(flags_.intra_op_threads);
+    absl::Status valid = repo::ValidateModelConfig(config.name(), &config);
+    if (!valid.ok()) Die("invalid benchmark config", valid);
+    repo::ModelVersion::Options options;
+    options.model_dir = model_dir_;
+    options.version = 1;
+    options.config = std::move(config);
+    options.backends = backends_.get();
+    options.pin_threads = true;
+    absl::StatusOr<std::shared_ptr<repo::ModelVersion>> version =
+        repo::ModelVersion::Load(std::move(options));
+    if (!version.ok()) Die("cannot load the model", version.status());
+    return *std::move(version);
+  }
+
+  std::unique_ptr<Target> MakeVersion(const Config& bench) const {
+    config::ModelConfig config = config_;
+    config.clear_dynamic_batching();
+    config.clear_adaptive_batching();
+    if (bench.max_rows > 0) config.set_max_batch_size(bench.max_rows);
+    if (bench.batching && bench.policy == schedule::BatchPolicyKind::kFixedDelay) {
+      config.mutable_dynamic_batching()->set_max_queue_delay_microseconds(
+          static_cast<uint64_t>(bench.delay_us));
+    } else if (bench.batching) {
+      auto* adaptive = config.mutable_adaptive_batching();
+      adaptive->set_policy(bench.policy == schedule::BatchPolicyKind::kQueueFormula
+                               ? config::ModelAdaptiveBatching::QUEUE_FORMULA
+                               : config::ModelAdaptiveBatching::P99_MODEL);
+      adaptive->set_target_p99_microseconds(static_cast<uint64_t>(flags_.slo_us));
+    }
+    if (bench.admission_control) config.mutable_dynamic_batching()->set_admission_control(true);
+    return std::make_unique<VersionTarget>(LoadVersion(std::move(config)));
+  }
+
+  std::unique_ptr<Target> MakeBuiltin(const Config& config) const {
+    schedule::Scheduler::Options options;
+    options.model_name = "bench";
+    options.instance_count = flags_.instances;
+    options.intra_op_threads = flags_.intra_op_threads;
+    options.pin_threads = true;
+    options.queue.max_batch_size = config.max_rows > 0 ? config.max_rows : flags_.max_batch;
+    options.queue.dynamic_batching = config.batching;
+    options.queue.max_queue_delay_us = config.delay_us;
+    options.queue.max_queue_size = 1024;
+    options.queue.policy = config.policy;
+    options.queue.target_p99_us = flags_.slo_us;
+    options.queue.admission_control = config.admission_control;
+    auto stats = std::make_shared<observe::ModelStats>("bench", "1", flags_.max_batch);
+    auto scheduler = schedule::Scheduler::Create(options, builtin_, std::move(stats));
+    if (!scheduler.ok()) Die("cannot start the scheduler", scheduler.status());
+    return std::make_unique<SchedulerTarget>(*std::move(scheduler));
+  }
+
+  const Flags& flags_;
+  std::shared_ptr<engine::Model> builtin_;
+  std::string model_dir_;
+  config::ModelConfig config_;
+  std::unique_ptr<engine::BackendRegistry> backends_;
+  std::vector<InferInput> inputs_;
+  std::string description_;
+};
 
 // Per-request outcome, written by the answering thread into its own slot.
 struct Outcome {
@@ -166,10 +332,11 @@ struct Outcome {
   std::atomic<int> code{-1};
 };
 
-std::unique_ptr<InferRequest> MakeRequest(Outcome* outcome, std::atomic<int64_t>* answered) {
+std::unique_ptr<InferRequest> MakeRequest(const Bench& bench, Outcome* outcome,
+                                          std::atomic<int64_t>* answered) {
   auto request = std::make_unique<InferRequest>();
   request->model_name = "bench";
-  request->inputs.push_back({"INPUT0", *Tensor::Zeros(DataType::kFp32, {1, 1}), {}});
+  request->inputs = bench.inputs();
   request->on_complete = [outcome, answered](absl::StatusOr<InferResponse> result) {
     outcome->code.store(static_cast<int>(result.status().code()), std::memory_order_relaxed);
     outcome->done_ns.store(Clock::Real()->NowNs(), std::memory_order_release);
@@ -206,9 +373,8 @@ void WaitUntil(int64_t when_ns) {
 }
 
 // Open-loop Poisson arrivals at `rate_per_s` for flags.seconds.
-Result RunLoad(const Flags& flags, const Config& config, std::shared_ptr<engine::Model> model,
-               double rate_per_s) {
-  auto scheduler = MakeScheduler(flags, config, std::move(model));
+Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, double rate_per_s) {
+  std::unique_ptr<Target> scheduler = bench.Make(config);
   std::mt19937_64 rng(flags.seed);
   std::exponential_distribution<double> gap_s(rate_per_s);
   const auto count = static_cast<size_t>(rate_per_s * flags.seconds * 1.2) + 16;
@@ -225,7 +391,7 @@ Result RunLoad(const Flags& flags, const Config& config, std::shared_ptr<engine:
     if (arrival_ns >= end_ns) break;
     WaitUntil(arrival_ns);
     outcomes[issued].arrival_ns = arrival_ns;
-    scheduler->Enqueue(MakeRequest(&outcomes[issued], &answered));
+    scheduler->Enqueue(MakeRequest(bench, &outcomes[issued], &answered));
   }
   scheduler->Drain();  // everything admitted is answered before Drain returns
   while (answered.load(std::memory_order_acquire) < static_cast<int64_t>(issued)) {
@@ -269,23 +435,25 @@ Result RunLoad(const Flags& flags, const Config& config, std::shared_ptr<engine:
   return result;
 }
 
-// Saturation throughput with full batches: keep the queue deep for `seconds`.
-double MeasureCapacity(const Flags& flags, std::shared_ptr<engine::Model> model) {
-  Config config{"capacity", true, schedule::BatchPolicyKind::kFixedDelay, 0, false};
-  auto scheduler = MakeScheduler(flags, config, std::move(model));
+// Saturation throughput with batches of `rows` rows: keep the queue deep for capacity_s seconds
+// (the first quarter not counted).
+double MeasureCapacity(const Flags& flags, const Bench& bench, int rows) {
+  Config config{"capacity", true, schedule::BatchPolicyKind::kFixedDelay, 0, false, rows};
+  std::unique_ptr<Target> scheduler = bench.Make(config);
   std::atomic<int64_t> answered{0};
   std::vector<Outcome> outcomes(1);
-  const size_t depth = static_cast<size_t>(flags.max_batch * flags.instances * 4);
+  const size_t depth = static_cast<size_t>(rows * flags.instances * 4);
   int64_t issued = 0;
   const int64_t start_ns = Clock::Real()->NowNs();
-  const int64_t end_ns = start_ns + static_cast<int64_t>(2e9);
+  const auto window_ns = static_cast<int64_t>(flags.capacity_s * 1e9);
+  const int64_t end_ns = start_ns + window_ns;
   int64_t counted_from = -1, counted_at_ns = 0;
   while (Clock::Real()->NowNs() < end_ns) {
     while (issued - answered.load() < static_cast<int64_t>(depth)) {
-      scheduler->Enqueue(MakeRequest(&outcomes[0], &answered));
+      scheduler->Enqueue(MakeRequest(bench, &outcomes[0], &answered));
       ++issued;
     }
-    if (counted_from < 0 && Clock::Real()->NowNs() > start_ns + 500'000'000) {
+    if (counted_from < 0 && Clock::Real()->NowNs() > start_ns + window_ns / 4) {
       counted_from = answered.load();
       counted_at_ns = Clock::Real()->NowNs();
     }
@@ -301,7 +469,7 @@ double MeasureCapacity(const Flags& flags, std::shared_ptr<engine::Model> model)
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, &flags)) return 2;
-  auto model = LoadModel(flags);
+  const Bench bench(&flags);
   std::vector<Config> configs;
   configs.push_back({"no batching", false, schedule::BatchPolicyKind::kFixedDelay, 0, false});
   for (int64_t delay_us : flags.delays_us) {
@@ -312,21 +480,34 @@ int Main(int argc, char** argv) {
   configs.push_back({"p99 model", true, schedule::BatchPolicyKind::kP99Model, 0, false});
   configs.push_back({"p99 model + admission", true, schedule::BatchPolicyKind::kP99Model, 0, true});
 
-  const double capacity = MeasureCapacity(flags, model);
+  // Capacity: the best saturated throughput over batch caps 1, 2, 4, ..., max_batch (a small
+  // model may run more rows per second in small batches than in full ones).
+  const bool measured = flags.capacity_per_s <= 0;
+  double capacity = flags.capacity_per_s;
+  std::string by_rows;
+  for (int rows = 1; measured; rows = std::min(rows * 2, flags.max_batch)) {
+    const double throughput = MeasureCapacity(flags, bench, rows);
+    by_rows += StrCat(by_rows.empty() ? "" : ", ", rows, ": ", static_cast<int64_t>(throughput));
+    capacity = std::max(capacity, throughput);
+    if (rows == flags.max_batch) break;
+  }
   std::printf(
-      "# scheduler_bench: builtin identity, batch cost %lld + %lld*rows us, max_batch %d, %d "
-      "instances (1 core each), SLO p99 %lld us, %.1f s per run (%.1f s warm-up excluded)\n",
-      static_cast<long long>(flags.compute_us), static_cast<long long>(flags.per_row_us),
-      flags.max_batch, flags.instances, static_cast<long long>(flags.slo_us), flags.seconds,
-      flags.warmup_s);
-  std::printf("# measured capacity (full batches, saturated): %.0f req/s\n\n", capacity);
+      "# scheduler_bench: %s, max_batch %d, %d instances x %d intra-op threads, SLO p99 %lld us, "
+      "%.1f s per run (%.1f s warm-up excluded)\n",
+      bench.description().c_str(), flags.max_batch, flags.instances, flags.intra_op_threads,
+      static_cast<long long>(flags.slo_us), flags.seconds, flags.warmup_s);
+  if (measured) {
+    std::printf("# saturated throughput (req/s) by batch cap: %s\n", by_rows.c_str());
+  }
+  std::printf("# %s capacity (best saturated throughput): %.0f req/s\n\n",
+              measured ? "measured" : "given", capacity);
   std::printf(
       "| load | config | offered/s | throughput/s | p50 ms | p99 ms | shed %% | shed p99 us "
       "| mean batch | OK within SLO %% |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int64_t load : flags.loads) {
     for (const Config& config : configs) {
-      const Result r = RunLoad(flags, config, model, capacity * static_cast<double>(load) / 100);
+      const Result r = RunLoad(flags, config, bench, capacity * static_cast<double>(load) / 100);
       const int64_t server_shed_us = r.snapshot.refusal_latency.QuantileBoundUs(0.99);
       std::printf("| %lld%% | %s | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f / %s | %.1f | %.1f |\n",
                   static_cast<long long>(load), config.name.c_str(), r.offered_per_s,
