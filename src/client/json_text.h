@@ -1,29 +1,26 @@
 #ifndef BRIGADE_CLIENT_JSON_TEXT_H_
 #define BRIGADE_CLIENT_JSON_TEXT_H_
 
-// Appending JSON tokens to a std::string, for the client's request bodies. Numbers use
-// std::to_chars (shortest round-trip form; FP32 in float's shortest form, so 0.1f is "0.1");
-// non-finite numbers are written NaN / Infinity / -Infinity as Triton and Python's json do.
-// Strings are escaped (quotes, backslash, control characters); other bytes are copied, so the
-// caller passes UTF-8 (IsValidUtf8 checks it).
+// The JSON tokens of the client's request bodies (and of the reports of `brigade bench` and
+// `brigade analyze`): the functions of core/json_text.h, named in brigade::client so callers can
+// keep writing client::AppendJsonString and friends. Their contract is core/json_text.h's:
+// numbers in shortest round-trip form (FP32 in float's, so 0.1f is "0.1"), non-finite numbers as
+// NaN / Infinity / -Infinity as Triton and Python's json do, strings escaped (quotes, backslash,
+// control characters) with other bytes copied, so the caller passes UTF-8 (IsValidUtf8 checks it).
 //
 // The caller places commas and brackets itself: request bodies have a fixed shape, and a writer
 // object would cost more than the few lines it saves. Pure functions; thread-safe.
 
-#include <cstdint>
-#include <string>
-#include <string_view>
+#include "core/json_text.h"
 
 namespace brigade::client {
 
-void AppendJsonString(std::string_view value, std::string* out);
-void AppendJsonInt(int64_t value, std::string* out);
-void AppendJsonUint(uint64_t value, std::string* out);
-void AppendJsonDouble(double value, std::string* out);
-void AppendJsonFloat(float value, std::string* out);
-
-// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).
-bool IsValidUtf8(std::string_view text);
+using ::brigade::AppendJsonDouble;
+using ::brigade::AppendJsonFloat;
+using ::brigade::AppendJsonInt;
+using ::brigade::AppendJsonString;
+using ::brigade::AppendJsonUint;
+using ::brigade::IsValidUtf8;
 
 }  // namespace brigade::client
 

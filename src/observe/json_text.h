@@ -1,21 +1,24 @@
 #ifndef BRIGADE_OBSERVE_JSON_TEXT_H_
 #define BRIGADE_OBSERVE_JSON_TEXT_H_
 
-// Minimal JSON text helpers for the observability writers (OTLP JSON, access log). Observe sits
-// below serve/, so it cannot use the HTTP codec's writer; these cover what observability output
-// needs: strings and numbers. Pure functions; thread-safe.
+// JSON text for the observability writers (OTLP JSON, access log), built on core/json_text.h with
+// the two differences their output needs: it must stay valid, strict JSON whatever a client sent
+// or a model measured, so invalid UTF-8 is replaced rather than trusted and non-finite numbers
+// become null rather than NaN / Infinity. Pure functions; thread-safe.
 
 #include <string>
 #include <string_view>
 
 namespace brigade::observe {
 
-// Appends `text` as a quoted JSON string: `"` and `\` escaped, control characters as \n, \t ...
-// or \u00XX, and bytes that are not valid UTF-8 replaced by U+FFFD (model names and request ids
-// come from clients; the output must stay valid JSON for any input).
+// Appends `text` as a quoted JSON string escaped as brigade::AppendJsonString does (`"` and `\`,
+// control characters as \n, \t ... or \u00XX), with each byte that does not belong to a
+// well-formed UTF-8 sequence replaced by U+FFFD (model names and request ids come from clients;
+// the output must stay valid JSON for any input).
 void AppendJsonString(std::string_view text, std::string* out);
 
-// Appends a finite double in its shortest exact form; NaN and infinities as null (JSON has none).
+// Appends a finite double in brigade::AppendJsonDouble's shortest round-trip form; NaN and
+// infinities as null (JSON has none).
 void AppendJsonNumber(double value, std::string* out);
 
 }  // namespace brigade::observe

@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "serve/http/json_reader.h"

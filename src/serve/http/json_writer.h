@@ -1,17 +1,16 @@
 #ifndef BRIGADE_SERVE_HTTP_JSON_WRITER_H_
 #define BRIGADE_SERVE_HTTP_JSON_WRITER_H_
 
-// JsonWriter: appends compact JSON to a std::string, with numbers formatted by std::to_chars
-// (shortest round-trip form; FP32 values use float's shortest form, so 0.1f prints as 0.1).
+// JsonWriter: appends compact JSON to a std::string, placing the commas and colons itself.
+// Strings and numbers are written by core/json_text.h (its contract says how: escapes, shortest
+// round-trip numbers, FP32 in float's shortest form so 0.1f prints as 0.1, and non-finite numbers
+// as NaN, Infinity and -Infinity, which is what Triton writes and what Python's json module
+// (tritonclient) reads back). String() copies non-ASCII bytes verbatim: the caller must pass
+// UTF-8 (IsValidUtf8 in core/json_text.h checks it).
 //
-// Commas are placed automatically; the caller is responsible for balanced Begin/End calls and for
-// calling Key() before each value inside an object (checked only by tests, not at run time: this
-// writer is on the response path of every request).
-//
-// Non-finite numbers have no JSON spelling; they are written as NaN, Infinity and -Infinity,
-// which is what Triton writes and what Python's json module (tritonclient) reads back.
-// String() escapes quotes, backslashes and control characters and copies other bytes verbatim:
-// the caller must pass UTF-8 (IsValidUtf8 checks it).
+// The caller is responsible for balanced Begin/End calls and for calling Key() before each value
+// inside an object (checked only by tests, not at run time: this writer is on the response path of
+// every request).
 //
 // Thread safety: none (a value type bound to one string).
 
@@ -52,9 +51,6 @@ class JsonWriter {
   std::string* out_;
   bool need_comma_ = false;
 };
-
-// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).
-bool IsValidUtf8(std::string_view text);
 
 }  // namespace brigade::serve
 
