@@ -149,7 +149,8 @@ KServeHttpHandler::KServeHttpHandler(InferenceServer* server, Options options)
     : server_(server),
       options_(std::move(options)),
       on_sent_(std::make_shared<const InferSentCallback>(options_.on_infer_sent)),
-      repository_worker_(options_.max_queued_repository_requests) {}
+      repository_worker_(options_.max_queued_repository_requests),
+      cache_worker_(options_.max_queued_repository_requests) {}
 
 void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
   std::variant<KServeRoute, RouteError> matched = MatchKServeRoute(request.method, request.path());
@@ -299,10 +300,10 @@ void KServeHttpHandler::HandleCacheInvalidate(const HttpRequest& request, HttpRe
     responder.Send(ErrorResponse(decoded.status()));
     return;
   }
-  // Waiting for Redis (bounded) must not hold an io thread: run on the repository worker.
+  // Waiting for Redis (bounded) must not hold an io thread: run on the cache worker.
   auto held = std::make_shared<HttpResponder>(std::move(responder));
   const bool queued =
-      repository_worker_.Post([server = server_, scope = *std::move(decoded), held] {
+      cache_worker_.Post([server = server_, scope = *std::move(decoded), held] {
         const absl::Status status =
             server->InvalidateCache(scope.model_name, scope.model_version, kInvalidateWaitNs);
         held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));

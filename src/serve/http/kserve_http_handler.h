@@ -69,6 +69,9 @@ class KServeHttpHandler final : public HttpHandler {
   // Shared with the infer callbacks so on_infer_sent stays valid for requests still in flight.
   std::shared_ptr<const std::function<void(const InferResponse&, const SentInfo&)>> on_sent_;
   BlockingWorker repository_worker_;
+  // Cache invalidations wait for Redis (bounded); on their own thread so they never queue behind
+  // a model load.
+  BlockingWorker cache_worker_;
 };
 
 // {"error": message} with the HTTP status mapped from `status` (and Retry-After when it carries
