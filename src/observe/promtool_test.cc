@@ -2,12 +2,12 @@
 // the brigade_* families must parse and pass every lint rule; the Triton-compatible nv_* families
 // must parse, and may only draw the naming lints Triton's names are known for.
 
-#include <sys/wait.h>
+#include "testing/promtool.h"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -16,29 +16,6 @@
 
 namespace brigade::observe {
 namespace {
-
-struct PromtoolResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-PromtoolResult RunPromtool(const std::string& exposition) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                     ("brigade_promtool_" + std::to_string(::getpid()) + ".txt");
-  std::ofstream(file) << exposition;
-  const std::string command =
-      std::string(BRIGADE_PROMTOOL) + " check metrics < " + file.string() + " 2>&1";
-  PromtoolResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::filesystem::remove(file);
-  return result;
-}
 
 StageClock Stamped(int64_t base_ns, bool cache_hit) {
   StageClock clock;
@@ -59,7 +36,7 @@ StageClock Stamped(int64_t base_ns, bool cache_hit) {
 class PromtoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::string(BRIGADE_PROMTOOL).empty()) GTEST_SKIP() << "promtool not installed";
+    if (!testing::PromtoolInstalled()) GTEST_SKIP() << "promtool not installed";
     metrics_ = *RequestMetrics::Create(&registry_);
     // Label values that need escaping must survive the round trip.
     for (const char* name : {"resnet", "we\"ird\\name"}) {
@@ -90,9 +67,10 @@ class PromtoolTest : public ::testing::Test {
 TEST_F(PromtoolTest, BrigadeFamiliesPassEveryLint) {
   const std::string text = registry_.Text();
   ASSERT_THAT(text, ::testing::HasSubstr("brigade_request_stage_duration_seconds_bucket"));
-  const PromtoolResult result = RunPromtool(text);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_EQ(result.output, "");
+  const absl::StatusOr<testing::PromtoolResult> result = testing::CheckMetrics(text);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->findings;
+  EXPECT_EQ(result->findings, "");
 }
 
 TEST_F(PromtoolTest, FullScrapeWithTritonFamiliesParsesAndOnlyNvNamesDrawLints) {
@@ -100,10 +78,11 @@ TEST_F(PromtoolTest, FullScrapeWithTritonFamiliesParsesAndOnlyNvNamesDrawLints) 
   std::vector<ModelStatsSnapshot> snapshots;
   for (const auto& stats : stats_) snapshots.push_back(stats->Snapshot());
   AppendTritonMetrics(snapshots, metrics_.get(), &text);
-  const PromtoolResult result = RunPromtool(text);
+  const absl::StatusOr<testing::PromtoolResult> result = testing::CheckMetrics(text);
+  ASSERT_TRUE(result.ok()) << result.status();
   // 0 = clean, 3 = lint problems only; 1 would be a parse error.
-  ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 3) << result.output;
-  std::istringstream lines(result.output);
+  ASSERT_TRUE(result->exit_code == 0 || result->exit_code == 3) << result->findings;
+  std::istringstream lines(result->findings);
   std::string line;
   while (std::getline(lines, line)) {
     EXPECT_TRUE(line.starts_with("nv_")) << "unexpected lint: " << line;

@@ -1,11 +1,5 @@
 #include "schedule/scheduler_metrics.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schedule/scheduler.h"
+#include "testing/promtool.h"
 
 namespace brigade::schedule {
 namespace {
@@ -131,30 +126,6 @@ TEST(SchedulerMetricsTest, EachFamilyIsWrittenOnceWithEveryVersionsSamplesTogeth
                         "brigade_scheduler_admitted_total{model=\"resnet\",version=\"3\"} 1\n"));
 }
 
-struct PromtoolResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-PromtoolResult RunPromtool(const std::string& exposition) {
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() /
-      ("brigade_scheduler_promtool_" + std::to_string(::getpid()) + ".txt");
-  std::ofstream(file) << exposition;
-  const std::string command =
-      std::string(BRIGADE_PROMTOOL) + " check metrics < " + file.string() + " 2>&1";
-  PromtoolResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::filesystem::remove(file);
-  return result;
-}
-
 std::shared_ptr<engine::Model> AddSubModel() {
   engine::ModelLoadOptions options;
   options.model_name = "simple";
@@ -170,7 +141,7 @@ std::shared_ptr<engine::Model> AddSubModel() {
 
 // A live scheduler's snapshot (with a learned profile) and a model name that needs escaping.
 TEST(SchedulerMetricsTest, ALiveSchedulersMetricsPassPromtoolWithoutLints) {
-  if (std::string(BRIGADE_PROMTOOL).empty()) GTEST_SKIP() << "promtool not installed";
+  if (!testing::PromtoolInstalled()) GTEST_SKIP() << "promtool not installed";
   Scheduler::Options options;
   options.model_name = "we\"ird\\name";
   options.queue.max_batch_size = 8;
@@ -205,9 +176,10 @@ TEST(SchedulerMetricsTest, ALiveSchedulersMetricsPassPromtoolWithoutLints) {
   ASSERT_FALSE(snapshots[0].profile.empty());
   const std::string text = Render(snapshots);
   ASSERT_THAT(text, HasSubstr("model=\"we\\\"ird\\\\name\""));
-  const PromtoolResult result = RunPromtool(text);
-  EXPECT_EQ(result.exit_code, 0) << result.output << "\n" << text;
-  EXPECT_EQ(result.output, "");
+  const absl::StatusOr<testing::PromtoolResult> result = testing::CheckMetrics(text);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->findings << "\n" << text;
+  EXPECT_EQ(result->findings, "");
 }
 
 }  // namespace
