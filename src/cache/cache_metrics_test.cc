@@ -1,16 +1,11 @@
 #include "cache/cache_metrics.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/promtool.h"
 
 namespace brigade::cache {
 namespace {
@@ -120,26 +115,14 @@ TEST(CacheMetricsTest, NothingCachedWritesNothing) {
 }
 
 TEST(CacheMetricsTest, OutputPassesPromtoolWithoutLints) {
-  if (std::string(BRIGADE_PROMTOOL).empty()) GTEST_SKIP() << "promtool not installed";
+  if (!testing::PromtoolInstalled()) GTEST_SKIP() << "promtool not installed";
   const std::vector<ResponseCacheStats> caches = {SampleStats("a"), SampleStats("we\"ird\\b")};
   std::string text;
   AppendCacheMetrics(caches, SampleRedis(), &text);
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() /
-      ("brigade_cache_promtool_" + std::to_string(::getpid()) + ".txt");
-  std::ofstream(file) << text;
-  const std::string command =
-      std::string(BRIGADE_PROMTOOL) + " check metrics < " + file.string() + " 2>&1";
-  std::string output;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  std::filesystem::remove(file);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output << "\n" << text;
-  EXPECT_EQ(output, "") << text;
+  absl::StatusOr<testing::PromtoolResult> result = testing::CheckMetrics(text);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->findings << "\n" << text;
+  EXPECT_EQ(result->findings, "") << text;
 }
 
 }  // namespace
