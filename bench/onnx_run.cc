@@ -8,6 +8,8 @@
 //            [--no-optimize]    # skip the graph passes
 //            [--dump-outputs DIR]  # also write each output as DIR/output_<name>.bin (raw)
 //            [--profile]        # print time per op type over the timed runs (stderr)
+//            [--split-budget-kib K]  # batch splitting budget (Session::Options); 0 never
+//                               # splits; default half the L3 cache
 //   onnx_run --peak [--threads N]   # this CPU's measured FMA peak on N threads, GFLOP/s
 //   onnx_run --inspect --model M.onnx [--batch B]   # what `brigade inspect` prints
 //
@@ -46,7 +48,7 @@ namespace onnx = brigade::engine::onnx;
 
 struct Flags {
   std::string model, compare, dump_outputs;
-  int threads = 1, batch = 1, runs = 50, warmup = 5;
+  int threads = 1, batch = 1, runs = 50, warmup = 5, split_budget_kib = -1;
   bool optimize = true, peak = false, inspect = false, profile = false;
 };
 
@@ -224,6 +226,9 @@ int Run(const Flags& flags) {
   onnx::Session::Options options;
   options.threads = flags.threads;
   options.profile = flags.profile;
+  if (flags.split_budget_kib >= 0) {
+    options.split_budget_bytes = static_cast<size_t>(flags.split_budget_kib) << 10;
+  }
   auto session = onnx::Session::Create(*compiled, options);
   if (!session.ok()) return 1;
   std::vector<Tensor> outputs;
@@ -289,13 +294,13 @@ int Run(const Flags& flags) {
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   if (flags.profile) PrintProfile(**session, flags.runs);
-  const double gflop = static_cast<double>((*session)->last_plan()->total_flops) / 1e9;
+  const double gflop = static_cast<double>((*session)->last_run_flops()) / 1e9;
   result += fmt::format(
       ",\"runs\":{},\"median_ms\":{:.3f},\"p90_ms\":{:.3f},\"min_ms\":{:.3f},\"gflop\":{:.3f},"
-      "\"gflops_per_s\":{:.1f},\"steps\":{},\"arena_mib\":{:.1f}}}",
+      "\"gflops_per_s\":{:.1f},\"steps\":{},\"arena_mib\":{:.1f},\"chunk_rows\":{}}}",
       flags.runs, median, times[std::min(times.size() - 1, times.size() * 9 / 10)], times[0], gflop,
       gflop / (median / 1e3), (*session)->last_plan()->steps.size(),
-      static_cast<double>((*session)->arena_bytes()) / (1 << 20));
+      static_cast<double>((*session)->arena_bytes()) / (1 << 20), (*session)->last_chunk_rows());
   std::printf("%s\n", result.c_str());
   return 0;
 }
@@ -325,6 +330,7 @@ int main(int argc, char** argv) {
       flags.inspect = true;
     } else if (flag == "--profile") {
       flags.profile = true;
+    } else if (flag == "--split-budget-kib" && next(&flags.split_budget_kib)) {
     } else {
       std::fprintf(stderr, "onnx_run: bad argument %s (see the header of bench/onnx_run.cc)\n",
                    flag.c_str());

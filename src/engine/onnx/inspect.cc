@@ -123,8 +123,10 @@ absl::StatusOr<std::string> InspectOnnxModel(const std::string& path,
   BRIGADE_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PlanInputs(graph, options.batch));
   BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<CompiledModel> compiled,
                            CompiledModel::Compile(path, std::move(graph)));
+  Session::Options session_options;
+  session_options.split_budget_bytes = 0;  // describe the batch-`batch` plan itself
   BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                           Session::Create(compiled, Session::Options{}));
+                           Session::Create(compiled, session_options));
   std::vector<Tensor> outputs;
   const absl::Status run = session->Run(inputs, &outputs);
   if (!run.ok() || session->last_plan() == nullptr) {

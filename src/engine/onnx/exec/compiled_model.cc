@@ -1,6 +1,7 @@
 #include "engine/onnx/exec/compiled_model.h"
 
 #include "core/strings.h"
+#include "engine/onnx/exec/batch_split.h"
 #include "engine/onnx/kernels/registry.h"
 
 namespace brigade::engine::onnx {
@@ -49,6 +50,7 @@ absl::StatusOr<std::shared_ptr<CompiledModel>> CompiledModel::Compile(std::strin
   for (ValueId input : graph.inputs()) {
     model->shape_inputs_.push_back(needed[static_cast<size_t>(input)]);
   }
+  model->rows_independent_ = RowsAreIndependent(graph);
   model->graph_ = std::move(graph);
   return model;
 }

@@ -2,9 +2,9 @@
 #define BRIGADE_ENGINE_ONNX_EXEC_COMPILED_MODEL_H_
 
 // CompiledModel: what every instance of one loaded model shares — the optimized graph, the
-// oneDNN CPU engine, the packed weights, and two facts the planner needs about the graph:
-// which graph inputs decide shapes through their contents (their values join the plan key), and
-// how many readers each value has.
+// oneDNN CPU engine, the packed weights, and facts the planner needs about the graph: which
+// graph inputs decide shapes through their contents (their values join the plan key), how many
+// readers each value has, and whether its batch rows are independent (so a batch may be split).
 //
 // Thread safety: immutable after Compile() except `weights`, which is internally synchronized.
 // Ownership: instances hold a shared_ptr, so a CompiledModel lives as long as its last instance.
@@ -33,6 +33,8 @@ class CompiledModel {
   const std::vector<bool>& shape_inputs() const { return shape_inputs_; }
   // Per value: number of nodes reading it plus one per graph output slot naming it.
   const std::vector<int>& use_counts() const { return use_counts_; }
+  // True when each output row depends only on the same input row (batch_split.h).
+  bool rows_independent() const { return rows_independent_; }
 
  private:
   struct Token {};
@@ -47,6 +49,7 @@ class CompiledModel {
   std::unique_ptr<PackedWeights> weights_;
   std::vector<bool> shape_inputs_;
   std::vector<int> use_counts_;
+  bool rows_independent_ = false;
 };
 
 }  // namespace brigade::engine::onnx

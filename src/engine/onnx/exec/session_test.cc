@@ -168,6 +168,71 @@ TEST(SessionTest, AHugeShapeDerivedConstantIsNotMaterializedAtPlanTime) {
   EXPECT_EQ((*session)->Run({&x, 1}, &out).code(), absl::StatusCode::kResourceExhausted);
 }
 
+// x [N,3,16,16] → Conv(8×3×3×3)+Relu → GlobalAveragePool → Flatten → Gemm(8×4): rows apart.
+OnnxBuilder ConvModel() {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 3, 16, 16});
+  b.Initializer("w", RandomTensor({8, 3, 3, 3}, 7));
+  b.Initializer("fc", RandomTensor({8, 4}, 8));
+  OnnxBuilder::SetInts(b.Node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c"}, {"r"});
+  b.Node("GlobalAveragePool", {"r"}, {"p"});
+  b.Node("Flatten", {"p"}, {"f"});
+  b.Node("Gemm", {"f", "fc"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 4});
+  return b;
+}
+
+TEST(SessionTest, ABatchOverTheSplitBudgetRunsInChunksWithTheSameResults) {
+  const std::shared_ptr<CompiledModel> model = Compile(ConvModel());
+  ASSERT_TRUE(model->rows_independent());
+  Session::Options whole_options;
+  whole_options.split_budget_bytes = 0;
+  auto whole = Session::Create(model, whole_options);
+  ASSERT_TRUE(whole.ok());
+  // One row needs 8 × 16 × 16 floats (8 KiB) of conv output: a 20 KiB budget fits 2 rows.
+  Session::Options split_options;
+  split_options.split_budget_bytes = 20 << 10;
+  auto split = Session::Create(model, split_options);
+  ASSERT_TRUE(split.ok());
+
+  const Tensor x = RandomTensor({6, 3, 16, 16}, 9);
+  std::vector<Tensor> want, got;
+  ASSERT_TRUE((*whole)->Run({&x, 1}, &want).ok());
+  EXPECT_EQ((*whole)->last_chunk_rows(), 6);
+  ASSERT_TRUE((*split)->Run({&x, 1}, &got).ok());
+  EXPECT_LT((*split)->last_chunk_rows(), 6);
+  EXPECT_GE((*split)->last_chunk_rows(), 1);
+  EXPECT_EQ((*split)->last_run_flops(), (*whole)->last_run_flops());
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].shape(), (Shape{6, 4}));
+  for (int64_t i = 0; i < 24; ++i) {
+    EXPECT_NEAR(got[0].values<float>()[i], want[0].values<float>()[i], 1e-5f) << i;
+  }
+  // A batch that fits is not split.
+  const Tensor one = RandomTensor({1, 3, 16, 16}, 10);
+  ASSERT_TRUE((*split)->Run({&one, 1}, &got).ok());
+  EXPECT_EQ((*split)->last_chunk_rows(), 1);
+}
+
+TEST(SessionTest, AModelWhoseRowsInteractIsNeverSplit) {
+  // y = x · xᵀ with a budget far below one row: still one run over the whole batch.
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 3});
+  OnnxBuilder::SetInts(b.Node("Transpose", {"x"}, {"xt"}), "perm", {1, 0});
+  b.Node("MatMul", {"x", "xt"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, -1});
+  Session::Options options;
+  options.split_budget_bytes = 1;
+  auto session = Session::Create(Compile(b), options);
+  ASSERT_TRUE(session.ok());
+  const Tensor x = Ramp({4, 3});
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)->Run({&x, 1}, &out).ok());
+  EXPECT_EQ((*session)->last_chunk_rows(), 4);
+  EXPECT_EQ(out[0].shape(), (Shape{4, 4}));
+}
+
 TEST(SessionTest, RunFailureNamesTheNodeAndLeavesTheSessionUsable) {
   OnnxBuilder b;
   b.Input("data", DataType::kFp32, {4});
