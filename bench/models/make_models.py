@@ -13,7 +13,9 @@ Writes <out>/<name>.onnx for
 The encoders take "input_ids" and "attention_mask" (int64 [batch, 128]) and return
 "last_hidden_state" [batch, 128, 768]. All models are exported at opset 13 with a dynamic batch
 dimension. Random weights are fine for latency; outputs are compared against ONNX Runtime on the
-same weights (bench/onnx_compare.sh). The output directory is git-ignored: never commit models.
+same weights (bench/onnx_compare.sh). The CNNs' BatchNorm statistics are calibrated on random
+images so that activations stay at unit scale (see calibrate_batchnorm). The output directory is
+git-ignored: never commit models.
 """
 
 import argparse
@@ -107,8 +109,27 @@ def make_cnn(name, out):
     builder = {"resnet50": torchvision.models.resnet50,
                "mobilenet_v2": torchvision.models.mobilenet_v2}[name]
     model = builder(weights=None)
+    calibrate_batchnorm(model, torch.rand(16, 3, 224, 224) * 2 - 1)
     export(model, (torch.randn(1, 3, 224, 224),), os.path.join(out, f"{name}.onnx"),
            ["input"], ["logits"])
+
+
+def calibrate_batchnorm(model, images):
+    """Sets each BatchNorm's running statistics to those of `images` (as training would).
+
+    With freshly initialized statistics (mean 0, variance 1) activations shrink layer after layer
+    (MobileNetV2's logits come out near 1e-9), which makes an output comparison meaningless and
+    can push intermediates toward denormals; calibrated statistics keep every layer's output at
+    unit scale, as in a trained network. Inputs in [-1, 1), like the benchmark's.
+    """
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            module.reset_running_stats()
+            module.momentum = None  # cumulative average over the calibration batches
+    model.train()
+    with torch.no_grad():
+        for batch in images.split(4):
+            model(batch)
 
 
 def make_encoder(name, out):
