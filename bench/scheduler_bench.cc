@@ -24,6 +24,7 @@
 //                   [--instances=2] [--intra_op_threads=1] [--slo_us=50000] [--seconds=4]
 //                   [--warmup_s=1] [--delays_us=0,2000,8000] [--loads=50,80,95,120] [--seed=1]
 //                   [--capacity_per_s=R] [--capacity_s=2]
+//                   [--configs=none,fixed,formula,p99,p99_admission]
 //
 // --max_batch defaults to 16 for the builtin model and to the config's max_batch_size for a real
 // one (a smaller value caps it). Capacity (100% load) is the best saturated throughput over batch
@@ -69,6 +70,8 @@ struct Flags {
   // Requests per second that count as 100% load; 0 = measure it first, capacity_s per batch cap.
   double capacity_per_s = 0;
   double capacity_s = 2;
+  // Configurations to run (none, fixed, formula, p99, p99_admission); empty = all.
+  std::vector<std::string> configs;
 };
 
 std::vector<int64_t> ParseList(std::string_view text) {
@@ -116,6 +119,12 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       flags->delays_us = ParseList(value);
     } else if (key == "loads") {
       flags->loads = ParseList(value);
+    } else if (key == "configs") {
+      for (std::string_view rest = value; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        flags->configs.emplace_back(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
     } else if (key == "capacity_s") {
       ok = ParseDouble(value, &flags->capacity_s);
     } else if (key == "capacity_per_s") {
@@ -471,14 +480,28 @@ int Main(int argc, char** argv) {
   if (!ParseFlags(argc, argv, &flags)) return 2;
   const Bench bench(&flags);
   std::vector<Config> configs;
-  configs.push_back({"no batching", false, schedule::BatchPolicyKind::kFixedDelay, 0, false});
+  auto wanted = [&flags](std::string_view key) {
+    return flags.configs.empty() ||
+           std::find(flags.configs.begin(), flags.configs.end(), key) != flags.configs.end();
+  };
+  if (wanted("none")) {
+    configs.push_back({"no batching", false, schedule::BatchPolicyKind::kFixedDelay, 0, false});
+  }
   for (int64_t delay_us : flags.delays_us) {
+    if (!wanted("fixed")) break;
     configs.push_back({StrCat("fixed delay ", delay_us, " us"), true,
                        schedule::BatchPolicyKind::kFixedDelay, delay_us, false});
   }
-  configs.push_back({"seeds' formula", true, schedule::BatchPolicyKind::kQueueFormula, 0, false});
-  configs.push_back({"p99 model", true, schedule::BatchPolicyKind::kP99Model, 0, false});
-  configs.push_back({"p99 model + admission", true, schedule::BatchPolicyKind::kP99Model, 0, true});
+  if (wanted("formula")) {
+    configs.push_back({"seeds' formula", true, schedule::BatchPolicyKind::kQueueFormula, 0, false});
+  }
+  if (wanted("p99")) {
+    configs.push_back({"p99 model", true, schedule::BatchPolicyKind::kP99Model, 0, false});
+  }
+  if (wanted("p99_admission")) {
+    configs.push_back(
+        {"p99 model + admission", true, schedule::BatchPolicyKind::kP99Model, 0, true});
+  }
 
   // Capacity: the best saturated throughput over batch caps 1, 2, 4, ..., max_batch (a small
   // model may run more rows per second in small batches than in full ones).

@@ -43,9 +43,10 @@ enum class BatchReason : uint8_t {
   kLearning,      // no latency profile yet: take what is there
   kEnoughRows,    // P99 model: the batch is big enough to keep up with arrivals
   kSloLimit,      // P99 model: waiting longer (or a bigger batch) would break the SLO
-  kLate,          // P99 model: the SLO is lost already; run the biggest batch to recover
+  kLate,          // P99 model: the SLO is lost already; run the most efficient batch to recover
+  kEfficient,     // P99 model: cut to the size with the most rows per second (bigger is slower)
 };
-inline constexpr int kNumBatchReasons = 11;
+inline constexpr int kNumBatchReasons = 12;
 std::string_view BatchReasonName(BatchReason reason);
 
 // The batch the queue could form now, and the load around it.
@@ -100,10 +101,10 @@ class BatchPolicy {
   virtual BatchChoice Choose(const BatchView& view) const = 0;
 
   // The predicted p99 completion time (absolute, Clock ns) of the request in `view`: the rows
-  // ahead and the request's own rows go in FIFO batches of up to max_batch_size, each to the
-  // instance that frees up first (after the batch it runs now); every batch is charged its p99
-  // (conservative: the p99 of a sum is at most the sum of p99s), plus ExtraWaitNs for batch
-  // formation.
+  // ahead and the request's own rows go in FIFO batches of up to LargestBatchRows (normally
+  // max_batch_size), each to the instance that frees up first (after the batch it runs now);
+  // every batch is charged its p99 (conservative: the p99 of a sum is at most the sum of p99s),
+  // plus ExtraWaitNs for batch formation.
   // -1 when the profile cannot tell yet (admission control then admits).
   int64_t PredictCompletionNs(const AdmissionView& view) const;
 
@@ -113,6 +114,11 @@ class BatchPolicy {
     (void)rows;
     (void)max_batch_size;
     return 0;
+  }
+  // The largest batch the policy forms from a deep queue, for the prediction.
+  virtual int LargestBatchRows(const LatencyProfile& profile, int max_batch_size) const {
+    (void)profile;
+    return max_batch_size;
   }
 };
 

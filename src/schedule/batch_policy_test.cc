@@ -140,6 +140,52 @@ TEST(P99ModelPolicyTest, UnderOverloadWaitsForTheLargestBatchTheSloAllows) {
   EXPECT_EQ(choice.wake_at_ns, kNow + 1200 * kUs);
 }
 
+// Every size measured: up to 12 rows a batch costs 1000 + 250 b µs (12 rows: 3000 rows/s), from
+// 13 rows on it falls off a cliff to 20 ms (16 rows: 800 rows/s).
+LatencyProfile CliffProfile() {
+  LatencyProfile profile({1, 16, 5'000'000'000});
+  for (int rows = 1; rows <= 16; ++rows) {
+    const int64_t cost_us = rows <= 12 ? 1000 + 250 * rows : 20'000;
+    for (int i = 0; i < 10; ++i) profile.Record(0, rows, cost_us * kUs, kNow);
+  }
+  return profile;
+}
+
+TEST(P99ModelPolicyTest, EfficientSizeIsTheSizeWithTheMostRowsPerSecond) {
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(LinearProfile(), 0, 16), 16);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(CliffProfile(), 0, 16), 12);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(LatencyProfile({1, 16, 5'000'000'000}), 0, 16), 16);
+}
+
+TEST(P99ModelPolicyTest, UnderOverloadABatchNeverGrowsPastTheMostEfficientSize) {
+  const LatencyProfile profile = CliffProfile();
+  // Overloaded and the SLO would allow 16 rows, but 16 rows serve fewer rows per second than 12.
+  ViewBuilder b(16, &profile, /*rows_per_s=*/5000);
+  b.view.slo_deadline_ns = kNow + 100'000 * kUs;
+  const BatchChoice choice = P99(100'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 12);
+  EXPECT_EQ(choice.reason, BatchReason::kEfficient);
+  // Once the SLO is lost it recovers with the most efficient size too, not the biggest.
+  b.view.slo_deadline_ns = kNow + 500 * kUs;
+  EXPECT_EQ(P99(100'000).Choose(b.view).max_rows, 12);
+}
+
+TEST(P99ModelPolicyTest, AdmissionPredictsTheBatchesThePolicyWillForm) {
+  const LatencyProfile profile = CliffProfile();
+  AdmissionView view;
+  view.now_ns = kNow;
+  view.rows = 1;
+  view.rows_ahead = 15;
+  view.max_batch_size = 16;
+  view.load.profile = &profile;
+  view.load.instances = 1;
+  view.load.first_free_ns = kNow;
+  // Batches of 12, each charged 4000 µs (the last, 4 rows, as a full one), not one of 16 (20 ms).
+  EXPECT_EQ(P99(100'000).PredictCompletionNs(view), kNow + 8000 * kUs);
+  FixedDelayPolicy fixed(/*max_queue_delay_us=*/0, {});
+  EXPECT_EQ(fixed.PredictCompletionNs(view), kNow + 20'000 * kUs);
+}
+
 TEST(P99ModelPolicyTest, WithoutAProfileItRunsWhatIsThere) {
   const LatencyProfile profile({1, 16, 5'000'000'000});
   ViewBuilder b(3, &profile, /*rows_per_s=*/2000);

@@ -18,6 +18,21 @@ int P99ModelPolicy::NeededSize(const LatencyProfile& profile, int instance, int 
   return max_rows + 1;
 }
 
+int P99ModelPolicy::EfficientSize(const LatencyProfile& profile, int instance, int max_rows) {
+  int best_rows = max_rows;
+  double best_rate = 0;
+  for (int rows = 1; rows <= max_rows; ++rows) {
+    const int64_t p50_ns = profile.Predict(instance, rows).p50_ns;
+    if (p50_ns <= 0) continue;  // not predicted: no evidence either way
+    const double rate = rows / static_cast<double>(p50_ns);
+    if (rate >= best_rate) {
+      best_rate = rate;
+      best_rows = rows;
+    }
+  }
+  return best_rows;
+}
+
 BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
   const int max_rows = std::max(1, view.max_batch_size);
   const int n = std::min(view.rows, max_rows);
@@ -31,17 +46,22 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
                        : budget_ns <= 0
                            ? 0
                            : LargestSizeWithin(*profile, view.instance, max_rows, budget_ns);
-  if (slo_rows == 0) return {max_rows, INT64_MAX, BatchReason::kLate};
+  const int efficient = EfficientSize(*profile, view.instance, max_rows);
+  if (slo_rows == 0) return {efficient, INT64_MAX, BatchReason::kLate};
 
   const int needed = NeededSize(*profile, view.instance, max_rows, view.load.arrival_rows_per_s,
                                 view.load.instances, options_.headroom);
-  const int target = std::min(needed, slo_rows);
+  const int target = std::min({needed, slo_rows, efficient});
   // Cutting a batch below what the load needs would help the oldest request and delay everyone
-  // behind it, and when overloaded it compounds; the cap is the SLO's size or the needed one.
-  const int cap = std::max(slo_rows, std::min(needed, max_rows));
+  // behind it, and when overloaded it compounds; the cap is the SLO's size or the needed one,
+  // and never past the most efficient size.
+  const int slo_cap = std::max(slo_rows, std::min(needed, max_rows));
+  const int cap = std::min(slo_cap, efficient);
   if (n >= target) {
-    return {std::min(n, cap), INT64_MAX,
-            n > cap ? BatchReason::kSloLimit : BatchReason::kEnoughRows};
+    const BatchReason reason = n <= cap         ? BatchReason::kEnoughRows
+                               : cap == slo_cap ? BatchReason::kSloLimit
+                                                : BatchReason::kEfficient;
+    return {std::min(n, cap), INT64_MAX, reason};
   }
 
   // Wait for the missing rows, but not past the last moment a batch of `target` still meets D.

@@ -11,15 +11,21 @@
 //
 //   Bslo  = the largest b <= Bmax with now + p99(b) <= D           (the SLO's limit)
 //   Bneed = the smallest b with b / p50(b) >= λ / (N · headroom)    (keeps up with arrivals)
-//   target = min(Bneed, Bslo)
+//   Beff  = the b <= Bmax with the most rows per second, b / p50(b) (the largest on ties)
+//   target = min(Bneed, Bslo, Beff)
 //
 //   no profile yet            → run the n rows now                  (kLearning)
-//   Bslo == 0 (SLO lost)      → run min(n, Bmax) now                (kLate)
-//   n >= target               → run min(n, max(Bslo, min(Bneed, Bmax))) now
-//                               (kEnoughRows / kSloLimit): the SLO caps the batch only down to
-//                               the size the load needs — below it, the oldest request would
-//                               gain and every request behind it lose, and under overload the
-//                               shrinking throughput would make every later request late too;
+//   Bslo == 0 (SLO lost)      → run min(n, Beff) now                (kLate)
+//   n >= target               → run min(n, max(Bslo, min(Bneed, Bmax)), Beff) now
+//                               (kEnoughRows / kSloLimit / kEfficient): the SLO caps the batch
+//                               only down to the size the load needs — below it, the oldest
+//                               request would gain and every request behind it lose, and under
+//                               overload the shrinking throughput would make every later request
+//                               late too; nothing runs bigger than Beff, since a batch past it
+//                               is slower for its own rows and serves fewer rows per second
+//                               (models with a per-row cliff, e.g. a small CNN whose batch of 32
+//                               leaves the cache, would otherwise collapse into ever bigger and
+//                               slower batches exactly when overloaded);
 //   n <  target               → wait for target - n more rows: until the expected arrival of
 //                               the missing rows ((target - n) / λ), but never past
 //                               D - p99(target); at that point run what is there (kSloLimit).
@@ -57,6 +63,16 @@ class P99ModelPolicy final : public BatchPolicy {
   // from p50 service times; max_rows + 1 when no size does (overload).
   static int NeededSize(const LatencyProfile& profile, int instance, int max_rows,
                         double rows_per_s, int instances, double headroom);
+
+  // Beff: the size in [1, max_rows] with the most rows per second of p50 service time, the
+  // largest such size on ties; max_rows when the profile predicts nothing. For a profile that
+  // amortizes (time = a + b·rows) it is max_rows.
+  static int EfficientSize(const LatencyProfile& profile, int instance, int max_rows);
+
+ protected:
+  int LargestBatchRows(const LatencyProfile& profile, int max_batch_size) const override {
+    return EfficientSize(profile, -1, std::max(1, max_batch_size));
+  }
 
  private:
   const Options options_;
