@@ -152,9 +152,24 @@ LatencyProfile CliffProfile() {
 }
 
 TEST(P99ModelPolicyTest, EfficientSizeIsTheSizeWithTheMostRowsPerSecond) {
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(LinearProfile(), 0, 16), 16);
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(CliffProfile(), 0, 16), 12);
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(LatencyProfile({1, 16, 5'000'000'000}), 0, 16), 16);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(LinearProfile(), 16), 16);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(CliffProfile(), 16), 12);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(LatencyProfile({1, 16, 5'000'000'000}), 16), 16);
+}
+
+TEST(P99ModelPolicyTest, EfficientSizeTrustsOnlyMeasuredSizes) {
+  // Sizes 1-3 amortize (1000 + 100 b µs); three slow samples of 8 rows are too few to trust as a
+  // measurement, though they bend the fitted line so that every fitted size looks inefficient.
+  LatencyProfile profile({1, 16, 5'000'000'000});
+  for (int i = 0; i < 10; ++i) {
+    for (int rows = 1; rows <= 3; ++rows) profile.Record(0, rows, (1000 + 100 * rows) * kUs, kNow);
+  }
+  for (int i = 0; i < 3; ++i) profile.Record(0, 8, 40'000 * kUs, kNow);
+  EXPECT_EQ(profile.Predict(-1, 8).source, LatencyProfile::Source::kFitted);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 16), 16);
+  // Enough samples make it a measurement, and a clearly worse one: cut at the best size.
+  for (int i = 0; i < 10; ++i) profile.Record(0, 8, 40'000 * kUs, kNow);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 16), 3);
 }
 
 TEST(P99ModelPolicyTest, UnderOverloadABatchNeverGrowsPastTheMostEfficientSize) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace brigade::schedule {
 
@@ -18,19 +20,25 @@ int P99ModelPolicy::NeededSize(const LatencyProfile& profile, int instance, int 
   return max_rows + 1;
 }
 
-int P99ModelPolicy::EfficientSize(const LatencyProfile& profile, int instance, int max_rows) {
-  int best_rows = max_rows;
+int P99ModelPolicy::EfficientSize(const LatencyProfile& profile, int max_rows) {
+  // Only measured sizes count: a line fitted through a few noisy sizes can slope either way and
+  // would make a cliff out of nothing.
+  std::vector<std::pair<int, double>> rates;  // (rows, rows per ns), measured sizes only
   double best_rate = 0;
   for (int rows = 1; rows <= max_rows; ++rows) {
-    const int64_t p50_ns = profile.Predict(instance, rows).p50_ns;
-    if (p50_ns <= 0) continue;  // not predicted: no evidence either way
-    const double rate = rows / static_cast<double>(p50_ns);
-    if (rate >= best_rate) {
-      best_rate = rate;
-      best_rows = rows;
-    }
+    const LatencyProfile::Estimate estimate = profile.Predict(-1, rows);
+    if (estimate.p50_ns <= 0 || estimate.source != LatencyProfile::Source::kPooled) continue;
+    rates.emplace_back(rows, rows / static_cast<double>(estimate.p50_ns));
+    best_rate = std::max(best_rate, rates.back().second);
   }
-  return best_rows;
+  if (rates.empty()) return max_rows;
+  // The largest measured size within kEfficientTolerance of the best rate; when that is the
+  // largest size measured, nothing bigger is known to be worse.
+  int efficient = rates.front().first;
+  for (const auto& [rows, rate] : rates) {
+    if (rate >= best_rate * kEfficientTolerance) efficient = rows;
+  }
+  return efficient == rates.back().first ? max_rows : efficient;
 }
 
 BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
@@ -46,7 +54,7 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
                        : budget_ns <= 0
                            ? 0
                            : LargestSizeWithin(*profile, view.instance, max_rows, budget_ns);
-  const int efficient = EfficientSize(*profile, view.instance, max_rows);
+  const int efficient = EfficientSize(*profile, max_rows);
   if (slo_rows == 0) return {efficient, INT64_MAX, BatchReason::kLate};
 
   const int needed = NeededSize(*profile, view.instance, max_rows, view.load.arrival_rows_per_s,

@@ -11,7 +11,8 @@
 //
 //   Bslo  = the largest b <= Bmax with now + p99(b) <= D           (the SLO's limit)
 //   Bneed = the smallest b with b / p50(b) >= λ / (N · headroom)    (keeps up with arrivals)
-//   Beff  = the b <= Bmax with the most rows per second, b / p50(b) (the largest on ties)
+//   Beff  = the measured b <= Bmax with the most rows per second, b / p50(b) (the largest
+//           within 40%), or Bmax when no bigger measured size is clearly worse
 //   target = min(Bneed, Bslo, Beff)
 //
 //   no profile yet            → run the n rows now                  (kLearning)
@@ -64,14 +65,20 @@ class P99ModelPolicy final : public BatchPolicy {
   static int NeededSize(const LatencyProfile& profile, int instance, int max_rows,
                         double rows_per_s, int instances, double headroom);
 
-  // Beff: the size in [1, max_rows] with the most rows per second of p50 service time, the
-  // largest such size on ties; max_rows when the profile predicts nothing. For a profile that
-  // amortizes (time = a + b·rows) it is max_rows.
-  static int EfficientSize(const LatencyProfile& profile, int instance, int max_rows);
+  // Beff: among the sizes the profile has measured over all instances (the pooled cells: fitted
+  // and scaled predictions do not count, nor one instance's cells mixed with the pool's), the
+  // largest whose rows per second of p50 service is within kEfficientTolerance of the best;
+  // max_rows when that is the largest measured size (no bigger size is known to be worse) or
+  // nothing is measured. For a profile that amortizes (time = a + b·rows) it is max_rows.
+  static int EfficientSize(const LatencyProfile& profile, int max_rows);
+  // A bigger batch counts as worse only when it serves fewer than this share of the best rows
+  // per second: measurement noise must not invent a cliff (a false one caps batches below what
+  // the load needs).
+  static constexpr double kEfficientTolerance = 0.6;
 
  protected:
   int LargestBatchRows(const LatencyProfile& profile, int max_batch_size) const override {
-    return EfficientSize(profile, -1, std::max(1, max_batch_size));
+    return EfficientSize(profile, std::max(1, max_batch_size));
   }
 
  private:
