@@ -13,6 +13,7 @@
 //      `brigade serve` and checks that the model is ready.
 //
 // Usage: BRIGADE_BIN=build/brigade node tests/e2e/analyze_report_test.mjs [--out DIR]
+// (outputs go to a temporary folder, removed when every check passed, unless --out names one).
 // Needs: apt-get install chromium dataset-fashion-mnist npm; playwright-core (`npm ci` into
 // tests/node_modules when missing). Takes ~20 s on 2 cores. Exit status 0 when every check
 // passes, 1 otherwise (each failure, or each missing prerequisite, is printed).
@@ -240,7 +241,11 @@ async function main() {
     const chosen = analysis.points[analysis.recommendation.point];
     if (chosen) await checkRecommendedConfigServes(bin, out, chosen.variant);
   }
-  console.log(`${passed} checks passed, ${failures.length} failed (outputs in ${out})`);
+  const keep = outIndex > 0 || failures.length > 0;
+  console.log(`${passed} checks passed, ${failures.length} failed` +
+      (keep ? ` (outputs in ${out})` : ''));
+  // A temporary output folder goes once everything passed; --out or a failure keeps it.
+  if (!keep) fs.rmSync(out, {recursive: true, force: true});
   process.exit(failures.length === 0 ? 0 : 1);
 }
 
