@@ -122,6 +122,24 @@ int RunServe(const ServeFlags& flags) {
     return 1;
   }
 
+  // gRPC listens before HTTP does, so that HTTP readiness (what load balancers and tests poll)
+  // implies every front end accepts connections.
+  std::unique_ptr<serve::GrpcServer> grpc;
+  if (flags.allow_grpc) {
+    serve::GrpcServer::Options grpc_options;
+    grpc_options.host = flags.grpc_address;
+    grpc_options.port = flags.grpc_port;
+    grpc_options.max_receive_message_bytes = flags.http_max_input_size;
+    absl::StatusOr<std::unique_ptr<serve::GrpcServer>> created =
+        serve::GrpcServer::Create(server->get(), grpc_options);
+    if (!created.ok()) {
+      spdlog::error("cannot start gRPC: {}", created.status().message());
+      return 1;
+    }
+    grpc = *std::move(created);
+    spdlog::info("gRPC (KServe v2) listening on {}:{}", flags.grpc_address, grpc->port());
+  }
+
   std::unique_ptr<serve::KServeHttpHandler> http_handler;
   std::unique_ptr<serve::HttpServer> http;
   if (flags.allow_http) {
@@ -158,22 +176,6 @@ int RunServe(const ServeFlags& flags) {
     metrics_http = *std::move(created);
     spdlog::info("metrics (Prometheus) listening on {}:{}", flags.http_address,
                  metrics_http->port());
-  }
-
-  std::unique_ptr<serve::GrpcServer> grpc;
-  if (flags.allow_grpc) {
-    serve::GrpcServer::Options grpc_options;
-    grpc_options.host = flags.grpc_address;
-    grpc_options.port = flags.grpc_port;
-    grpc_options.max_receive_message_bytes = flags.http_max_input_size;
-    absl::StatusOr<std::unique_ptr<serve::GrpcServer>> created =
-        serve::GrpcServer::Create(server->get(), grpc_options);
-    if (!created.ok()) {
-      spdlog::error("cannot start gRPC: {}", created.status().message());
-      return 1;
-    }
-    grpc = *std::move(created);
-    spdlog::info("gRPC (KServe v2) listening on {}:{}", flags.grpc_address, grpc->port());
   }
 
   int signal_number = 0;
