@@ -32,27 +32,6 @@ using inference::ModelInferResponse;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kIdentityConfig[] = R"pb(
-  name: "identity"
-  backend: "brigade" instance_group
-  [ { kind: KIND_CPU count: 1 }]
-  max_batch_size: 8 input
-  [ {
-    name: "INPUT0"
-    data_type: TYPE_FP32
-    dims: [ -1 ]
-  }] output
-  [ {
-    name: "OUTPUT0"
-    data_type: TYPE_FP32
-    dims: [ -1 ]
-  }]
-  parameters {
-    key: "op"
-    value { string_value: "identity" }
-  }
-)pb";
-
 constexpr char kAddSubConfig[] = R"pb(
   name: "add_sub"
   backend: "brigade" instance_group
@@ -154,7 +133,7 @@ ModelInferRequest SlowRequest() {
 class GrpcServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    repository_.AddModel("identity", kIdentityConfig);
+    repository_.AddModel("identity", brigade::testing::kIdentityConfig);
     repository_.AddModel("add_sub", kAddSubConfig);
   }
 
