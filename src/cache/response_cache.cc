@@ -108,6 +108,7 @@ InferResponse ResponseCache::HitResponse(const CachedEntry& entry, const InferRe
   response.id = request.id;
   response.parameters = entry.parameters;
   response.parameters.Set(std::string(kCacheHitParameter), true);
+  response.execution.cache_hit = true;
   response.outputs = entry.outputs;
   response.clock = request.clock;
   return response;

@@ -110,8 +110,11 @@ class InferenceServer::Impl {
     std::shared_ptr<cache::ResponseCache> cache = FindCache(request->model_name);
     observe::ModelRequestMetrics* metrics = (*model)->metrics();
     if (metrics != nullptr) metrics->in_flight().Increment();
-    const bool cache_lookup =
-        cache != nullptr && request->parameters.GetString("cache_control") != "bypass";
+    // Bypassed requests (and those the cache refuses for a bad cache_control) are no lookup.
+    const bool cache_lookup = cache != nullptr && [&request] {
+      absl::StatusOr<cache::CacheControl> control = cache::ParseCacheControl(request->parameters);
+      return control.ok() && *control != cache::CacheControl::kBypass;
+    }();
     request->on_complete =
         [this, stats = std::move(stats), metrics, cache_lookup,
          arrival_ns = request->clock.at(Stage::kArrival),
@@ -119,7 +122,6 @@ class InferenceServer::Impl {
           const int64_t elapsed_ns = options_.clock->NowNs() - arrival_ns;
           if (result.ok()) {
             stats->RecordSuccess(elapsed_ns);
-            result->execution.cache_hit = result->parameters.GetBool("cache_hit").value_or(false);
           } else {
             stats->RecordFailure(elapsed_ns);
           }
