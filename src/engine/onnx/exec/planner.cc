@@ -1,7 +1,9 @@
 #include "engine/onnx/exec/planner.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -48,6 +50,7 @@ class Planner {
       values_[i].name = graph_.value(static_cast<ValueId>(i)).name;
     }
     BRIGADE_RETURN_IF_ERROR(BindInputsAndConstants());
+    remaining_uses_ = model_.use_counts();
     for (const Node& node : graph_.nodes()) BRIGADE_RETURN_IF_ERROR(PlanNode(node));
     if (shape_only_) return std::move(plan_);
     BRIGADE_RETURN_IF_ERROR(BindOutputs());
@@ -200,6 +203,10 @@ class Planner {
     }
     KernelContext ctx;
     ctx.node = &node;
+    if (!shape_only_) ctx.reusable_inputs = ReusableInputs(node, input_index, present);
+    for (ValueId id : node.inputs) {
+      if (id != kNoValue) --remaining_uses_[static_cast<size_t>(id)];
+    }
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       ctx.inputs.push_back(present[k] ? &values_[input_index[k]].info : nullptr);
     }
@@ -244,6 +251,17 @@ class Planner {
       return absl::OkStatus();
     }
     if (kernel == nullptr) return absl::InternalError("kernel factory returned no kernel");
+    const int reused = ctx.output_reuses_input;
+    if (reused >= 0) {
+      const ValueInfo* in = ctx.inputs[static_cast<size_t>(reused)];
+      const ValueInfo& out = ctx.outputs[0];
+      if (!ctx.input_reusable(static_cast<size_t>(reused)) || in->dtype != out.dtype ||
+          in->shape != out.shape || in->layout.blocked != out.layout.blocked ||
+          (in->layout.blocked && in->layout.desc != out.layout.desc)) {
+        return absl::InternalError(StrCat("node '", node.name, "' (", node.op_type,
+                                          "): output 0 cannot take input ", reused, "'s buffer"));
+      }
+    }
 
     std::vector<int> in_slots;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
@@ -271,6 +289,10 @@ class Planner {
           present[static_cast<size_t>(def->alias_input)]) {
         // View op: share the input's buffer (its lifetime now extends through our readers).
         v.slot = in_slots[static_cast<size_t>(def->alias_input)];
+        shared_slots_.insert(v.slot);
+      } else if (k == 0 && reused >= 0) {
+        // In place: the input's buffer (its last reader is this step) becomes the output's.
+        v.slot = in_slots[static_cast<size_t>(reused)];
       } else if (output_index >= 0 && !v.info.layout.blocked) {
         v.slot = AddSlot(Slot{Slot::Kind::kOutput, static_cast<size_t>(output_index), nullptr});
         written_outputs_[id] = true;
@@ -336,6 +358,30 @@ class Planner {
       v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, results[k]->data()});
     }
     return absl::OkStatus();
+  }
+
+  // The in-place offer for `node` (KernelContext::reusable_inputs): inputs read for the last
+  // time here, once, from an arena buffer no other value shares, when output 0 is an
+  // intermediate. Called before the node's uses are counted off.
+  uint32_t ReusableInputs(const Node& node, const std::vector<size_t>& input_index,
+                          const std::vector<bool>& present) const {
+    if (node.outputs.empty() || node.outputs[0] == kNoValue ||
+        FirstOutputIndex(node.outputs[0]) >= 0) {
+      return 0;
+    }
+    uint32_t mask = 0;
+    for (size_t k = 0; k < node.inputs.size() && k < 32; ++k) {
+      const ValueId id = node.inputs[k];
+      if (!present[k] || input_index[k] != static_cast<size_t>(id)) continue;  // a reordered copy
+      const PlanValue& v = values_[input_index[k]];
+      if (v.known || std::count(node.inputs.begin(), node.inputs.end(), id) != 1 ||
+          remaining_uses_[static_cast<size_t>(id)] != 1 || !slot_buffer_.contains(v.slot) ||
+          shared_slots_.contains(v.slot)) {
+        continue;
+      }
+      mask |= 1u << k;
+    }
+    return mask;
   }
 
   int FirstOutputIndex(ValueId id) const {
@@ -413,6 +459,10 @@ class Planner {
   std::vector<std::vector<int>> buffer_slots_;
   std::map<int, int> slot_buffer_;
   std::map<ValueId, bool> written_outputs_;
+  // Per graph value: readers (node inputs, graph outputs) not yet planned.
+  std::vector<int> remaining_uses_;
+  // Arena slots that more than one value lives in (view ops' outputs share their input's).
+  std::set<int> shared_slots_;
 };
 
 }  // namespace

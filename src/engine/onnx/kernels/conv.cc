@@ -3,14 +3,19 @@
 //
 // FusedConv(X, W, [B], [post-op inputs...]) is a Conv whose output runs through post-ops (see
 // post_ops.h): bias, activation and the residual Add happen in the convolution's registers.
+// When the planner offers the residual's buffer (this is its last reader, same layout as the
+// output), the output is written over it and the Add is oneDNN's `sum` post-op (ResNet-50's
+// residual 1×1s ran ~10% faster than with a binary post-op, which also reads a second buffer);
+// otherwise the residual is a binary post-op input.
 //
-// Layouts: the primitive chooses its preferred (blocked) source, weights and destination
-// layouts. The output is handed to the planner in the primitive's layout, so the next
-// convolution-family op reads it without a reorder; an input arriving in another layout is
-// reordered inside Run into scratch. Constant weights are packed once into the primitive's layout
-// and shared through PackedWeights.
+// Layouts: 2-D convolutions write nChw16c (see WantsChannelBlocked); otherwise the primitive
+// chooses its preferred (blocked) source, weights and destination layouts. The output is handed to
+// the planner in the primitive's layout, so the next convolution-family op reads it without a
+// reorder; an input arriving in another layout is reordered inside Run into scratch. Constant
+// weights are packed once into the primitive's layout and shared through PackedWeights.
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "core/status_macros.h"
@@ -63,6 +68,29 @@ dnnl::memory::desc OnnxWeightsDesc(const Shape& w, int64_t group, bool transpose
 
 dnnl::memory::desc AnyWeightsDesc(const dnnl::memory::desc& plain) {
   return dnnl::memory::desc(plain.dims(), dt::f32, tag::any);
+}
+
+// Output layout policy. Asked for `any`, oneDNN 2.6 gives fp32 2-D convolutions nhwc and its
+// brgemm kernels; its nChw16c kernels (jit_1x1, jit, jit_dw) measured faster on this machine's
+// AVX-512: ResNet-50 ~5% and MobileNetV2 4–20% at batch 8 end to end, batch 1 about even (see
+// bench/results/onnx.md, 2026-11-30). So a plain or depthwise 2-D convolution with at least 16
+// output channels (fewer would be mostly padding) whose input is plain or already nChw16c asks
+// for nChw16c; an input in another blocked layout keeps oneDNN's choice (no mixed-layout kernel).
+bool WantsChannelBlocked(const ValueInfo& x, int64_t out_channels, int64_t group) {
+  if (x.shape.size() != 4 || out_channels < 16) return false;
+  if (group != 1 && !(group == x.shape[1] && group == out_channels)) return false;
+  return !x.layout.blocked ||
+         x.layout.desc == dnnl::memory::desc(ToDnnlDims(x.shape), dt::f32, tag::aBcd16b);
+}
+
+dnnl::memory::desc ChannelBlockedDesc(const Shape& shape) {
+  return dnnl::memory::desc(ToDnnlDims(shape), dt::f32, tag::aBcd16b);
+}
+
+// False for oneDNN's reference and gemm fallbacks.
+bool IsOptimizedImpl(const dnnl::primitive_desc& pd) {
+  const std::string_view impl = pd.impl_info_str();
+  return !impl.starts_with("ref") && !impl.starts_with("gemm");
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool transposed) {
@@ -135,6 +163,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
   const dnnl::memory::desc bias_desc =
       has_bias ? PlainDesc(Shape{out_channels}, dt::f32) : dnnl::memory::desc();
   dnnl::memory::desc dst_desc(ToDnnlDims(out_shape), dt::f32, tag::any);
+  const bool channel_blocked = !transposed && WantsChannelBlocked(x, out_channels, group);
+  if (channel_blocked) dst_desc = ChannelBlockedDesc(out_shape);
   // A full-size residual post-op input must share the output's layout: adopt its layout when it
   // is blocked, so the residual needs no reorder.
   const auto post_input = static_cast<size_t>(ctx.node->attributes.GetInt("post_op_input", 0));
@@ -171,13 +201,21 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
 
   std::vector<BinaryPostOpInput> binary_inputs;
   BRIGADE_RETURN_IF_ERROR(CatchDnnl(ctx, transposed ? "deconvolution" : "convolution", [&] {
+    if (channel_blocked && dst_desc == ChannelBlockedDesc(out_shape) &&
+        !IsOptimizedImpl(make_pd(dst_desc, dnnl::post_ops()))) {
+      // No blocked kernel for this geometry: let oneDNN choose.
+      dst_desc = dnnl::memory::desc(ToDnnlDims(out_shape), dt::f32, tag::any);
+    }
     if (dst_desc.data.format_kind == dnnl_format_kind_any && PostOpCount(*ctx.node) > 0) {
       // Learn the preferred output layout first; binary post-ops are described in it.
       dst_desc = make_pd(dst_desc, dnnl::post_ops()).dst_desc();
     }
   }));
   dnnl::post_ops ops;
-  BRIGADE_RETURN_IF_ERROR(AppendNodePostOps(ctx, dst_desc, &ops, &binary_inputs));
+  int sum_input = -1;
+  BRIGADE_RETURN_IF_ERROR(
+      AppendNodePostOps(ctx, dst_desc, &ops, &binary_inputs, transposed ? nullptr : &sum_input));
+  ctx.output_reuses_input = sum_input;
   const dnnl::primitive_desc* pd_ptr = nullptr;
   DnnlCall call;
   BRIGADE_RETURN_IF_ERROR(CatchDnnl(ctx, transposed ? "deconvolution" : "convolution", [&] {

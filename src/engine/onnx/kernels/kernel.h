@@ -76,6 +76,16 @@ struct KernelContext {
   // The planner only wants the outputs described (static shape inference): factories of
   // expensive kernels may return a null kernel right after describing their outputs.
   bool shape_only = false;
+  // In-place offer: bit i set when this node is the last reader of input i and its buffer is the
+  // engine's own (an arena intermediate, no other value sharing it). The factory may take one
+  // such input's buffer for output 0 by setting `output_reuses_input` to i; output 0 must then
+  // have the input's type, shape and layout, and Run() finds both pointing at the same memory
+  // (the input's contents are there when Run() starts). A convolution uses this to add a
+  // residual with oneDNN's `sum` post-op.
+  uint32_t reusable_inputs = 0;
+  int output_reuses_input = -1;
+
+  bool input_reusable(size_t i) const { return i < 32 && (reusable_inputs >> i) & 1u; }
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
@@ -101,7 +111,8 @@ struct KernelContext {
 };
 
 struct RunContext {
-  // Buffers in node input/output order; null for omitted ones. Inputs are read-only.
+  // Buffers in node input/output order; null for omitted ones. Inputs are read-only, except
+  // the one output 0 took in place (KernelContext::output_reuses_input), which is output 0.
   std::span<const std::byte* const> inputs;
   std::span<std::byte* const> outputs;
   std::byte* scratch = nullptr;

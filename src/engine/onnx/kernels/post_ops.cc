@@ -26,7 +26,8 @@ void AppendPostOp(Node* fused, std::string_view op, float alpha, float beta) {
 size_t PostOpCount(const Node& node) { return node.attributes.GetStrings("post_ops").size(); }
 
 absl::Status AppendNodePostOps(const KernelContext& ctx, const dnnl::memory::desc& dst,
-                               dnnl::post_ops* ops, std::vector<BinaryPostOpInput>* binary_inputs) {
+                               dnnl::post_ops* ops, std::vector<BinaryPostOpInput>* binary_inputs,
+                               int* sum_input) {
   const AttributeMap& attrs = ctx.node->attributes;
   const auto names = attrs.GetStrings("post_ops");
   const auto alphas = attrs.GetFloats("post_op_alpha");
@@ -38,6 +39,7 @@ absl::Status AppendNodePostOps(const KernelContext& ctx, const dnnl::memory::des
   dnnl::post_ops& post_ops = *ops;
   using alg = dnnl::algorithm;
   const dnnl::memory::dims dst_dims = dst.dims();
+  if (sum_input != nullptr) *sum_input = -1;
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& op = names[i];
     const float alpha = alphas[i], beta = betas[i];
@@ -90,6 +92,14 @@ absl::Status AppendNodePostOps(const KernelContext& ctx, const dnnl::memory::des
         const bool full = aligned == Shape(dst_dims.begin(), dst_dims.end());
         // A full-size input is read in the output's layout; a broadcast one stays plain.
         desc = full ? dst : current;
+      }
+      if (op == "Add" && sum_input != nullptr && *sum_input < 0 && current == dst &&
+          extra.dtype == DataType::kFp32 && ctx.input_reusable(next_input)) {
+        // The residual is already where the output goes: add it from there.
+        post_ops.append_sum(1.0f);
+        *sum_input = static_cast<int>(next_input);
+        ++next_input;
+        continue;
       }
       post_ops.append_binary(op == "Add" ? alg::binary_add : alg::binary_mul, desc);
       binary_inputs->push_back(BinaryPostOpInput{

@@ -1,0 +1,97 @@
+// The planner's in-place offer (KernelContext::reusable_inputs): a convolution that adds a
+// residual it is the last reader of writes its output over the residual's buffer; a residual
+// read again later keeps its own. Both must compute what the unfused graph computes.
+
+#include "engine/onnx/exec/planner.h"
+
+#include "engine/onnx/passes/activation_fusion.h"
+#include "engine/onnx/passes/residual_add_fusion.h"
+#include "engine/onnx/test_util/graph_runner.h"
+#include "gtest/gtest.h"
+
+namespace brigade::engine::onnx {
+namespace {
+
+// A ResNet bottleneck on x [-1, 32, 6, 6]:
+//   a = relu(conv1(x)); c = conv3(relu(conv2(a))); s = relu(c + a); y = conv4(s)
+// and, with `reuse_residual_later`, a second output y2 = a + y that reads `a` after the block.
+OnnxBuilder Bottleneck(bool reuse_residual_later) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 32, 6, 6});
+  b.Initializer("w1", RandomTensor({32, 32, 1, 1}, 1));
+  b.Initializer("w2", RandomTensor({16, 32, 3, 3}, 2));
+  b.Initializer("w3", RandomTensor({32, 16, 1, 1}, 3));
+  b.Initializer("w4", RandomTensor({32, 32, 1, 1}, 4));
+  b.Node("Conv", {"x", "w1"}, {"a0"});
+  b.Node("Relu", {"a0"}, {"a"});
+  OnnxBuilder::SetInts(b.Node("Conv", {"a", "w2"}, {"b0"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"b0"}, {"b"});
+  b.Node("Conv", {"b", "w3"}, {"c"});
+  b.Node("Add", {"c", "a"}, {"s0"});
+  b.Node("Relu", {"s0"}, {"s"});
+  b.Node("Conv", {"s", "w4"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 32, 6, 6});
+  if (reuse_residual_later) {
+    b.Node("Add", {"a", "y"}, {"y2"});
+    b.Output("y2", DataType::kFp32, {-1, 32, 6, 6});
+  }
+  return b;
+}
+
+Graph Fused(const Graph& original) {
+  Graph g = original;
+  EXPECT_TRUE(ActivationFusion().Run(&g).ok());
+  EXPECT_TRUE(ResidualAddFusion().Run(&g).ok());
+  EXPECT_TRUE(ActivationFusion().Run(&g).ok());
+  return g;
+}
+
+// Whether the step of the node carrying the residual Add writes into the residual's slot.
+bool ResidualAddRunsInPlace(const Graph& fused, const Tensor& x) {
+  auto compiled = CompiledModel::Compile("test", fused);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  dnnl::stream stream((*compiled)->engine());
+  auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  int found = 0;
+  bool in_place = false;
+  for (const Node& node : fused.nodes()) {
+    const auto ops = node.attributes.GetStrings("post_ops");
+    if (node.removed || ops.empty() || ops[0] != "Add") continue;
+    const auto residual = static_cast<size_t>(node.attributes.GetInt("post_op_input", 0));
+    for (const ExecutionPlan::Step& step : (*plan)->steps) {
+      if (step.name != node.name) continue;
+      ++found;
+      in_place = step.outputs[0] == step.inputs[residual];
+    }
+  }
+  EXPECT_EQ(found, 1);
+  return in_place;
+}
+
+TEST(PlannerTest, AResidualReadLastByItsConvIsOverwrittenInPlace) {
+  const Graph original = LoadGraph(Bottleneck(false));
+  const Graph fused = Fused(original);
+  ASSERT_EQ(CountOps(fused, "Add"), 0);
+  for (int64_t batch : {1, 3}) {
+    const Tensor x = RandomTensor({batch, 32, 6, 6}, 5);
+    EXPECT_TRUE(ResidualAddRunsInPlace(fused, x));
+    EXPECT_LT(MaxAbsDiff(RunGraph(fused, {&x, 1})[0], RunGraph(original, {&x, 1})[0]), 1e-4f);
+  }
+}
+
+TEST(PlannerTest, AResidualReadAgainLaterKeepsItsBuffer) {
+  const Graph original = LoadGraph(Bottleneck(true));
+  const Graph fused = Fused(original);
+  const Tensor x = RandomTensor({2, 32, 6, 6}, 6);
+  EXPECT_FALSE(ResidualAddRunsInPlace(fused, x));
+  const auto got = RunGraph(fused, {&x, 1});
+  const auto want = RunGraph(original, {&x, 1});
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(want.size(), 2u);
+  EXPECT_LT(MaxAbsDiff(got[0], want[0]), 1e-4f);
+  EXPECT_LT(MaxAbsDiff(got[1], want[1]), 1e-4f);
+}
+
+}  // namespace
+}  // namespace brigade::engine::onnx
