@@ -24,7 +24,7 @@
 //                   [--instances=2] [--intra_op_threads=1] [--slo_us=50000] [--seconds=4]
 //                   [--warmup_s=1] [--delays_us=0,2000,8000] [--loads=50,80,95,120] [--seed=1]
 //                   [--capacity_per_s=R] [--capacity_s=2]
-//                   [--configs=none,fixed,formula,p99,p99_admission]
+//                   [--configs=none,fixed,formula,p99,p99_admission] [--explain_profile=1]
 //
 // --max_batch defaults to 16 for the builtin model and to the config's max_batch_size for a real
 // one (a smaller value caps it). Capacity (100% load) is the best saturated throughput over batch
@@ -72,6 +72,8 @@ struct Flags {
   double capacity_s = 2;
   // Configurations to run (none, fixed, formula, p99, p99_admission); empty = all.
   std::vector<std::string> configs;
+  // Print the P99-model runs' pooled latency profile after their explain line.
+  bool explain_profile = false;
 };
 
 std::vector<int64_t> ParseList(std::string_view text) {
@@ -131,6 +133,8 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       ok = ParseDouble(value, &flags->capacity_per_s);
     } else if (key == "seed") {
       ok = ParseInteger(value, &flags->seed);
+    } else if (key == "explain_profile") {
+      flags->explain_profile = value == "1" || value == "true";
     } else {
       ok = false;
     }
@@ -538,7 +542,7 @@ int Main(int argc, char** argv) {
                   server_shed_us == 0 ? "-" : StrCat("<=", server_shed_us).c_str(), r.mean_batch,
                   r.slo_met_percent);
       std::fflush(stdout);
-      if (config.policy == schedule::BatchPolicyKind::kP99Model && config.admission_control) {
+      if (config.policy == schedule::BatchPolicyKind::kP99Model) {
         const auto& s = r.snapshot;
         std::string reasons;
         for (int i = 1; i < schedule::kNumBatchReasons; ++i) {
@@ -555,6 +559,16 @@ int Main(int argc, char** argv) {
             static_cast<unsigned long long>(s.slower_than_predicted_p99),
             static_cast<unsigned long long>(s.predicted_batches),
             s.predicted_batches == 0 ? 0.0 : s.abs_error_p50_us_sum / s.predicted_batches);
+        if (flags.explain_profile) {
+          // The pooled profile the decisions used: rows → p50 (samples).
+          std::string profile;
+          for (const auto& point : s.profile) {
+            if (point.instance != -1) continue;
+            profile += StrCat(" ", point.rows, ":", point.p50_ns / 1000, "us(",
+                              static_cast<int64_t>(point.samples), ")");
+          }
+          std::printf("|  |   ↳ profile p50:%s |  |  |  |  |  |  |  |  |\n", profile.c_str());
+        }
       }
     }
   }

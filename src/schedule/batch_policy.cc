@@ -32,6 +32,8 @@ std::string_view BatchReasonName(BatchReason reason) {
       return "late";
     case BatchReason::kEfficient:
       return "efficient";
+    case BatchReason::kNoGain:
+      return "no_gain";
   }
   return "unknown";
 }

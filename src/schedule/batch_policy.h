@@ -45,8 +45,10 @@ enum class BatchReason : uint8_t {
   kSloLimit,      // P99 model: waiting longer (or a bigger batch) would break the SLO
   kLate,          // P99 model: the SLO is lost already; run the most efficient batch to recover
   kEfficient,     // P99 model: cut to the size with the most rows per second (bigger is slower)
+  kNoGain,        // P99 model: more rows would lengthen the batch as much as they add (no
+                  // amortization), so they are left to the next batch or the next free instance
 };
-inline constexpr int kNumBatchReasons = 12;
+inline constexpr int kNumBatchReasons = 13;
 std::string_view BatchReasonName(BatchReason reason);
 
 // The batch the queue could form now, and the load around it.

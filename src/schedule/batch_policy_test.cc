@@ -157,6 +157,24 @@ TEST(P99ModelPolicyTest, EfficientSizeIsTheSizeWithTheMostRowsPerSecond) {
   EXPECT_EQ(P99ModelPolicy::EfficientSize(LatencyProfile({1, 16, 5'000'000'000}), 16), 16);
 }
 
+TEST(P99ModelPolicyTest, EfficientSizeExcludesASizeAQuarterSlowerPerRow) {
+  // The TorchScript demo classifier's shape: 32 rows serve 0.77 of the rows per second that 16
+  // do; a backlog run at 32 rows would only grow.
+  LatencyProfile profile({1, 32, 5'000'000'000});
+  for (int i = 0; i < 10; ++i) {
+    profile.Record(0, 16, 1000 * kUs, kNow);
+    profile.Record(0, 32, 2600 * kUs, kNow);
+  }
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 32), 16);
+  // 5% slower per row is noise, not a cliff.
+  LatencyProfile noisy({1, 32, 5'000'000'000});
+  for (int i = 0; i < 10; ++i) {
+    noisy.Record(0, 16, 1000 * kUs, kNow);
+    noisy.Record(0, 32, 2100 * kUs, kNow);
+  }
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(noisy, 32), 32);
+}
+
 TEST(P99ModelPolicyTest, EfficientSizeTrustsOnlyMeasuredSizes) {
   // Sizes 1-3 amortize (1000 + 100 b µs); three slow samples of 8 rows are too few to trust as a
   // measurement, though they bend the fitted line so that every fitted size looks inefficient.
@@ -199,6 +217,74 @@ TEST(P99ModelPolicyTest, AdmissionPredictsTheBatchesThePolicyWillForm) {
   EXPECT_EQ(P99(100'000).PredictCompletionNs(view), kNow + 8000 * kUs);
   FixedDelayPolicy fixed(/*max_queue_delay_us=*/0, {});
   EXPECT_EQ(fixed.PredictCompletionNs(view), kNow + 20'000 * kUs);
+}
+
+// A batch of b rows takes 80 ms · b (no amortization), with ±5% noise between sizes, as an
+// engine whose batches cost the same per image at every size; sizes 1-8 are measured.
+LatencyProfile ProportionalProfile() {
+  LatencyProfile profile({1, 8, 5'000'000'000});
+  constexpr double kNoise[] = {0, 1.00, 0.96, 1.05, 0.97, 1.02, 0.95, 1.04, 0.98};
+  for (int rows = 1; rows <= 8; ++rows) {
+    const auto cost_ns = static_cast<int64_t>(80'000 * kUs * rows * kNoise[rows]);
+    for (int i = 0; i < 10; ++i) profile.Record(0, rows, cost_ns, kNow);
+  }
+  return profile;
+}
+
+// A batch of b rows takes fixed_ms + per_row_ms · b, every time; sizes 1-32 measured.
+LatencyProfile AffineProfile(double fixed_ms, double per_row_ms) {
+  LatencyProfile profile({1, 32, 5'000'000'000});
+  for (int rows = 1; rows <= 32; ++rows) {
+    const auto cost_ns = static_cast<int64_t>((fixed_ms + per_row_ms * rows) * 1e6);
+    for (int i = 0; i < 10; ++i) profile.Record(0, rows, cost_ns, kNow);
+  }
+  return profile;
+}
+
+TEST(P99ModelPolicyTest, AmortizedSizeGrowsOnlyWhileTimeGrowsSlowerThanRows) {
+  // 40 + 2 b ms: the 113th row would be the first whose marginal cost exceeds 85% of the
+  // average, so the whole range, from any floor.
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(AffineProfile(40, 2), 1, 32), 32);
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(AffineProfile(40, 2), 6, 7), 7);
+  // 4 + 1 b ms: up to b = 22 (5.67 · 4 / 1).
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(AffineProfile(4, 1), 1, 32), 22);
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(AffineProfile(4, 1), 25, 32), 25);
+  // Time proportional to rows (through ±5% noise): nothing past the floor.
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(ProportionalProfile(), 1, 8), 1);
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(ProportionalProfile(), 3, 8), 3);
+  // Rows cheaper than kMinSplitRowNs always join, proportional or not.
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(AffineProfile(0, 0.03), 1, 32), 32);
+  // Fewer than two sizes measured: the whole range.
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(LatencyProfile({1, 16, 5'000'000'000}), 1, 16), 16);
+}
+
+TEST(P99ModelPolicyTest, AmortizedSizeReadsTheSlopeFromSizesWithFewSamples) {
+  // What a policy that mostly runs single rows sees of a 78 ms-per-row model: size 1 well
+  // measured, sizes 2-5 once each — too few to trust one by one, together a clear slope.
+  LatencyProfile profile({1, 8, 5'000'000'000});
+  for (int i = 0; i < 90; ++i) profile.Record(0, 1, 78'000 * kUs, kNow);
+  const int64_t once_us[] = {0, 0, 150'000, 226'000, 295'000, 377'000};
+  for (int rows = 2; rows <= 5; ++rows) profile.Record(1, rows, once_us[rows] * kUs, kNow);
+  EXPECT_EQ(profile.Predict(-1, 3).source, LatencyProfile::Source::kFitted);
+  EXPECT_EQ(P99ModelPolicy::AmortizedSize(profile, 1, 8), 1);
+}
+
+TEST(P99ModelPolicyTest, ABacklogOfAModelThatDoesNotAmortizeRunsOneRowPerBatch) {
+  const LatencyProfile profile = ProportionalProfile();
+  // 6 rows queued at 10 rows/s on 2 instances (one row keeps up): a batch of 6 would hold the
+  // oldest request for 480 ms to save nothing; one row goes, the next to the other instance.
+  ViewBuilder b(6, &profile, /*rows_per_s=*/10);
+  b.view.max_batch_size = 8;
+  b.view.load.instances = 2;
+  b.view.slo_deadline_ns = kNow + 2'000'000 * kUs;
+  BatchChoice choice = P99(2'000'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 1);
+  EXPECT_EQ(choice.reason, BatchReason::kNoGain);
+  // Overloaded (no size keeps up): the same — bigger batches would not serve more rows.
+  b.view.load.arrival_rows_per_s = 100;
+  choice = P99(2'000'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 1);
+  EXPECT_EQ(choice.reason, BatchReason::kNoGain);
 }
 
 TEST(P99ModelPolicyTest, WithoutAProfileItRunsWhatIsThere) {

@@ -206,6 +206,29 @@ LatencyProfile::Estimate LatencyProfile::Predict(int instance, int rows) const {
   return table.curve[static_cast<size_t>(rows)];
 }
 
+std::optional<LatencyProfile::CostLine> LatencyProfile::PooledP50Line(int max_rows) const {
+  const Table& pooled = tables_.back();
+  const size_t last = std::min(pooled.cells.size() - 1, static_cast<size_t>(std::max(0, max_rows)));
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int sizes = 0;
+  for (size_t rows = 1; rows <= last; ++rows) {
+    const Cell* cell = pooled.cells[rows].get();
+    if (cell == nullptr || cell->weight <= 0) continue;
+    const double w = std::min(cell->weight, kMaxFitWeight), x = static_cast<double>(rows),
+                 y = static_cast<double>(cell->p50_ns);
+    ++sizes;
+    sw += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
+  }
+  const double spread = sw * sxx - sx * sx;
+  if (sizes < 2 || spread <= 0) return std::nullopt;
+  const double per_row_ns = (sw * sxy - sx * sy) / spread;
+  return CostLine{(sy - per_row_ns * sx) / sw, per_row_ns};
+}
+
 std::vector<LatencyProfile::Point> LatencyProfile::Points(int64_t now_ns) const {
   std::vector<Point> points;
   const int pooled = static_cast<int>(tables_.size()) - 1;

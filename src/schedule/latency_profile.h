@@ -5,7 +5,8 @@
 // executed batch. It is the model the adaptive batch policies and admission control predict with.
 //
 // For each (instance, batch rows) it keeps a DecayingHistogram of batch service times (the time
-// the instance was busy with the batch: gather, execute, scatter, answer), whose counts halve
+// the instance was occupied by the batch: from when it was free to take it — the lock waits and
+// the decision — through gather, execute, scatter and answer), whose counts halve
 // every `half_life_ns`, so the p50/p99 it reports describe the recent past (a decaying window)
 // and follow a model that slows down or speeds up. A pooled histogram per batch size merges all
 // instances.
@@ -26,6 +27,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -106,6 +108,15 @@ class LatencyProfile {
 
   // Every cell that holds samples, pooled rows (instance -1) first, ascending rows.
   std::vector<Point> Points(int64_t now_ns) const;
+
+  // A pooled p50 line p50 ≈ fixed_ns + per_row_ns · rows through the sizes up to `max_rows` that
+  // have samples, each weighted by its sample count up to a cap (as the kFitted curve is); nullopt
+  // while fewer than two such sizes have samples. O(max_rows), allocates nothing.
+  struct CostLine {
+    double fixed_ns = 0;
+    double per_row_ns = 0;
+  };
+  std::optional<CostLine> PooledP50Line(int max_rows) const;
 
  private:
   struct Cell {

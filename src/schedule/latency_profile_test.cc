@@ -110,5 +110,20 @@ TEST(LoadTrackerTest, KnowsWhenTheFirstBusyInstanceFreesUp) {
   EXPECT_EQ(tracker.profile().Predict(1, 4).p50_ns, 120 * kUs);
 }
 
+TEST(LatencyProfileTest, ThePooledLineIsFittedOnceTwoSizesHaveSamples) {
+  LatencyProfile profile({2, 16, kHalfLifeNs});
+  EXPECT_FALSE(profile.PooledP50Line(16).has_value());
+  profile.Record(0, 2, 3'000'000, kNow);
+  EXPECT_FALSE(profile.PooledP50Line(16).has_value());
+  profile.Record(1, 4, 5'000'000, kNow);
+  ASSERT_TRUE(profile.PooledP50Line(16).has_value());
+  EXPECT_NEAR(profile.PooledP50Line(16)->fixed_ns, 1'000'000, 1'000);
+  EXPECT_NEAR(profile.PooledP50Line(16)->per_row_ns, 1'000'000, 1'000);
+  // Only the sizes up to the limit count.
+  profile.Record(0, 8, 50'000'000, kNow);
+  EXPECT_NEAR(profile.PooledP50Line(4)->per_row_ns, 1'000'000, 1'000);
+  EXPECT_GT(profile.PooledP50Line(8)->per_row_ns, 5'000'000);
+}
+
 }  // namespace
 }  // namespace brigade::schedule

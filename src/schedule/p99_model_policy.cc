@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,28 @@ int P99ModelPolicy::EfficientSize(const LatencyProfile& profile, int max_rows) {
   return efficient == rates.back().first ? max_rows : efficient;
 }
 
+int P99ModelPolicy::AmortizedSize(const LatencyProfile& profile, int floor_rows, int max_rows) {
+  max_rows = std::max(1, max_rows);
+  floor_rows = std::clamp(floor_rows, 1, max_rows);
+  // A line through every size with samples, not the sizes one by one: single sizes are noisy (a
+  // 5% wobble between neighbours reads as anything from free rows to a cliff) and sizes the
+  // policy rarely forms have too few samples to be measurements, yet together they show a slope.
+  // Only sizes up to max_rows: the caller keeps max_rows below any cliff (EfficientSize), whose
+  // sizes would tilt the line.
+  const std::optional<LatencyProfile::CostLine> line = profile.PooledP50Line(max_rows);
+  // Fewer than two sizes seen: nothing is known not to amortize.
+  if (!line.has_value() || line->per_row_ns <= 0) return max_rows;
+  // Cheap rows always join: each batch also costs the server time the instance's clock does not
+  // see (waking threads, handing answers back), which only batching amortizes.
+  if (line->per_row_ns < kMinSplitRowNs) return max_rows;
+  if (line->fixed_ns <= 0) return floor_rows;
+  // A row's marginal cost over the batch's average cost per row, per_row·b / (fixed + per_row·b),
+  // stays at or below kMaxElasticity up to this size.
+  const double limit = kMaxElasticity / (1 - kMaxElasticity) * line->fixed_ns / line->per_row_ns;
+  return static_cast<int>(std::clamp(std::floor(limit), static_cast<double>(floor_rows),
+                                     static_cast<double>(max_rows)));
+}
+
 BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
   const int max_rows = std::max(1, view.max_batch_size);
   const int n = std::min(view.rows, max_rows);
@@ -55,21 +78,33 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
                            ? 0
                            : LargestSizeWithin(*profile, view.instance, max_rows, budget_ns);
   const int efficient = EfficientSize(*profile, max_rows);
-  if (slo_rows == 0) return {efficient, INT64_MAX, BatchReason::kLate};
+  // Rows past the largest size that still amortizes add time without adding throughput.
+  if (slo_rows == 0) return {AmortizedSize(*profile, 1, efficient), INT64_MAX, BatchReason::kLate};
 
   const int needed = NeededSize(*profile, view.instance, max_rows, view.load.arrival_rows_per_s,
                                 view.load.instances, options_.headroom);
-  const int target = std::min({needed, slo_rows, efficient});
+  // When no size keeps up, the target is the biggest batch the SLO and the cliff allow — but
+  // no bigger than still amortizes (a model whose time is proportional to rows gains nothing
+  // from waiting for a full batch).
+  const int limit = std::min(slo_rows, efficient);
+  const int target =
+      needed <= max_rows ? std::min(needed, limit) : AmortizedSize(*profile, 1, limit);
   // Cutting a batch below what the load needs would help the oldest request and delay everyone
   // behind it, and when overloaded it compounds; the cap is the SLO's size or the needed one,
   // and never past the most efficient size.
   const int slo_cap = std::max(slo_rows, std::min(needed, max_rows));
   const int cap = std::min(slo_cap, efficient);
   if (n >= target) {
-    const BatchReason reason = n <= cap         ? BatchReason::kEnoughRows
+    // Past the target rows join only while they amortize: otherwise they lengthen the batch for
+    // the rows already in it and gain nothing (the next batch or the next free instance takes
+    // them).
+    const int upper = std::min(n, cap);
+    const int rows = AmortizedSize(*profile, std::min(target, upper), upper);
+    const BatchReason reason = rows < upper     ? BatchReason::kNoGain
+                               : n <= cap       ? BatchReason::kEnoughRows
                                : cap == slo_cap ? BatchReason::kSloLimit
                                                 : BatchReason::kEfficient;
-    return {std::min(n, cap), INT64_MAX, reason};
+    return {rows, INT64_MAX, reason};
   }
 
   // Wait for the missing rows, but not past the last moment a batch of `target` still meets D.
