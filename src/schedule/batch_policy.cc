@@ -57,8 +57,9 @@ int LargestSizeWithin(const LatencyProfile& profile, int instance, int max_rows,
 int64_t BatchPolicy::PredictCompletionNs(const AdmissionView& view) const {
   if (view.load.profile == nullptr || view.load.profile->empty()) return -1;
   const int total = view.rows_ahead + view.rows;
-  const int batch =
-      std::clamp(total, 1, std::max(1, LargestBatchRows(*view.load.profile, view.max_batch_size)));
+  const int batch = std::clamp(
+      total, 1,
+      std::max(1, LargestBatchRows(*view.load.profile, view.max_batch_size, view.now_ns)));
   const LatencyProfile::Estimate estimate = view.load.profile->Predict(-1, batch);
   if (estimate.source == LatencyProfile::Source::kUnknown) return -1;
   // Each batch goes to the instance that frees up first; the request's own batch is the last.

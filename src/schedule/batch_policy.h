@@ -118,8 +118,10 @@ class BatchPolicy {
     return 0;
   }
   // The largest batch the policy forms from a deep queue, for the prediction.
-  virtual int LargestBatchRows(const LatencyProfile& profile, int max_batch_size) const {
+  virtual int LargestBatchRows(const LatencyProfile& profile, int max_batch_size,
+                               int64_t now_ns) const {
     (void)profile;
+    (void)now_ns;
     return max_batch_size;
   }
 };

@@ -152,27 +152,39 @@ LatencyProfile CliffProfile() {
 }
 
 TEST(P99ModelPolicyTest, EfficientSizeIsTheSizeWithTheMostRowsPerSecond) {
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(LinearProfile(), 16), 16);
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(CliffProfile(), 16), 12);
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(LatencyProfile({1, 16, 5'000'000'000}), 16), 16);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(LinearProfile(), 16, kNow), 16);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(CliffProfile(), 16, kNow), 12);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(LatencyProfile({1, 16, 5'000'000'000}), 16, kNow), 16);
 }
 
-TEST(P99ModelPolicyTest, EfficientSizeExcludesASizeAQuarterSlowerPerRow) {
-  // The TorchScript demo classifier's shape: 32 rows serve 0.77 of the rows per second that 16
-  // do; a backlog run at 32 rows would only grow.
+TEST(P99ModelPolicyTest, EfficientSizeExcludesASizeHalfAsFastPerRow) {
+  // The TorchScript demo classifier's worst shape: 32 rows serve half the rows per second that
+  // 16 do; a backlog run at 32 rows would only grow.
   LatencyProfile profile({1, 32, 5'000'000'000});
   for (int i = 0; i < 10; ++i) {
     profile.Record(0, 16, 1000 * kUs, kNow);
-    profile.Record(0, 32, 2600 * kUs, kNow);
+    profile.Record(0, 32, 4000 * kUs, kNow);
   }
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 32), 16);
-  // 5% slower per row is noise, not a cliff.
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 32, kNow), 16);
+  // 30% slower per row is within what noise does to a fast model's cells: not a cliff.
   LatencyProfile noisy({1, 32, 5'000'000'000});
   for (int i = 0; i < 10; ++i) {
     noisy.Record(0, 16, 1000 * kUs, kNow);
-    noisy.Record(0, 32, 2100 * kUs, kNow);
+    noisy.Record(0, 32, 2600 * kUs, kNow);
   }
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(noisy, 32), 32);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(noisy, 32, kNow), 32);
+}
+
+TEST(P99ModelPolicyTest, ASizeFoundSlowIsTriedAgainOnceItsSamplesHaveFaded) {
+  // 10 samples with a 5 s half-life fall below 8 after 1.6 s: the verdict expires and the
+  // bigger size may be formed (and measured) again.
+  LatencyProfile profile({1, 32, 5'000'000'000});
+  for (int i = 0; i < 10; ++i) {
+    profile.Record(0, 16, 1000 * kUs, kNow);
+    profile.Record(0, 32, 4000 * kUs, kNow);
+  }
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 32, kNow + 1'500'000'000), 16);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 32, kNow + 1'700'000'000), 32);
 }
 
 TEST(P99ModelPolicyTest, EfficientSizeTrustsOnlyMeasuredSizes) {
@@ -184,10 +196,10 @@ TEST(P99ModelPolicyTest, EfficientSizeTrustsOnlyMeasuredSizes) {
   }
   for (int i = 0; i < 3; ++i) profile.Record(0, 8, 40'000 * kUs, kNow);
   EXPECT_EQ(profile.Predict(-1, 8).source, LatencyProfile::Source::kFitted);
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 16), 16);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 16, kNow), 16);
   // Enough samples make it a measurement, and a clearly worse one: cut at the best size.
   for (int i = 0; i < 10; ++i) profile.Record(0, 8, 40'000 * kUs, kNow);
-  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 16), 3);
+  EXPECT_EQ(P99ModelPolicy::EfficientSize(profile, 16, kNow), 3);
 }
 
 TEST(P99ModelPolicyTest, UnderOverloadABatchNeverGrowsPastTheMostEfficientSize) {

@@ -132,6 +132,17 @@ void LatencyProfile::AddTo(Table& table, int rows, int64_t duration_ns, int64_t 
   cell->p50_ns = cell->histogram.Quantile(0.50);
   cell->p99_ns = cell->histogram.Quantile(0.99);
   cell->weight = cell->histogram.Weight(now_ns);
+  cell->fresh_until_ns =
+      cell->weight < kMinSamples
+          ? -1
+          : now_ns + static_cast<int64_t>(static_cast<double>(options_.half_life_ns) *
+                                          std::log2(cell->weight / kMinSamples));
+}
+
+bool LatencyProfile::FreshlyMeasured(int rows, int64_t now_ns) const {
+  if (rows < 1 || rows > options_.max_rows) return false;
+  const Cell* cell = tables_.back().cells[static_cast<size_t>(rows)].get();
+  return cell != nullptr && cell->fresh_until_ns >= now_ns;
 }
 
 void LatencyProfile::Record(int instance, int rows, int64_t duration_ns, int64_t now_ns) {

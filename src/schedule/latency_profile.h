@@ -101,6 +101,12 @@ class LatencyProfile {
   // `instance` out of range (e.g. -1) predicts from the pooled curve.
   Estimate Predict(int instance, int rows) const;
 
+  // True when the pooled cell at `rows` holds >= kMinSamples samples at `now_ns` after decay: a
+  // current measurement. (Predict keeps trusting a cell that once had them, so a size the policy
+  // stopped forming still predicts; a caller that excludes sizes for being slow must not rely
+  // on an old verdict forever, or a slow spell during warm-up caps batches for good.)
+  bool FreshlyMeasured(int rows, int64_t now_ns) const;
+
   // True once anything was recorded.
   bool empty() const { return recorded_ == 0; }
   int max_rows() const { return options_.max_rows; }
@@ -124,6 +130,8 @@ class LatencyProfile {
     int64_t p50_ns = 0;
     int64_t p99_ns = 0;
     double weight = 0;  // as of the cell's last Record
+    // Until when the decayed weight stays >= kMinSamples (-1: it never reached it).
+    int64_t fresh_until_ns = -1;
   };
   // Per instance (index instances = pooled): cells by rows (lazily created) and the curve.
   struct Table {

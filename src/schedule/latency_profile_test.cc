@@ -110,6 +110,18 @@ TEST(LoadTrackerTest, KnowsWhenTheFirstBusyInstanceFreesUp) {
   EXPECT_EQ(tracker.profile().Predict(1, 4).p50_ns, 120 * kUs);
 }
 
+TEST(LatencyProfileTest, ACellIsFreshWhileItsDecayedSamplesReachTheMinimum) {
+  LatencyProfile profile({1, 4, kHalfLifeNs});
+  for (int i = 0; i < 7; ++i) profile.Record(0, 2, 1'000'000, kNow);
+  EXPECT_FALSE(profile.FreshlyMeasured(2, kNow));
+  for (int i = 0; i < 9; ++i) profile.Record(0, 2, 1'000'000, kNow);
+  // 16 samples: fresh for one half-life, not two.
+  EXPECT_TRUE(profile.FreshlyMeasured(2, kNow + kHalfLifeNs - 1000));
+  EXPECT_FALSE(profile.FreshlyMeasured(2, kNow + kHalfLifeNs + 1000));
+  EXPECT_FALSE(profile.FreshlyMeasured(3, kNow));
+  EXPECT_FALSE(profile.FreshlyMeasured(9, kNow));
+}
+
 TEST(LatencyProfileTest, ThePooledLineIsFittedOnceTwoSizesHaveSamples) {
   LatencyProfile profile({2, 16, kHalfLifeNs});
   EXPECT_FALSE(profile.PooledP50Line(16).has_value());

@@ -21,14 +21,17 @@ int P99ModelPolicy::NeededSize(const LatencyProfile& profile, int instance, int 
   return max_rows + 1;
 }
 
-int P99ModelPolicy::EfficientSize(const LatencyProfile& profile, int max_rows) {
+int P99ModelPolicy::EfficientSize(const LatencyProfile& profile, int max_rows, int64_t now_ns) {
   // Only measured sizes count: a line fitted through a few noisy sizes can slope either way and
   // would make a cliff out of nothing.
   std::vector<std::pair<int, double>> rates;  // (rows, rows per ns), measured sizes only
   double best_rate = 0;
   for (int rows = 1; rows <= max_rows; ++rows) {
     const LatencyProfile::Estimate estimate = profile.Predict(-1, rows);
-    if (estimate.p50_ns <= 0 || estimate.source != LatencyProfile::Source::kPooled) continue;
+    if (estimate.p50_ns <= 0 || estimate.source != LatencyProfile::Source::kPooled ||
+        !profile.FreshlyMeasured(rows, now_ns)) {
+      continue;
+    }
     rates.emplace_back(rows, rows / static_cast<double>(estimate.p50_ns));
     best_rate = std::max(best_rate, rates.back().second);
   }
@@ -77,7 +80,7 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
                        : budget_ns <= 0
                            ? 0
                            : LargestSizeWithin(*profile, view.instance, max_rows, budget_ns);
-  const int efficient = EfficientSize(*profile, max_rows);
+  const int efficient = EfficientSize(*profile, max_rows, view.now_ns);
   // Rows past the largest size that still amortizes add time without adding throughput.
   if (slo_rows == 0) return {AmortizedSize(*profile, 1, efficient), INT64_MAX, BatchReason::kLate};
 
