@@ -116,8 +116,8 @@ std::string_view LatencyProfile::SourceName(Source source) {
 }
 
 LatencyProfile::LatencyProfile(Options options) : options_(options) {
-  const auto rows = static_cast<size_t>(std::max(1, options_.max_rows) + 1);
-  tables_.resize(static_cast<size_t>(std::max(1, options_.instances) + 1));
+  const size_t rows = static_cast<size_t>(std::max(1, options_.max_rows)) + 1;
+  tables_.resize(static_cast<size_t>(std::max(1, options_.instances)) + 1);
   for (Table& table : tables_) {
     table.cells.resize(rows);
     table.curve.resize(rows);
@@ -126,8 +126,9 @@ LatencyProfile::LatencyProfile(Options options) : options_(options) {
 
 void LatencyProfile::AddTo(Table& table, int rows, int64_t duration_ns, int64_t now_ns) {
   auto& cell = table.cells[static_cast<size_t>(rows)];
-  if (cell == nullptr)
+  if (cell == nullptr) {
     cell = std::make_unique<Cell>(Cell{DecayingHistogram(options_.half_life_ns)});
+  }
   cell->histogram.Add(duration_ns, now_ns);
   cell->p50_ns = cell->histogram.Quantile(0.50);
   cell->p99_ns = cell->histogram.Quantile(0.99);
