@@ -224,6 +224,8 @@
     const latest = state.history[state.history.length - 1];
     const filter = (l) => l.model === model;
     const delta = M.sum(now, REQUESTS, filter) - M.sum(base.families, REQUESTS, filter);
+    // The span the rate covers (ms since the epoch), published on <body> for anyone checking it.
+    state.rateSpan = {from: base.time, to: latest.time};
     return Math.max(delta, 0) / ((latest.time - base.time) / 1000);
   }
 
@@ -345,6 +347,10 @@
       render();
       state.seq += 1;
       document.body.dataset.scrapeSeq = String(state.seq);
+      if (state.rateSpan) {
+        document.body.dataset.rateFrom = String(state.rateSpan.from);
+        document.body.dataset.rateTo = String(state.rateSpan.to);
+      }
       document.body.dataset.window = String(state.window);
       delete document.body.dataset.lastError;
       setStatus(`updated ${new Date(time).toLocaleTimeString()}`, false);
