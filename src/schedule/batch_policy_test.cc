@@ -299,6 +299,21 @@ TEST(P99ModelPolicyTest, ABacklogOfAModelThatDoesNotAmortizeRunsOneRowPerBatch) 
   EXPECT_EQ(choice.reason, BatchReason::kNoGain);
 }
 
+TEST(P99ModelPolicyTest, DrainingFlushesInBatchesThatStillAmortize) {
+  ViewBuilder b(6, nullptr);
+  b.view.max_batch_size = 8;
+  b.view.flush = true;
+  EXPECT_EQ(P99(500'000).Choose(b.view).max_rows, 8);  // no profile: everything at once
+  const LatencyProfile proportional = ProportionalProfile();
+  b.view.load.profile = &proportional;
+  BatchChoice choice = P99(500'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 1);
+  EXPECT_EQ(choice.reason, BatchReason::kFlush);
+  const LatencyProfile linear = LinearProfile();
+  b.view.load.profile = &linear;
+  EXPECT_EQ(P99(500'000).Choose(b.view).max_rows, 8);
+}
+
 TEST(P99ModelPolicyTest, WithoutAProfileItRunsWhatIsThere) {
   const LatencyProfile profile({1, 16, 5'000'000'000});
   ViewBuilder b(3, &profile, /*rows_per_s=*/2000);

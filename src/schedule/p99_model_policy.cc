@@ -70,9 +70,15 @@ int P99ModelPolicy::AmortizedSize(const LatencyProfile& profile, int floor_rows,
 BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
   const int max_rows = std::max(1, view.max_batch_size);
   const int n = std::min(view.rows, max_rows);
-  if (view.flush) return {max_rows, INT64_MAX, BatchReason::kFlush};
   const LatencyProfile* profile = view.load.profile;
-  if (profile == nullptr || profile->empty()) return {n, INT64_MAX, BatchReason::kLearning};
+  const bool profiled = profile != nullptr && !profile->empty();
+  // Draining: nothing waits, and batches are as big as still amortizes (bigger ones would only
+  // hold the rows at their front back).
+  if (view.flush) {
+    return {profiled ? AmortizedSize(*profile, 1, max_rows) : max_rows, INT64_MAX,
+            BatchReason::kFlush};
+  }
+  if (!profiled) return {n, INT64_MAX, BatchReason::kLearning};
 
   const int64_t budget_ns =
       view.slo_deadline_ns == INT64_MAX ? INT64_MAX : view.slo_deadline_ns - view.now_ns;
