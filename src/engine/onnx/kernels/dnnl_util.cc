@@ -73,6 +73,13 @@ absl::Status DnnlCall::Execute(dnnl::stream& stream) {
   return absl::OkStatus();
 }
 
+absl::Status DnnlUnaryKernel::Run(const RunContext& ctx) {
+  call_.SetHandle(0, ctx.inputs[0]);
+  call_.SetHandle(1, ctx.outputs[0]);
+  if (scratch_slot_ >= 0) call_.SetHandle(scratch_slot_, ctx.scratch);
+  return call_.Execute(*ctx.stream);
+}
+
 dnnl::primitive_attr UserScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -13,6 +13,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +54,21 @@ class DnnlCall {
   dnnl::primitive primitive_;
   std::vector<dnnl::memory> memories_;
   std::vector<dnnl_exec_arg_t> args_;
+};
+
+// The kernel of every op that is one oneDNN primitive from input 0 to output 0 (pooling, softmax,
+// eltwise, reorder): the call's argument slot 0 is the source, slot 1 the destination, and
+// `scratch_slot` (-1: none) the primitive's user scratchpad, which is the kernel's only scratch
+// region and so starts at offset 0.
+class DnnlUnaryKernel final : public OpKernel {
+ public:
+  explicit DnnlUnaryKernel(DnnlCall call, int scratch_slot = -1)
+      : call_(std::move(call)), scratch_slot_(scratch_slot) {}
+  absl::Status Run(const RunContext& ctx) override;
+
+ private:
+  DnnlCall call_;
+  const int scratch_slot_;
 };
 
 // Runs `fn` (which may throw dnnl::error) and converts a throw into a Status mentioning `what`.

@@ -310,20 +310,6 @@ class LoopKernel final : public OpKernel {
   const int64_t count_;
 };
 
-// fp32 through a oneDNN eltwise primitive (any layout).
-class DnnlEltwiseKernel final : public OpKernel {
- public:
-  explicit DnnlEltwiseKernel(DnnlCall call) : call_(std::move(call)) {}
-  absl::Status Run(const RunContext& ctx) override {
-    call_.SetHandle(0, ctx.inputs[0]);
-    call_.SetHandle(1, ctx.outputs[0]);
-    return call_.Execute(*ctx.stream);
-  }
-
- private:
-  DnnlCall call_;
-};
-
 // The oneDNN algorithm computing `op` exactly as ONNX defines it, with its alpha and beta.
 struct DnnlAlg {
   dnnl::algorithm alg;
@@ -432,7 +418,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateUnary(KernelContext& ctx) {
       call.AddArg(DNNL_ARG_DST, desc, *ctx.engine);
     }));
     ctx.outputs[0].layout = x.layout;
-    return std::make_unique<DnnlEltwiseKernel>(std::move(call));
+    return std::make_unique<DnnlUnaryKernel>(std::move(call));
   }
   if (x.layout.blocked) return ctx.Error("blocked layout reached a plain-only kernel");
   return std::make_unique<LoopKernel>(info->op, p, x.dtype, x.num_elements());

@@ -18,21 +18,6 @@
 namespace brigade::engine::onnx {
 namespace {
 
-class DnnlPoolKernel final : public OpKernel {
- public:
-  DnnlPoolKernel(DnnlCall call, int scratch) : call_(std::move(call)), scratch_(scratch) {}
-  absl::Status Run(const RunContext& ctx) override {
-    call_.SetHandle(0, ctx.inputs[0]);
-    call_.SetHandle(1, ctx.outputs[0]);
-    if (scratch_ >= 0) call_.SetHandle(scratch_, ctx.scratch);
-    return call_.Execute(*ctx.stream);
-  }
-
- private:
-  DnnlCall call_;
-  const int scratch_;
-};
-
 class LoopPoolKernel final : public OpKernel {
  public:
   LoopPoolKernel(DataType dtype, bool max, bool include_pad, bool column_major, Shape in,
@@ -214,7 +199,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreatePool(KernelContext& ctx) {
   if (chosen != PlainDesc(out, dnnl::memory::data_type::f32)) {
     ctx.outputs[0].layout = Layout{true, chosen};
   }
-  return std::make_unique<DnnlPoolKernel>(std::move(call), scratch);
+  return std::make_unique<DnnlUnaryKernel>(std::move(call), scratch);
 }
 
 }  // namespace

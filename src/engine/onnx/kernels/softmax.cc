@@ -15,22 +15,6 @@
 namespace brigade::engine::onnx {
 namespace {
 
-class DnnlSoftmaxKernel final : public OpKernel {
- public:
-  DnnlSoftmaxKernel(DnnlCall call, int scratch) : call_(std::move(call)), scratch_(scratch) {}
-  // The scratchpad is the kernel's only scratch region, so it starts at offset 0.
-  absl::Status Run(const RunContext& ctx) override {
-    call_.SetHandle(0, ctx.inputs[0]);
-    call_.SetHandle(1, ctx.outputs[0]);
-    if (scratch_ >= 0) call_.SetHandle(scratch_, ctx.scratch);
-    return call_.Execute(*ctx.stream);
-  }
-
- private:
-  DnnlCall call_;
-  const int scratch_;
-};
-
 class SoftmaxLoopKernel final : public OpKernel {
  public:
   SoftmaxLoopKernel(bool log, int64_t outer, int64_t dim, int64_t inner)
@@ -98,7 +82,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateSoftmax(KernelContext& ctx) {
     call.AddArg(DNNL_ARG_DST, desc, *ctx.engine);
     scratch = AddScratchpad(pd, ctx, call);
   }));
-  return std::make_unique<DnnlSoftmaxKernel>(std::move(call), scratch);
+  return std::make_unique<DnnlUnaryKernel>(std::move(call), scratch);
 }
 
 }  // namespace
