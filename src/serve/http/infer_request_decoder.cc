@@ -162,18 +162,26 @@ class RequestReader {
  private:
   static constexpr std::string_view kWhere = "request";
 
-  absl::Status ReadInputs(value& json) {
-    array inputs;
-    if (json.get_array().get(inputs) != simdjson::SUCCESS) {
-      return absl::InvalidArgumentError(StrCat("'inputs' must be an array, got ", TokenText(json)));
+  // Calls read(element, index) for each element of the request's array `field`.
+  template <typename ReadFn>
+  static absl::Status ReadArray(value& json, std::string_view field, ReadFn&& read) {
+    array elements;
+    if (json.get_array().get(elements) != simdjson::SUCCESS) {
+      return absl::InvalidArgumentError(
+          StrCat("'", field, "' must be an array, got ", TokenText(json)));
     }
     size_t index = 0;
-    for (auto input_result : inputs) {
-      value input_json;
-      if (auto error = input_result.get(input_json)) return JsonError("inputs", error);
-      BRIGADE_RETURN_IF_ERROR(ReadInput(input_json, index++));
+    for (auto element_result : elements) {
+      value element;
+      if (auto error = element_result.get(element)) return JsonError(field, error);
+      BRIGADE_RETURN_IF_ERROR(read(element, index++));
     }
     return absl::OkStatus();
+  }
+
+  absl::Status ReadInputs(value& json) {
+    return ReadArray(json, "inputs",
+                     [this](value& input, size_t index) { return ReadInput(input, index); });
   }
 
   absl::Status ReadInput(value& json, size_t index) {
@@ -300,18 +308,8 @@ class RequestReader {
   }
 
   absl::Status ReadOutputs(value& json) {
-    array outputs;
-    if (json.get_array().get(outputs) != simdjson::SUCCESS) {
-      return absl::InvalidArgumentError(
-          StrCat("'outputs' must be an array, got ", TokenText(json)));
-    }
-    size_t index = 0;
-    for (auto output_result : outputs) {
-      value output_json;
-      if (auto error = output_result.get(output_json)) return JsonError("outputs", error);
-      BRIGADE_RETURN_IF_ERROR(ReadOutput(output_json, index++));
-    }
-    return absl::OkStatus();
+    return ReadArray(json, "outputs",
+                     [this](value& output, size_t index) { return ReadOutput(output, index); });
   }
 
   absl::Status ReadOutput(value& json, size_t index) {
