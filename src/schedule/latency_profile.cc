@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace brigade::schedule {
 namespace {
@@ -24,8 +25,8 @@ struct Line {
   double intercept = 0;
   double slope = 0;
 };
-bool FitLine(const std::vector<double>& xs, const std::vector<double>& ys,
-             const std::vector<double>& ws, Line* line) {
+bool FitLine(std::span<const double> xs, std::span<const double> ys, std::span<const double> ws,
+             Line* line) {
   double sw = 0, sx = 0, sy = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     sw += ws[i];
@@ -171,15 +172,9 @@ void LatencyProfile::RebuildCurve(Table& table, const Table* fallback) {
                               : fallback->curve[rows];
     }
   } else {
-    std::vector<double> xs, p50s, p99s, ws;
-    for (size_t rows = 1; rows < size; ++rows) {
-      const Cell* cell = table.cells[rows].get();
-      if (cell == nullptr || cell->weight <= 0) continue;
-      xs.push_back(static_cast<double>(rows));
-      p50s.push_back(static_cast<double>(cell->p50_ns));
-      p99s.push_back(static_cast<double>(cell->p99_ns));
-      ws.push_back(std::min(cell->weight, kMaxFitWeight));
-    }
+    // `table` is the pooled one.
+    const FitPoints points = PooledFitPoints(size - 1);
+    const auto& [xs, p50s, p99s, ws] = points;
     Line p50_line, p99_line;
     const bool fitted = FitLine(xs, p50s, ws, &p50_line) && FitLine(xs, p99s, ws, &p99_line);
     for (size_t rows = 1; rows < size; ++rows) {
@@ -218,27 +213,25 @@ LatencyProfile::Estimate LatencyProfile::Predict(int instance, int rows) const {
   return table.curve[static_cast<size_t>(rows)];
 }
 
-std::optional<LatencyProfile::CostLine> LatencyProfile::PooledP50Line(int max_rows) const {
+LatencyProfile::FitPoints LatencyProfile::PooledFitPoints(size_t last_rows) const {
   const Table& pooled = tables_.back();
-  const size_t last = std::min(pooled.cells.size() - 1, static_cast<size_t>(std::max(0, max_rows)));
-  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  int sizes = 0;
-  for (size_t rows = 1; rows <= last; ++rows) {
+  FitPoints points;
+  for (size_t rows = 1; rows <= std::min(last_rows, pooled.cells.size() - 1); ++rows) {
     const Cell* cell = pooled.cells[rows].get();
     if (cell == nullptr || cell->weight <= 0) continue;
-    const double w = std::min(cell->weight, kMaxFitWeight), x = static_cast<double>(rows),
-                 y = static_cast<double>(cell->p50_ns);
-    ++sizes;
-    sw += w;
-    sx += w * x;
-    sy += w * y;
-    sxx += w * x * x;
-    sxy += w * x * y;
+    points.xs.push_back(static_cast<double>(rows));
+    points.p50s.push_back(static_cast<double>(cell->p50_ns));
+    points.p99s.push_back(static_cast<double>(cell->p99_ns));
+    points.ws.push_back(std::min(cell->weight, kMaxFitWeight));
   }
-  const double spread = sw * sxx - sx * sx;
-  if (sizes < 2 || spread <= 0) return std::nullopt;
-  const double per_row_ns = (sw * sxy - sx * sy) / spread;
-  return CostLine{(sy - per_row_ns * sx) / sw, per_row_ns};
+  return points;
+}
+
+std::optional<LatencyProfile::CostLine> LatencyProfile::PooledP50Line(int max_rows) const {
+  const FitPoints points = PooledFitPoints(static_cast<size_t>(std::max(0, max_rows)));
+  Line line;
+  if (!FitLine(points.xs, points.p50s, points.ws, &line)) return std::nullopt;
+  return CostLine{line.intercept, line.slope};
 }
 
 std::vector<LatencyProfile::Point> LatencyProfile::Points(int64_t now_ns) const {

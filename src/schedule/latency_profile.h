@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 namespace brigade::schedule {
 
 // A histogram of durations on log-spaced buckets (ratio 1.15 from 1 µs to ~100 s, values outside
@@ -116,8 +117,9 @@ class LatencyProfile {
   std::vector<Point> Points(int64_t now_ns) const;
 
   // A pooled p50 line p50 ≈ fixed_ns + per_row_ns · rows through the sizes up to `max_rows` that
-  // have samples, each weighted by its sample count up to a cap (as the kFitted curve is); nullopt
-  // while fewer than two such sizes have samples. O(max_rows), allocates nothing.
+  // have samples: the kFitted curve's fit (weights capped, slope never negative) restricted to
+  // those sizes; nullopt while fewer than two such sizes have samples. O(max_rows); allocates
+  // nothing up to 64 sizes.
   struct CostLine {
     double fixed_ns = 0;
     double per_row_ns = 0;
@@ -138,6 +140,13 @@ class LatencyProfile {
     std::vector<std::unique_ptr<Cell>> cells;  // index = rows, 0 unused
     std::vector<Estimate> curve;               // index = rows, 0 unused
   };
+
+  // Regression points of the pooled cells up to `last_rows` that hold samples: rows, p50, p99
+  // and weight (the sample count, capped).
+  struct FitPoints {
+    absl::InlinedVector<double, 64> xs, p50s, p99s, ws;
+  };
+  FitPoints PooledFitPoints(size_t last_rows) const;
 
   void AddTo(Table& table, int rows, int64_t duration_ns, int64_t now_ns);
   void RebuildCurve(Table& table, const Table* fallback);
