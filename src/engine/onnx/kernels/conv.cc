@@ -76,15 +76,14 @@ dnnl::memory::desc AnyWeightsDesc(const dnnl::memory::desc& plain) {
 // bench/results/onnx.md, 2026-11-30). So a plain or depthwise 2-D convolution with at least 16
 // output channels (fewer would be mostly padding) whose input is plain or already nChw16c asks
 // for nChw16c; an input in another blocked layout keeps oneDNN's choice (no mixed-layout kernel).
+dnnl::memory::desc ChannelBlockedDesc(const Shape& shape) {
+  return dnnl::memory::desc(ToDnnlDims(shape), dt::f32, tag::aBcd16b);
+}
+
 bool WantsChannelBlocked(const ValueInfo& x, int64_t out_channels, int64_t group) {
   if (x.shape.size() != 4 || out_channels < 16) return false;
   if (group != 1 && !(group == x.shape[1] && group == out_channels)) return false;
-  return !x.layout.blocked ||
-         x.layout.desc == dnnl::memory::desc(ToDnnlDims(x.shape), dt::f32, tag::aBcd16b);
-}
-
-dnnl::memory::desc ChannelBlockedDesc(const Shape& shape) {
-  return dnnl::memory::desc(ToDnnlDims(shape), dt::f32, tag::aBcd16b);
+  return !x.layout.blocked || x.layout.desc == ChannelBlockedDesc(x.shape);
 }
 
 // False for oneDNN's reference and gemm fallbacks.
