@@ -499,10 +499,11 @@ int Main(int argc, char** argv) {
   if (wanted("none")) {
     configs.push_back({"no batching", false, schedule::BatchPolicyKind::kFixedDelay, 0, false});
   }
-  for (int64_t delay_us : flags.delays_us) {
-    if (!wanted("fixed")) break;
-    configs.push_back({StrCat("fixed delay ", delay_us, " us"), true,
-                       schedule::BatchPolicyKind::kFixedDelay, delay_us, false});
+  if (wanted("fixed")) {
+    for (int64_t delay_us : flags.delays_us) {
+      configs.push_back({StrCat("fixed delay ", delay_us, " us"), true,
+                         schedule::BatchPolicyKind::kFixedDelay, delay_us, false});
+    }
   }
   if (wanted("formula")) {
     configs.push_back({"seeds' formula", true, schedule::BatchPolicyKind::kQueueFormula, 0, false});
