@@ -40,6 +40,20 @@ struct ViewBuilder {
   }
 };
 
+// A one-row request arriving now behind `rows_ahead` queued rows; the instances free up now.
+AdmissionView OneRowBehind(int rows_ahead, const LatencyProfile* profile, int max_batch_size,
+                           int instances) {
+  AdmissionView view;
+  view.now_ns = kNow;
+  view.rows = 1;
+  view.rows_ahead = rows_ahead;
+  view.max_batch_size = max_batch_size;
+  view.load.profile = profile;
+  view.load.instances = instances;
+  view.load.first_free_ns = kNow;
+  return view;
+}
+
 P99ModelPolicy P99(int64_t target_us) {
   P99ModelPolicy::Options options;
   options.target_p99_us = target_us;
@@ -217,14 +231,8 @@ TEST(P99ModelPolicyTest, UnderOverloadABatchNeverGrowsPastTheMostEfficientSize) 
 
 TEST(P99ModelPolicyTest, AdmissionPredictsTheBatchesThePolicyWillForm) {
   const LatencyProfile profile = CliffProfile();
-  AdmissionView view;
-  view.now_ns = kNow;
-  view.rows = 1;
-  view.rows_ahead = 15;
-  view.max_batch_size = 16;
-  view.load.profile = &profile;
-  view.load.instances = 1;
-  view.load.first_free_ns = kNow;
+  AdmissionView view = OneRowBehind(/*rows_ahead=*/15, &profile, /*max_batch_size=*/16,
+                                    /*instances=*/1);
   // Batches of 12, each charged 4000 µs (the last, 4 rows, as a full one), not one of 16 (20 ms).
   EXPECT_EQ(P99(100'000).PredictCompletionNs(view), kNow + 8000 * kUs);
   FixedDelayPolicy fixed(/*max_queue_delay_us=*/0, {});
@@ -359,13 +367,8 @@ TEST(FixedDelayPolicyTest, APartialBatchWaitsForTheOldestRequestsDelay) {
 
 TEST(BatchPolicyTest, PredictedCompletionChargesQueuedBatchesAndTheFixedDelay) {
   const LatencyProfile profile = LinearProfile();
-  AdmissionView view;
-  view.now_ns = kNow;
-  view.rows = 1;
-  view.rows_ahead = 20;
-  view.max_batch_size = 8;
-  view.load.profile = &profile;
-  view.load.instances = 2;
+  AdmissionView view = OneRowBehind(/*rows_ahead=*/20, &profile, /*max_batch_size=*/8,
+                                    /*instances=*/2);
   view.load.busy_instances = 2;
   view.load.first_free_ns = kNow + 700 * kUs;
   // 21 rows: 3 batches of 8 (3000 µs) on 2 instances = 2 rounds, after the first instance frees.
