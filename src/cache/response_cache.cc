@@ -208,12 +208,15 @@ void ResponseCache::ArmStore(InferRequest* request, std::shared_ptr<const CacheK
                              bool leader, Runner run) {
   request->on_complete =
       [self = shared_from_this(), key = std::move(key), leader, run = std::move(run),
+       invalidations = invalidations_.load(std::memory_order_acquire),
        reply = std::move(request->on_complete)](absl::StatusOr<InferResponse> result) mutable {
         // Keep the outcome (tensors are shared, not copied) for the store and the followers, and
         // answer this request first: its client should not wait for them.
         absl::StatusOr<InferResponse> outcome = result;
         reply(std::move(result));
-        if (outcome.ok()) self->Store(*key, *outcome);
+        if (outcome.ok() && self->invalidations_.load(std::memory_order_acquire) == invalidations) {
+          self->Store(*key, *outcome);
+        }
         if (!leader) return;
         // Followers that joined while this ran get the same answer; if this request failed for a
         // reason of its own (cancelled, deadline), they run again instead.
@@ -251,14 +254,19 @@ void ResponseCache::Store(const CacheKey& key, const InferResponse& response) {
 }
 
 size_t ResponseCache::DropVersion(int64_t version) {
+  invalidations_.fetch_add(1, std::memory_order_acq_rel);
   return memory_ != nullptr ? memory_->EraseVersion(version) : 0;
 }
 
 size_t ResponseCache::RetainVersions(std::span<const int64_t> versions) {
+  invalidations_.fetch_add(1, std::memory_order_acq_rel);
   return memory_ != nullptr ? memory_->EraseVersionsExcept(versions) : 0;
 }
 
-size_t ResponseCache::DropAll() { return memory_ != nullptr ? memory_->Clear() : 0; }
+size_t ResponseCache::DropAll() {
+  invalidations_.fetch_add(1, std::memory_order_acq_rel);
+  return memory_ != nullptr ? memory_->Clear() : 0;
+}
 
 ResponseCacheStats ResponseCache::Stats() const {
   const Counters& c = *counters_;

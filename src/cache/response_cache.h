@@ -30,6 +30,7 @@
 // Lifetime: shared. Asynchronous steps keep the cache alive; the Redis tier is held weakly (its
 // owner, CacheManager, decides when Redis goes away; the cache then acts as memory-only).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -147,7 +148,8 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
   // The answer a hit gives `request`.
   static InferResponse HitResponse(const CachedEntry& entry, const InferRequest& request);
 
-  // Local (memory tier) removal; CacheManager adds Redis deletion and the broadcast.
+  // Local (memory tier) removal; CacheManager adds Redis deletion and the broadcast. Each also
+  // cancels the stores of answers still being computed (they predate the invalidation).
   size_t DropVersion(int64_t version);
   // Keeps only the given versions (call after a reload with the versions now served).
   size_t RetainVersions(std::span<const int64_t> versions);
@@ -184,6 +186,10 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
   const std::unique_ptr<MemoryCache> memory_;  // null for tier redis
   RequestCoalescer coalescer_;
   std::unique_ptr<Counters> counters_;
+  // Bumped by every local removal; a miss stores its answer only if none happened while it ran.
+  // (A removal landing between that check and the insert itself is not caught: microseconds,
+  // against the model's whole run before.)
+  std::atomic<uint64_t> invalidations_{0};
 };
 
 }  // namespace brigade::cache

@@ -292,6 +292,29 @@ TEST_F(ResponseCacheTest, RetainVersionsDropsOldVersionsOnly) {
   model_.ExecuteAll();
 }
 
+TEST_F(ResponseCacheTest, AnAnswerComputedBeforeAnInvalidationIsNotStoredAfterIt) {
+  auto cache = MakeCache();
+  Answer before, after;
+  Serve(*cache, MakeRequest("before", 1, &before));
+  // Invalidated while the model is still computing: the answer it finishes with predates the
+  // invalidation and must not be stored.
+  cache->DropAll();
+  model_.ExecuteAll();
+  EXPECT_TRUE(before.result.ok());
+  Serve(*cache, MakeRequest("after", 1, &after));
+  EXPECT_FALSE(after.answered) << "a miss: the model runs again";
+  model_.ExecuteAll();
+  EXPECT_FALSE(IsHit(after));
+  // The same for a version's invalidation.
+  Answer v1, v1_again;
+  Serve(*cache, MakeRequest("v1", 7, &v1));
+  cache->DropVersion(1);
+  model_.ExecuteAll();
+  Serve(*cache, MakeRequest("v1 again", 7, &v1_again));
+  EXPECT_FALSE(v1_again.answered);
+  model_.ExecuteAll();
+}
+
 TEST_F(ResponseCacheTest, CachedAnswerIsACopyTheBackendCannotChange) {
   auto cache = MakeCache();
   Answer first, second;
