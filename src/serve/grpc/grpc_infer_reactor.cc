@@ -64,15 +64,15 @@ ModelInferReactor* ModelInferReactor::Start(grpc::CallbackServerContext* context
 void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* server) {
   const int64_t arrival_ns = clock_->NowNs();
   observer_ = server->observer();
-  model_ = request->model_name();
-  version_ = request->model_version();
-  id_ = request->id();
+  report_.model = request->model_name();
+  report_.version = request->model_version();
+  report_.id = request->id();
   parent_ = TraceContextFromMetadata(*context_);
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeModelInferRequest(InferMessageAllocator::SharedRequest(context_, request), arrival_ns);
   const int64_t decoded_ns = clock_->NowNs();
-  stamps_.Mark(Stage::kArrival, arrival_ns);
-  stamps_.Mark(Stage::kDecoded, decoded_ns);
+  report_.clock.Mark(Stage::kArrival, arrival_ns);
+  report_.clock.Mark(Stage::kDecoded, decoded_ns);
   if (!decoded.ok()) {
     if (Claim()) FinishWith(decoded.status());
     Unref();  // no completion will come
@@ -97,11 +97,7 @@ void ModelInferReactor::OnInferDone(absl::StatusOr<InferResponse> result) {
     if (!result.ok()) {
       FinishWith(result.status());
     } else {
-      model_ = result->model_name;
-      version_ = result->model_version;
-      stamps_ = result->clock;
-      batch_size_ = result->execution.batch_size;
-      cache_hit_ = result->execution.cache_hit;
+      report_.TakeResponse(*result);
       FinishWith(EncodeModelInferResponse(*result, response_));
     }
   }
@@ -114,26 +110,17 @@ void ModelInferReactor::OnCancel() {
 }
 
 void ModelInferReactor::OnDone() {
-  if (observer_ != nullptr) {
-    stamps_.Mark(Stage::kSent, clock_->NowNs());
-    RequestObserver::Done done;
-    done.model = model_;
-    done.version = version_;
-    done.request_id = id_;
-    done.protocol = Protocol::kGrpc;
-    done.status = outcome_;
-    done.protocol_code = grpc_code_;
-    done.clock = &stamps_;
-    done.parent = &parent_;
-    done.batch_size = batch_size_;
-    done.cache_hit = cache_hit_;
-    observer_->OnRequestDone(done);
-  }
+  ReportRequestDone(observer_, &report_,
+                    {.protocol = Protocol::kGrpc,
+                     .protocol_code = grpc_code_,
+                     .written = true,
+                     .sent_ns = clock_->NowNs(),
+                     .parent = &parent_});
   Unref();
 }
 
 void ModelInferReactor::FinishWith(const absl::Status& status) {
-  outcome_ = status;
+  report_.status = status;
   grpc::Status sent = FinishStatus(status, context_);
   grpc_code_ = static_cast<int>(sent.error_code());
   Finish(std::move(sent));

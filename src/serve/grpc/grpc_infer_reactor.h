@@ -28,17 +28,16 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <string>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
-#include "core/stage_clock.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/message_allocator.h"
 #include "grpcpp/support/server_callback.h"
 #include "observe/trace_context.h"
 #include "serve/grpc/grpc_service.pb.h"
+#include "serve/request_report.h"
 #include "server/inference_server.h"
 
 namespace brigade::serve {
@@ -86,15 +85,9 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   // What the observer is told in OnDone. Written before Run hands the request on, and then only
   // by whoever claimed `finished_`, before it calls Finish (which OnDone follows).
   RequestObserver* observer_ = nullptr;
-  std::string model_;
-  std::string version_;
-  std::string id_;
+  RequestReport report_;
   std::optional<observe::TraceContext> parent_;
-  StageClock stamps_;
-  absl::Status outcome_;
   int grpc_code_ = 0;
-  int batch_size_ = 0;
-  bool cache_hit_ = false;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::atomic<bool> finished_{false};
   // One reference for gRPC (dropped in OnDone), one for the request's completion.

@@ -392,6 +392,51 @@ TEST_F(GrpcServerTest, StreamAnswersEveryRequestAndReportsErrorsInBand) {
   EXPECT_THAT(by_id["bad"].error_message(), HasSubstr("FP33"));
 }
 
+TEST_F(GrpcServerTest, UnaryAndStreamRequestsAreEachCountedOnceWithTheirOutcome) {
+  ASSERT_NO_FATAL_FAILURE(StartGrpc());
+  ModelInferRequest bad = AddSubRequest("bad", {1, 1, 1, 1}, {1, 1, 1, 1});
+  bad.mutable_inputs(0)->set_datatype("FP33");
+  ModelInferResponse response;
+  for (int i = 0; i < 2; ++i) {
+    grpc::ClientContext context;
+    ASSERT_TRUE(
+        stub_->ModelInfer(&context, AddSubRequest("u", {1, 1, 1, 1}, {1, 1, 1, 1}), &response)
+            .ok());
+  }
+  grpc::ClientContext unary_bad;
+  EXPECT_FALSE(stub_->ModelInfer(&unary_bad, bad, &response).ok());
+  grpc::ClientContext context;
+  auto stream = stub_->ModelStreamInfer(&context);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(stream->Write(AddSubRequest("s" + std::to_string(i), {i, i, i, i}, {1, 1, 1, 1})));
+  }
+  ASSERT_TRUE(stream->Write(bad));
+  ASSERT_TRUE(stream->WritesDone());
+  inference::ModelStreamInferResponse streamed;
+  while (stream->Read(&streamed)) {
+  }
+  ASSERT_TRUE(stream->Finish().ok());
+  // Requests are reported once their answer is written, which may be a moment after the client
+  // read it; the failed decodes count under the model's newest version.
+  const std::string success =
+      R"(brigade_requests_total{model="add_sub",version="1",protocol="grpc",outcome="success"} 5)"
+      "\n";
+  const std::string error =
+      R"(brigade_requests_total{model="add_sub",version="1",protocol="grpc",outcome="error"} 2)"
+      "\n";
+  std::string text;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    text = server_->MetricsText();
+    if (text.find(success) != std::string::npos && text.find(error) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_THAT(text, HasSubstr(success));
+  EXPECT_THAT(text, HasSubstr(error));
+  EXPECT_THAT(text, HasSubstr(R"(brigade_request_stage_duration_seconds_count{model="add_sub",)"
+                              R"(version="1",protocol="grpc",stage="send"} 5)"
+                              "\n"));
+}
+
 TEST_F(GrpcServerTest, StreamWithErrorsAsStatusEndsOnTheFirstError) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;

@@ -110,17 +110,13 @@ void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message
   request->on_complete = [this, message, arrival_ns,
                           decoded_ns](absl::StatusOr<InferResponse> result) {
     PendingWrite write{std::make_unique<ModelStreamInferResponse>(), {}};
-    Report& report = write.report;
+    RequestReport& report = write.report;
     report.model = message->model_name();
     report.version = message->model_version();
     report.id = message->id();
     report.status = result.status();
     if (result.ok()) {
-      report.model = result->model_name;
-      report.version = result->model_version;
-      report.clock = result->clock;
-      report.batch_size = result->execution.batch_size;
-      report.cache_hit = result->execution.cache_hit;
+      report.TakeResponse(*result);
       report.status = EncodeModelInferResponse(*result, write.message->mutable_infer_response());
     } else {
       report.clock.Mark(Stage::kArrival, arrival_ns);
@@ -161,22 +157,15 @@ void StreamInferReactor::OnInferDone(PendingWrite write, const absl::Status& err
   Perform(std::move(actions));
 }
 
-void StreamInferReactor::ReportDone(Report& report, bool written) {
-  if (observer_ == nullptr) return;
-  if (written) report.clock.Mark(Stage::kSent, clock_->NowNs());
-  RequestObserver::Done done;
-  done.model = report.model;
-  done.version = report.version;
-  done.request_id = report.id;
-  done.protocol = Protocol::kGrpc;
-  done.status = written || !report.status.ok()
-                    ? report.status
-                    : absl::CancelledError("the stream ended before the answer was written");
-  done.clock = &report.clock;
-  done.parent = &parent_;
-  done.batch_size = report.batch_size;
-  done.cache_hit = report.cache_hit;
-  observer_->OnRequestDone(done);
+void StreamInferReactor::ReportDone(RequestReport& report, bool written) {
+  ReportRequestDone(observer_, &report,
+                    {.protocol = Protocol::kGrpc,
+                     .protocol_code = std::nullopt,  // a stream has no per-request status
+                     .written = written,
+                     .sent_ns = written ? clock_->NowNs() : 0,
+                     .parent = &parent_,
+                     .unwritten_code = absl::StatusCode::kCancelled,
+                     .unwritten_message = "the stream ended before the answer was written"});
 }
 
 void StreamInferReactor::OnWriteDone(bool ok) {

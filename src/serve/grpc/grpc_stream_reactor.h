@@ -32,7 +32,6 @@
 #include <deque>
 #include <memory>
 #include <optional>
-#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -40,11 +39,11 @@
 #include "absl/synchronization/mutex.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
-#include "core/stage_clock.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "observe/trace_context.h"
 #include "serve/grpc/grpc_service.pb.h"
+#include "serve/request_report.h"
 #include "server/inference_server.h"
 
 namespace brigade::serve {
@@ -79,26 +78,16 @@ class StreamInferReactor final
                      const Clock* clock, int max_in_flight);
   ~StreamInferReactor() override = default;
 
-  // What the observer is told about one request of the stream.
-  struct Report {
-    std::string model;
-    std::string version;
-    std::string id;
-    absl::Status status;
-    StageClock clock;
-    int batch_size = 0;
-    bool cache_hit = false;
-  };
-  // A response waiting to be written, with its request's report.
+  // A response waiting to be written, with what the observer is told about its request.
   struct PendingWrite {
     std::unique_ptr<inference::ModelStreamInferResponse> message;
-    Report report;
+    RequestReport report;
   };
 
   void Submit(std::shared_ptr<const inference::ModelInferRequest> message);
   void OnInferDone(PendingWrite write, const absl::Status& error);
   // Reports one request; call without holding `mu_`.
-  void ReportDone(Report& report, bool written);
+  void ReportDone(RequestReport& report, bool written);
   // Decides the next read, write, finish or deletion from the current state.
   Actions NextActions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Perform(Actions actions);

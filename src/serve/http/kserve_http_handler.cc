@@ -17,6 +17,7 @@
 #include "serve/http/model_config_json.h"
 #include "serve/http/repository_codec.h"
 #include "serve/http/statistics_encoder.h"
+#include "serve/request_report.h"
 #include "serve/status_map.h"
 
 namespace brigade::serve {
@@ -46,47 +47,30 @@ HttpResponse JsonOrError(const absl::StatusOr<T>& result, Encode encode) {
 // arrival until the answer is written.
 struct InferReport {
   RequestObserver* observer = nullptr;
-  std::string model;    // as the URL named it
-  std::string version;  // as the URL named it ("" = the version policy's choice)
-  std::string id;
-  StageClock clock;  // arrival and decode stamps, for answers that carry no response
+  RequestReport request;  // names as the URL gave them; arrival and decode stamps
   std::optional<observe::TraceContext> parent;
 };
 
 // Reports one finished request at t5 (or when its answer could not be written).
-void ReportSent(const InferReport& report, const absl::Status& status, int http_status,
-                const InferResponse* response, const SentInfo& sent) {
-  if (report.observer == nullptr) return;
-  StageClock clock = response != nullptr ? response->clock : report.clock;
-  clock.MarkOnce(Stage::kArrival, sent.arrival_ns);
-  if (sent.ok) clock.Mark(Stage::kSent, sent.sent_ns);
-  RequestObserver::Done done;
-  done.model = response != nullptr ? std::string_view(response->model_name) : report.model;
-  done.version = response != nullptr ? std::string_view(response->model_version) : report.version;
-  done.request_id = report.id;
-  done.protocol = Protocol::kHttp;
-  done.status = sent.ok || !status.ok() ? status
-                                        : absl::UnavailableError(
-                                              "the client left before the "
-                                              "answer was written");
-  done.protocol_code = http_status;
-  done.clock = &clock;
-  done.parent = &report.parent;
-  if (response != nullptr) {
-    done.batch_size = response->execution.batch_size;
-    done.cache_hit = response->execution.cache_hit;
-  }
-  report.observer->OnRequestDone(done);
+void ReportSent(InferReport& report, const absl::Status& status, int http_status,
+                const SentInfo& sent) {
+  report.request.clock.MarkOnce(Stage::kArrival, sent.arrival_ns);
+  report.request.status = status;
+  ReportRequestDone(report.observer, &report.request,
+                    {.protocol = Protocol::kHttp,
+                     .protocol_code = http_status,
+                     .written = sent.ok,
+                     .sent_ns = sent.sent_ns,
+                     .parent = &report.parent,
+                     .unwritten_code = absl::StatusCode::kUnavailable,
+                     .unwritten_message = "the client left before the answer was written"});
 }
 
 // An error answer to an inference request, reported when written.
-HttpResponse InferErrorResponse(const absl::Status& status,
-                                std::shared_ptr<const InferReport> report) {
+HttpResponse InferErrorResponse(const absl::Status& status, std::shared_ptr<InferReport> report) {
   HttpResponse response = ErrorResponse(status);
-  response.on_sent = [report = std::move(report), status,
-                      http_status = response.status](const SentInfo& sent) {
-    ReportSent(*report, status, http_status, nullptr, sent);
-  };
+  response.on_sent = [report = std::move(report), status, http_status = response.status](
+                         const SentInfo& sent) { ReportSent(*report, status, http_status, sent); };
   return response;
 }
 
@@ -94,7 +78,7 @@ HttpResponse InferErrorResponse(const absl::Status& status,
 HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
                                 const OutputEncoding& encoding, int64_t arrival_ns,
                                 const std::shared_ptr<const InferSentCallback>& on_sent,
-                                std::shared_ptr<const InferReport> report) {
+                                std::shared_ptr<InferReport> report) {
   if (!result.ok()) return InferErrorResponse(result.status(), std::move(report));
   // Shared: the response's tensors back the binary body parts until they are written.
   auto owned = std::make_shared<InferResponse>(*std::move(result));
@@ -115,7 +99,8 @@ HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
   response.on_sent = [owned, on_sent, report = std::move(report)](const SentInfo& sent) {
     if (sent.ok) owned->clock.Mark(Stage::kSent, sent.sent_ns);
     if (*on_sent) (*on_sent)(*owned, sent);
-    ReportSent(*report, absl::OkStatus(), 200, owned.get(), sent);
+    report->request.TakeResponse(*owned);
+    ReportSent(*report, absl::OkStatus(), 200, sent);
   };
   return response;
 }
@@ -253,11 +238,11 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   }
   auto report = std::make_shared<InferReport>();
   report->observer = server_->observer();
-  report->model = std::string(model);
-  report->version = std::string(version);
+  report->request.model = std::string(model);
+  report->request.version = std::string(version);
   report->parent =
       observe::ExtractTraceContext(request.Header("traceparent"), request.Header("tracestate"));
-  report->clock.Mark(Stage::kArrival, request.arrival_ns);
+  report->request.clock.Mark(Stage::kArrival, request.arrival_ns);
   HttpInferInput input;
   input.model_name = model;
   input.model_version = version;
@@ -266,7 +251,7 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   input.arrival_ns = request.arrival_ns;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(input);
   const int64_t decoded_ns = server_->clock()->NowNs();
-  report->clock.Mark(Stage::kDecoded, decoded_ns);
+  report->request.clock.Mark(Stage::kDecoded, decoded_ns);
   if (!decoded.ok()) {
     responder.Send(InferErrorResponse(decoded.status(), std::move(report)));
     return;
@@ -275,15 +260,14 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   infer->protocol = Protocol::kHttp;
   infer->clock.Mark(Stage::kArrival, request.arrival_ns);
   infer->clock.Mark(Stage::kDecoded, decoded_ns);
-  report->id = infer->id;
+  report->request.id = infer->id;
   auto cancel = std::make_shared<CancelFlag>();
   infer->cancel = cancel;
   responder.OnCancel([cancel] { cancel->Cancel(); });
   infer->on_complete = [responder = std::move(responder),
                         encoding = OutputEncoding::FromRequest(*infer),
                         arrival_ns = request.arrival_ns, on_sent = on_sent_,
-                        report = std::shared_ptr<const InferReport>(std::move(report))](
-                           absl::StatusOr<InferResponse> result) mutable {
+                        report = std::move(report)](absl::StatusOr<InferResponse> result) mutable {
     // Encoding happens on the io thread, not on the instance thread that answered.
     responder.SendFrom([result = std::move(result), encoding = std::move(encoding), arrival_ns,
                         on_sent = std::move(on_sent), report = std::move(report)]() mutable {
@@ -302,12 +286,11 @@ void KServeHttpHandler::HandleCacheInvalidate(const HttpRequest& request, HttpRe
   }
   // Waiting for Redis (bounded) must not hold an io thread: run on the cache worker.
   auto held = std::make_shared<HttpResponder>(std::move(responder));
-  const bool queued =
-      cache_worker_.Post([server = server_, scope = *std::move(decoded), held] {
-        const absl::Status status =
-            server->InvalidateCache(scope.model_name, scope.model_version, kInvalidateWaitNs);
-        held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
-      });
+  const bool queued = cache_worker_.Post([server = server_, scope = *std::move(decoded), held] {
+    const absl::Status status =
+        server->InvalidateCache(scope.model_name, scope.model_version, kInvalidateWaitNs);
+    held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
+  });
   if (!queued) {
     absl::Status busy =
         absl::UnavailableError("too many admin requests in progress; retry shortly");
