@@ -45,6 +45,16 @@ HttpResponse JsonOrError(const absl::StatusOr<T>& result, Encode encode) {
 
 // What the observer needs to know about one inference request besides its response, kept from
 // arrival until the answer is written.
+//
+// Lifetime: held by value and moved along with the request, never shared, so exactly one owner
+// has it at any time: HandleInfer → the request's on_complete (or, for a body that does not
+// decode, straight to the error response's on_sent) → the SendFrom task → BuildInferResponse →
+// the on_sent of the response built, which the transport calls once on the connection's io
+// thread, after the last byte was written or writing failed, and then destroys. A closure dropped
+// unrun (a request dropped, a connection gone before its answer was built) destroys the report
+// with it; nothing else points at it. Each of those closures is larger than absl::AnyInvocable's
+// inline buffer and so heap-stored anyway: the report rides along without an allocation of its own
+// (it was a make_shared per request).
 struct InferReport {
   RequestObserver* observer = nullptr;
   RequestReport request;  // names as the URL gave them; arrival and decode stamps
@@ -67,10 +77,12 @@ void ReportSent(InferReport& report, const absl::Status& status, int http_status
 }
 
 // An error answer to an inference request, reported when written.
-HttpResponse InferErrorResponse(const absl::Status& status, std::shared_ptr<InferReport> report) {
+HttpResponse InferErrorResponse(const absl::Status& status, InferReport report) {
   HttpResponse response = ErrorResponse(status);
-  response.on_sent = [report = std::move(report), status, http_status = response.status](
-                         const SentInfo& sent) { ReportSent(*report, status, http_status, sent); };
+  response.on_sent = [report = std::move(report), status,
+                      http_status = response.status](const SentInfo& sent) mutable {
+    ReportSent(report, status, http_status, sent);
+  };
   return response;
 }
 
@@ -78,7 +90,7 @@ HttpResponse InferErrorResponse(const absl::Status& status, std::shared_ptr<Infe
 HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
                                 const OutputEncoding& encoding, int64_t arrival_ns,
                                 const std::shared_ptr<const InferSentCallback>& on_sent,
-                                std::shared_ptr<InferReport> report) {
+                                InferReport report) {
   if (!result.ok()) return InferErrorResponse(result.status(), std::move(report));
   // Shared: the response's tensors back the binary body parts until they are written.
   auto owned = std::make_shared<InferResponse>(*std::move(result));
@@ -96,11 +108,11 @@ HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
     response.headers.push_back({"Content-Type", "application/json"});
   }
   response.body = std::move(encoded->json);
-  response.on_sent = [owned, on_sent, report = std::move(report)](const SentInfo& sent) {
+  response.on_sent = [owned, on_sent, report = std::move(report)](const SentInfo& sent) mutable {
     if (sent.ok) owned->clock.Mark(Stage::kSent, sent.sent_ns);
     if (*on_sent) (*on_sent)(*owned, sent);
-    report->request.TakeResponse(*owned);
-    ReportSent(*report, absl::OkStatus(), 200, sent);
+    report.request.TakeResponse(*owned);
+    ReportSent(report, absl::OkStatus(), 200, sent);
   };
   return response;
 }
@@ -236,13 +248,13 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
                                 "' is not supported; send the body uncompressed"))));
     return;
   }
-  auto report = std::make_shared<InferReport>();
-  report->observer = server_->observer();
-  report->request.model = std::string(model);
-  report->request.version = std::string(version);
-  report->parent =
+  InferReport report;  // see InferReport for where it goes from here
+  report.observer = server_->observer();
+  report.request.model = std::string(model);
+  report.request.version = std::string(version);
+  report.parent =
       observe::ExtractTraceContext(request.Header("traceparent"), request.Header("tracestate"));
-  report->request.clock.Mark(Stage::kArrival, request.arrival_ns);
+  report.request.clock.Mark(Stage::kArrival, request.arrival_ns);
   HttpInferInput input;
   input.model_name = model;
   input.model_version = version;
@@ -251,7 +263,7 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   input.arrival_ns = request.arrival_ns;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(input);
   const int64_t decoded_ns = server_->clock()->NowNs();
-  report->request.clock.Mark(Stage::kDecoded, decoded_ns);
+  report.request.clock.Mark(Stage::kDecoded, decoded_ns);
   if (!decoded.ok()) {
     responder.Send(InferErrorResponse(decoded.status(), std::move(report)));
     return;
@@ -260,7 +272,7 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   infer->protocol = Protocol::kHttp;
   infer->clock.Mark(Stage::kArrival, request.arrival_ns);
   infer->clock.Mark(Stage::kDecoded, decoded_ns);
-  report->request.id = infer->id;
+  report.request.id = infer->id;
   auto cancel = std::make_shared<CancelFlag>();
   infer->cancel = cancel;
   responder.OnCancel([cancel] { cancel->Cancel(); });
