@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "engine/torch/blas_threads.h"
+#include "engine/torch/heap_retention.h"
 #include "engine/torch/torch_error.h"
 #include "engine/torch/torch_model.h"
 #include "engine/torch/torch_signature.h"
@@ -32,8 +33,8 @@ void ConfigureProcessOnce() {
       // libtorch then keeps what it has.
       inter_op = StrCat(at::get_num_interop_threads(), " inter-op thread(s), set before Brigade");
     }
-    spdlog::info("TorchScript backend: libtorch {}, {}; {}", TORCH_VERSION, inter_op,
-                 LimitOpenBlasThreadsOnce());
+    spdlog::info("TorchScript backend: libtorch {}, {}; {}; {}", TORCH_VERSION, inter_op,
+                 LimitOpenBlasThreadsOnce(), RetainFreedHeapOnce());
   });
 }
 
