@@ -207,8 +207,9 @@
     }
     stats.batches = M.bucketCounts(M.subtractHistogram(histogramFor(now, BATCH_HIST, ofModel),
                                                        histogramFor(base, BATCH_HIST, ofModel)));
-    const hits = windowed('brigade_cache_hits_total');
-    const misses = windowed('brigade_cache_misses_total');
+    // The response cache's own families; hits are split by tier (memory, redis), summed here.
+    const hits = windowed('brigade_response_cache_hits_total');
+    const misses = windowed('brigade_response_cache_misses_total');
     stats.cacheHitRate = hits + misses > 0 ? hits / (hits + misses) : NaN;
     stats.queue = M.sum(now, 'brigade_queue_length', ofModel);
     stats.inFlight = M.sum(now, 'brigade_requests_in_flight', ofModel);

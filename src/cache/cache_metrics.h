@@ -4,8 +4,9 @@
 // AppendCacheMetrics: the response cache's counters as Prometheus text families for GET /metrics
 // (issue 6 §Metrics), from CacheManager::Stats() and RedisStats(). Prefix brigade_response_cache_.
 //
-// Per model (label model; the statistics extension's cache_hit/cache_miss and the request-level
-// brigade_cache_{hits,misses}_total count per version and live elsewhere):
+// Brigade's only cache hit/miss families (the dashboard reads hits_total and misses_total).
+// Per model (label model; per version, the statistics extension's cache_hit / cache_miss and
+// Triton's nv_cache_num_{hits,misses}_per_model count hits and misses too, a refresh as a miss):
 //   lookups_total                        requests that looked the cache up
 //   hits_total{tier}                     answered from memory | redis
 //   misses_total                         lookups that found nothing usable (Redis errors included)

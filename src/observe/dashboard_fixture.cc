@@ -2,9 +2,11 @@
 // real HTTP front end serves / and /metrics. It answers a small KServe v2 subset on 127.0.0.1
 // with two built-in models — "identity" (echoes INPUT0) and "sum" (adds INPUT0's elements) —
 // and records every request in the real metrics code (RequestMetrics, ModelStats, Triton
-// families) with stage stamps taken around its own steps: t0 on entry, decoded after parsing,
-// t1 after validation and a response-cache lookup, queue enter/leave around taking the model's
-// instance, t2/t3 around the computation, t4 after encoding, t5 before returning.
+// families; its little response cache under the real server's brigade_response_cache_hits_total /
+// _misses_total names, which the page reads) with stage stamps taken around its own steps: t0 on
+// entry, decoded after parsing, t1 after validation and a response-cache lookup, queue enter/leave
+// around taking the model's instance, t2/t3 around the computation, t4 after encoding, t5 before
+// returning.
 //
 //   GET  /                        the dashboard page (DashboardPage())
 //   GET  /metrics                 Prometheus text
@@ -43,6 +45,8 @@ constexpr size_t kCacheEntries = 64;
 struct FixtureModel {
   std::unique_ptr<ModelStats> stats;
   ModelRequestMetrics* metrics = nullptr;
+  Counter* cache_hits = nullptr;  // brigade_response_cache_{hits,misses}_total, memory tier
+  Counter* cache_misses = nullptr;
   std::mutex instance;  // the one "instance"; queue time is the wait for it
   // Response cache: request body → response body, least recently used dropped first.
   std::list<std::pair<std::string, std::string>> lru;
@@ -52,10 +56,18 @@ struct FixtureModel {
 class Fixture {
  public:
   Fixture() : request_metrics_(*RequestMetrics::Create(&registry_)) {
+    CounterFamily* hits = *registry_.AddCounter(
+        "brigade_response_cache_hits_total", "Requests answered from the response cache, by tier",
+        {"model", "tier"});
+    CounterFamily* misses =
+        *registry_.AddCounter("brigade_response_cache_misses_total",
+                              "Response cache lookups that found no usable answer", {"model"});
     for (const char* name : {"identity", "sum"}) {
       FixtureModel& model = models_[name];
       model.stats = std::make_unique<ModelStats>(name, "1", 0);
       model.metrics = request_metrics_->ForModel(name, "1");
+      model.cache_hits = *hits->WithLabels({name, "memory"});
+      model.cache_misses = *misses->WithLabels({name});
     }
   }
 
@@ -139,7 +151,7 @@ class Fixture {
     const auto cached = model.index.find(request.body);
     const bool hit = cached != model.index.end();
     clock.Mark(Stage::kPreprocessed, Now());
-    model.metrics->RecordCacheLookup(hit);
+    (hit ? model.cache_hits : model.cache_misses)->Add();
     if (hit) {
       model.stats->RecordCacheHit(Now() - lookup_start_ns);
       model.lru.splice(model.lru.begin(), model.lru, cached->second);

@@ -46,7 +46,6 @@ class PromtoolTest : public ::testing::Test {
       model->busy_instances().Set(1);
       for (int i = 0; i < 50; ++i) {
         const bool hit = i % 5 == 0;
-        model->RecordCacheLookup(hit);
         model->RecordRequest(i % 2 ? Protocol::kHttp : Protocol::kGrpc,
                              i % 7 ? RequestOutcome::kSuccess : RequestOutcome::kRejected,
                              Stamped(1'000'000 * i, hit));

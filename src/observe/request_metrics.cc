@@ -115,18 +115,6 @@ void ModelRequestMetrics::RecordBatch(int batch_size) {
   })->Observe(batch_size);
 }
 
-void ModelRequestMetrics::RecordCacheLookup(bool hit) {
-  if (hit) {
-    Lazy(cache_hits_, [&] {
-      return parent_->families().cache_hits->WithLabels({model_, version_});
-    })->Add();
-  } else {
-    Lazy(cache_misses_, [&] {
-      return parent_->families().cache_misses->WithLabels({model_, version_});
-    })->Add();
-  }
-}
-
 std::vector<StagePercentiles> ModelRequestMetrics::StageSummary() const {
   const HistogramBuckets& buckets = parent_->families().stage_duration->buckets();
   std::vector<StagePercentiles> out;
@@ -177,14 +165,6 @@ absl::StatusOr<std::unique_ptr<RequestMetrics>> RequestMetrics::Create(MetricsRe
       f.busy_instances,
       registry->AddGauge("brigade_instances_busy", "Model instances executing a batch now.",
                          {"model", "version"}));
-  BRIGADE_ASSIGN_OR_RETURN(
-      f.cache_hits,
-      registry->AddCounter("brigade_cache_hits_total",
-                           "Response cache lookups that found an answer.", {"model", "version"}));
-  BRIGADE_ASSIGN_OR_RETURN(
-      f.cache_misses,
-      registry->AddCounter("brigade_cache_misses_total",
-                           "Response cache lookups that found nothing.", {"model", "version"}));
   auto metrics = std::make_unique<RequestMetrics>(f);
   metrics->unresolved_ = std::make_unique<ModelRequestMetrics>(
       metrics.get(), "", "", &metrics->unresolved_gauges_[0], &metrics->unresolved_gauges_[1],

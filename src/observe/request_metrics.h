@@ -13,8 +13,9 @@
 //   brigade_queue_length{model,version}                               gauge
 //   brigade_requests_in_flight{model,version}                         gauge
 //   brigade_instances_busy{model,version}                             gauge
-//   brigade_cache_hits_total{model,version}                           counter
-//   brigade_cache_misses_total{model,version}                         counter
+//
+// Response-cache hits and misses are the cache's own families (brigade_response_cache_*, see
+// cache/cache_metrics.h; per version: nv_cache_num_{hits,misses}_per_model), not counted here.
 //
 // Use: create the ModelRequestMetrics handle of each model version when it loads, with
 // ForModel() (takes a mutex), and keep it beside the version's ModelStats; every Record* on the
@@ -78,7 +79,6 @@ class ModelRequestMetrics {
   void RecordRequest(Protocol protocol, RequestOutcome outcome, const StageClock& clock);
   // One backend execution of `batch_size` rows.
   void RecordBatch(int batch_size);
-  void RecordCacheLookup(bool hit);
 
   // Set or move these where the value changes: queue length on enqueue/dequeue, in-flight on
   // accept/answer, busy instances around Execute.
@@ -113,8 +113,6 @@ class ModelRequestMetrics {
   std::array<std::array<std::atomic<Counter*>, kNumRequestOutcomes>, kProtocols> requests_{};
   std::array<std::array<std::atomic<Histogram*>, kNumLatencyStages>, kProtocols> stages_{};
   std::atomic<Histogram*> batch_size_{nullptr};
-  std::atomic<Counter*> cache_hits_{nullptr};
-  std::atomic<Counter*> cache_misses_{nullptr};
 };
 
 class RequestMetrics {
@@ -146,8 +144,6 @@ class RequestMetrics {
     GaugeFamily* queue_length;
     GaugeFamily* in_flight;
     GaugeFamily* busy_instances;
-    CounterFamily* cache_hits;
-    CounterFamily* cache_misses;
   };
   const Families& families() const { return families_; }
 

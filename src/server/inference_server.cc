@@ -110,14 +110,8 @@ class InferenceServer::Impl {
     std::shared_ptr<cache::ResponseCache> cache = FindCache(request->model_name);
     observe::ModelRequestMetrics* metrics = (*model)->metrics();
     if (metrics != nullptr) metrics->in_flight().Increment();
-    // Bypassed requests (and those the cache refuses for a bad cache_control) are no lookup.
-    const bool cache_lookup = cache != nullptr && [&request] {
-      absl::StatusOr<cache::CacheControl> control = cache::ParseCacheControl(request->parameters);
-      return control.ok() && *control != cache::CacheControl::kBypass;
-    }();
     request->on_complete =
-        [this, stats = std::move(stats), metrics, cache_lookup,
-         arrival_ns = request->clock.at(Stage::kArrival),
+        [this, stats = std::move(stats), metrics, arrival_ns = request->clock.at(Stage::kArrival),
          reply = std::move(request->on_complete)](absl::StatusOr<InferResponse> result) mutable {
           const int64_t elapsed_ns = options_.clock->NowNs() - arrival_ns;
           if (result.ok()) {
@@ -125,11 +119,7 @@ class InferenceServer::Impl {
           } else {
             stats->RecordFailure(elapsed_ns);
           }
-          if (metrics != nullptr) {
-            metrics->in_flight().Decrement();
-            if (cache_lookup && result.ok())
-              metrics->RecordCacheLookup(result->execution.cache_hit);
-          }
+          if (metrics != nullptr) metrics->in_flight().Decrement();
           reply(std::move(result));
           absl::MutexLock lock(&idle_mu_);
           --in_flight_;

@@ -104,8 +104,8 @@ function expectedFor(model, samples) {
   out.queue_length = total(samples, 'brigade_queue_length', ofModel);
   out.in_flight = total(samples, 'brigade_requests_in_flight', ofModel);
   out.busy_instances = total(samples, 'brigade_instances_busy', ofModel);
-  const hits = total(samples, 'brigade_cache_hits_total', ofModel);
-  const misses = total(samples, 'brigade_cache_misses_total', ofModel);
+  const hits = total(samples, 'brigade_response_cache_hits_total', ofModel);  // all tiers
+  const misses = total(samples, 'brigade_response_cache_misses_total', ofModel);
   out.cache_hit_rate = hits + misses > 0 ? hits / (hits + misses) : NaN;
   for (const stage of STAGES) {
     const f = (l) => ofModel(l) && l.stage === stage;

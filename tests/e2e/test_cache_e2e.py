@@ -470,9 +470,12 @@ def test_statistics_and_metrics_count_hits_and_misses(pair):
             stats = client.stats("ident")["inference_stats"]
             text = client.metrics()
             labels = {"model": "ident", "version": "1"}
-            return (stats["cache_hit"]["count"], stats["cache_miss"]["count"],
-                    metric_value(text, "brigade_cache_hits_total", labels),
-                    metric_value(text, "brigade_cache_misses_total", labels),
+            # The cache's own families count per model, hits by tier.
+            hits = sum(metric_value(text, "brigade_response_cache_hits_total",
+                                    {"model": "ident", "tier": tier})
+                       for tier in ("memory", "redis"))
+            return (stats["cache_hit"]["count"], stats["cache_miss"]["count"], hits,
+                    metric_value(text, "brigade_response_cache_misses_total", {"model": "ident"}),
                     metric_value(text, "nv_cache_num_hits_per_model", labels),
                     metric_value(text, "nv_cache_num_misses_per_model", labels))
 
@@ -486,11 +489,14 @@ def test_statistics_and_metrics_count_hits_and_misses(pair):
         # Two hits; every miss counted once; the bypass in neither.
         assert delta == [2, misses, 2, misses, 2, misses], (before, after)
         text = client.metrics()
-        for family in ("brigade_cache_hits_total", "brigade_cache_misses_total",
-                       "nv_cache_num_hits_per_model", "nv_cache_num_misses_per_model",
+        for family in ("nv_cache_num_hits_per_model", "nv_cache_num_misses_per_model",
                        "brigade_response_cache_lookups_total",
-                       "brigade_response_cache_hits_total"):
+                       "brigade_response_cache_hits_total",
+                       "brigade_response_cache_misses_total"):
             assert f"# TYPE {family} counter" in text, family
+        # One family per concept: no second, request-level copy of the hit and miss counts.
+        assert "brigade_cache_hits_total" not in text
+        assert "brigade_cache_misses_total" not in text
         # The cache's own families: by tier, with the byte use and the Redis tier's health.
         model = {"model": "ident"}
         assert metric_value(text, "brigade_response_cache_hits_total",
