@@ -31,6 +31,7 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "observe/dashboard_page.h"
+#include "observe/failure_reason.h"
 #include "observe/loopback_http_server.h"
 #include "observe/model_stats.h"
 #include "observe/request_metrics.h"
@@ -198,7 +199,7 @@ class Fixture {
     if (status.ok()) {
       model.stats->RecordSuccess(total_ns);
     } else {
-      model.stats->RecordFailure(total_ns);
+      model.stats->RecordFailure(FailureReasonOf(status), total_ns);
     }
     model.metrics->RecordRequest(Protocol::kHttp, OutcomeFromStatus(status), clock);
     return response;

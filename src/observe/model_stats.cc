@@ -13,7 +13,10 @@ ModelStats::ModelStats(std::string name, std::string version, int max_batch_size
       max_batch_size_(std::max(1, max_batch_size)) {}
 
 void ModelStats::RecordSuccess(int64_t request_ns) { success_.Add(1, request_ns); }
-void ModelStats::RecordFailure(int64_t request_ns) { fail_.Add(1, request_ns); }
+void ModelStats::RecordFailure(FailureReason reason, int64_t request_ns) {
+  fail_.Add(1, request_ns);
+  fail_by_reason_[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+}
 void ModelStats::RecordQueue(int64_t queue_ns) { queue_.Add(1, queue_ns); }
 void ModelStats::RecordCacheHit(int64_t lookup_ns) { cache_hit_.Add(1, lookup_ns); }
 void ModelStats::RecordCacheMiss(int64_t lookup_ns) { cache_miss_.Add(1, lookup_ns); }
@@ -45,6 +48,9 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
   out.inference_stats = {success_.Read(),       fail_.Read(),          queue_.Read(),
                          compute_input_.Read(), compute_infer_.Read(), compute_output_.Read(),
                          cache_hit_.Read(),     cache_miss_.Read()};
+  for (int i = 0; i < kNumFailureReasons; ++i) {
+    out.fail_by_reason[i] = fail_by_reason_[i].load(std::memory_order_relaxed);
+  }
   for (int size = 1; size <= max_batch_size_; ++size) {
     const BatchRow& row = batches_[size];
     const StatDuration infer = row.infer.Read();

@@ -4,7 +4,9 @@
 // ModelStats: the counters behind the statistics extension (Triton's field names and meaning)
 // for one loaded model version.
 //
-//   success / fail   requests answered OK / with an error; ns = arrival (t0) to answer
+//   success / fail   requests answered OK / with an error; ns = arrival (t0) to answer;
+//                    failures also by reason (failure_reason.h: REJECTED, CANCELED, BACKEND,
+//                    OTHER), for nv_inference_request_failure{reason}
 //   queue            time from queue enter to leave (requests that reached the queue)
 //   compute_input    batch assembly: gathering request tensors into the batch inputs
 //   compute_infer    the backend's Execute
@@ -20,12 +22,14 @@
 // thread; Snapshot() reads a consistent-enough view without stopping writers (each counter is
 // read atomically, the set of counters is not a transaction, exactly like Triton's).
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "observe/failure_reason.h"
 #include "observe/latency_stage.h"
 
 namespace brigade::observe {
@@ -52,6 +56,8 @@ struct ModelStatsSnapshot {
   uint64_t inference_count = 0;
   uint64_t execution_count = 0;
   InferStatsSnapshot inference_stats;
+  // inference_stats.fail.count split by FailureReason (index = the enum's value); sums to it.
+  std::array<uint64_t, kNumFailureReasons> fail_by_reason{};
   std::vector<BatchStatsSnapshot> batch_stats;  // only sizes that ran, ascending
   // Brigade's addition: percentiles of each stage t0..t5 (filled by the server from its request
   // metrics; empty when the version has served nothing).
@@ -64,7 +70,7 @@ class ModelStats {
   ModelStats(std::string name, std::string version, int max_batch_size);
 
   void RecordSuccess(int64_t request_ns);
-  void RecordFailure(int64_t request_ns);
+  void RecordFailure(FailureReason reason, int64_t request_ns);
   void RecordQueue(int64_t queue_ns);
   void RecordCacheHit(int64_t lookup_ns);
   void RecordCacheMiss(int64_t lookup_ns);
@@ -101,6 +107,7 @@ class ModelStats {
   std::atomic<uint64_t> execution_count_{0};
   Duration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_, cache_hit_,
       cache_miss_;
+  std::array<std::atomic<uint64_t>, kNumFailureReasons> fail_by_reason_{};
   // Index = batch size; sized max_batch_size + 1 at construction, never resized.
   std::unique_ptr<BatchRow[]> batches_;
   const int max_batch_size_;

@@ -34,6 +34,22 @@ TEST(ModelStatsTest, CacheHitsCountAsSuccessButNotInference) {
   EXPECT_TRUE(snap.batch_stats.empty());
 }
 
+TEST(ModelStatsTest, FailuresAreCountedInTotalAndByReason) {
+  ModelStats stats("m", "1", 0);
+  stats.RecordFailure(FailureReason::kRejected, 10);
+  stats.RecordFailure(FailureReason::kRejected, 20);
+  stats.RecordFailure(FailureReason::kBackend, 30);
+  stats.RecordFailure(FailureReason::kCanceled, 40);
+  const ModelStatsSnapshot snap = stats.Snapshot();
+  EXPECT_EQ(snap.inference_stats.fail.count, 4u);
+  EXPECT_EQ(snap.inference_stats.fail.ns, 100u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kRejected)], 2u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kCanceled)], 1u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kBackend)], 1u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kOther)], 0u);
+  EXPECT_EQ(snap.inference_stats.success.count, 0u);
+}
+
 TEST(ModelStatsTest, BatchSizesBeyondTheTableAreClamped) {
   ModelStats stats("m", "1", 2);
   stats.RecordExecution(9, 1, 1, 1, 1);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "observe/failure_reason.h"
 #include "observe/prometheus_text.h"
 
 namespace brigade::observe {
@@ -22,11 +23,9 @@ uint64_t Micros(uint64_t ns) { return ns / 1000; }
 void AppendTritonMetrics(std::span<const ModelStatsSnapshot> models,
                          const RequestMetrics* request_metrics, std::string* out) {
   if (models.empty()) return;
-  const std::array<CounterField, 11> fields = {{
+  const std::array<CounterField, 10> fields = {{
       {"nv_inference_request_success", "Number of successful inference requests, all batch sizes",
        [](const ModelStatsSnapshot& s) { return s.inference_stats.success.count; }},
-      {"nv_inference_request_failure", "Number of failed inference requests, all batch sizes",
-       [](const ModelStatsSnapshot& s) { return s.inference_stats.fail.count; }},
       {"nv_inference_count", "Number of inferences performed (does not include cached requests)",
        [](const ModelStatsSnapshot& s) { return s.inference_count; }},
       {"nv_inference_exec_count",
@@ -57,6 +56,18 @@ void AppendTritonMetrics(std::span<const ModelStatsSnapshot> models,
     for (const ModelStatsSnapshot& model : models) {
       const LabelPair labels[] = {{"model", model.name}, {"version", model.version}};
       writer.Sample(field.name, labels, field.value(model));
+    }
+  }
+  // Failures by reason: every reason's series for every model version, zeros included (Triton
+  // creates them with the model), so rate() over a reason works from its first failure on.
+  writer.Family("nv_inference_request_failure",
+                "Number of failed inference requests, all batch sizes", MetricType::kCounter);
+  for (const ModelStatsSnapshot& model : models) {
+    for (int i = 0; i < kNumFailureReasons; ++i) {
+      const LabelPair labels[] = {{"model", model.name},
+                                  {"version", model.version},
+                                  {"reason", FailureReasonName(static_cast<FailureReason>(i))}};
+      writer.Sample("nv_inference_request_failure", labels, model.fail_by_reason[i]);
     }
   }
   if (request_metrics == nullptr) return;

@@ -5,7 +5,11 @@
 // written for Triton keep working against Brigade. Written from the statistics-extension
 // snapshots at scrape time; nothing extra happens on the request path.
 //
-//   nv_inference_request_success / _failure        counter  requests (cache hits included)
+//   nv_inference_request_success                   counter  requests (cache hits included)
+//   nv_inference_request_failure{reason}           counter  failed requests by Triton's reason:
+//                                                           REJECTED, CANCELED, BACKEND, OTHER
+//                                                           (failure_reason.h); all four series
+//                                                           per model version, as Triton
 //   nv_inference_count / nv_inference_exec_count   counter  rows executed / backend executions
 //   nv_inference_request_duration_us               counter  cumulative t0 → answer of the
 //                                                           successful requests, µs (as Triton)
@@ -14,11 +18,9 @@
 //   nv_cache_num_hits_per_model / _misses_per_model counter
 //   nv_inference_pending_request_count             gauge    queue length (from RequestMetrics)
 //
-// Labels: model, version. Triton's names break Prometheus conventions (no `_total`, µs), so
-// `promtool check metrics` reports lint warnings for exactly these families; the brigade_*
-// families are the conventional ones. Triton's `reason` label on failures is not reproduced:
-// ModelStats does not split failures by reason (brigade_requests_total{outcome} does).
-// A pure function; thread-safe.
+// Labels: model, version (and reason on failures). Triton's names break Prometheus conventions
+// (no `_total`, µs), so `promtool check metrics` reports lint warnings for exactly these
+// families; the brigade_* families are the conventional ones. A pure function; thread-safe.
 
 #include <span>
 #include <string>

@@ -4,6 +4,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "observe/failure_reason.h"
 
 namespace brigade::schedule {
 
@@ -77,22 +78,27 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   if (metrics_ != nullptr) metrics_->busy_instances().Increment();
   const absl::Status executed = instance->Execute(inputs, &outputs);
   if (metrics_ != nullptr) metrics_->busy_instances().Decrement();
-  BRIGADE_RETURN_IF_ERROR(executed);
+  // Failures of the model itself (here and its outputs below) count as Triton's BACKEND.
+  if (!executed.ok()) return observe::WithFailureReason(executed, observe::FailureReason::kBackend);
   const int64_t infer_end_ns = clock_->NowNs();
   if (metrics_ != nullptr) metrics_->RecordBatch(rows);
   inputs.clear();  // release batch buffers before building responses
 
   if (outputs.size() != signature_->outputs.size()) {
-    return absl::InternalError(StrCat("model '", model_name_, "' returned ", outputs.size(),
-                                      " outputs, its signature declares ",
-                                      signature_->outputs.size()));
+    return observe::WithFailureReason(
+        absl::InternalError(StrCat("model '", model_name_, "' returned ", outputs.size(),
+                                   " outputs, its signature declares ",
+                                   signature_->outputs.size())),
+        observe::FailureReason::kBackend);
   }
   const bool batched = max_batch_size_ > 0;
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (batched && (outputs[o].shape().empty() || outputs[o].shape()[0] != rows)) {
-      return absl::InternalError(
-          StrCat("model '", model_name_, "' output '", signature_->outputs[o].name, "' has shape ",
-                 ShapeToString(outputs[o].shape()), " for a batch of ", rows, " rows"));
+      return observe::WithFailureReason(
+          absl::InternalError(StrCat(
+              "model '", model_name_, "' output '", signature_->outputs[o].name, "' has shape ",
+              ShapeToString(outputs[o].shape()), " for a batch of ", rows, " rows")),
+          observe::FailureReason::kBackend);
     }
   }
 

@@ -11,6 +11,7 @@
 #include "cache/cache_metrics.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "observe/failure_reason.h"
 #include "repo/model_repository.h"
 #include "schedule/scheduler_metrics.h"
 #include "server/default_backends.h"
@@ -98,7 +99,9 @@ class InferenceServer::Impl {
     std::shared_ptr<observe::ModelStats> stats = (*model)->stats_ptr();
     absl::Status valid = PrepareRequest(**model, request.get());
     if (!valid.ok()) {
-      stats->RecordFailure(options_.clock->NowNs() - request->clock.at(Stage::kArrival));
+      // A request that fails validation is Triton's OTHER whatever its code.
+      stats->RecordFailure(observe::FailureReason::kOther,
+                           options_.clock->NowNs() - request->clock.at(Stage::kArrival));
       request->Complete(valid);
       return;
     }
@@ -117,7 +120,7 @@ class InferenceServer::Impl {
           if (result.ok()) {
             stats->RecordSuccess(elapsed_ns);
           } else {
-            stats->RecordFailure(elapsed_ns);
+            stats->RecordFailure(observe::FailureReasonOf(result.status()), elapsed_ns);
           }
           if (metrics != nullptr) metrics->in_flight().Decrement();
           reply(std::move(result));

@@ -88,6 +88,88 @@ TEST_F(InferenceServerTest, BadRequestsFailWithoutHarmingOthers) {
   EXPECT_EQ((*stats)[0].inference_stats.success.count, 1u);
 }
 
+// add_sub whose inputs differ in type: every request passes validation and then fails in the
+// backend's Execute (add_sub needs both inputs of one type).
+constexpr char kMismatchedAddSubConfig[] = R"pb(
+  backend: "brigade"
+  max_batch_size: 0 input
+  [ {
+    name: "INPUT0"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }
+    , {
+      name: "INPUT1"
+      data_type: TYPE_INT32
+      dims: [ 4 ]
+    }] output
+  [ {
+    name: "OUTPUT0"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }
+    , {
+      name: "OUTPUT1"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }]
+  parameters {
+    key: "op"
+    value { string_value: "add_sub" }
+  }
+)pb";
+
+uint64_t Failures(const observe::ModelStatsSnapshot& stats, observe::FailureReason reason) {
+  return stats.fail_by_reason[static_cast<size_t>(reason)];
+}
+
+TEST_F(InferenceServerTest, FailuresAreCountedByTritonsReason) {
+  using observe::FailureReason;
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  repo_.AddModel("mismatched", kMismatchedAddSubConfig);
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  // OTHER: fails validation (a missing input).
+  auto invalid = AddSub("simple", 1, 1, 1);
+  invalid->inputs.pop_back();
+  EXPECT_EQ(RunInfer(*server, std::move(invalid)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // REJECTED: its deadline passed before it could be queued.
+  auto late = AddSub("simple", 1, 1, 1);
+  late->deadline = Deadline::AtNs(1);
+  EXPECT_EQ(RunInfer(*server, std::move(late)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  // CANCELED: the client went away before it ran.
+  auto cancelled = AddSub("simple", 1, 1, 1);
+  cancelled->cancel = std::make_shared<CancelFlag>();
+  cancelled->cancel->Cancel();
+  EXPECT_EQ(RunInfer(*server, std::move(cancelled)).status().code(), absl::StatusCode::kCancelled);
+  // BACKEND: valid, and the model's Execute fails (with the same code validation uses).
+  const std::vector<float> floats = {1, 2, 3, 4};
+  const std::vector<int32_t> ints = {1, 2, 3, 4};
+  auto mismatched = std::make_unique<InferRequest>();
+  mismatched->model_name = "mismatched";
+  mismatched->inputs.push_back({"INPUT0", *Tensor::FromValues<float>({4}, floats), {}});
+  mismatched->inputs.push_back({"INPUT1", *Tensor::FromValues<int32_t>({4}, ints), {}});
+  EXPECT_EQ(RunInfer(*server, std::move(mismatched)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  auto simple = server->Statistics("simple", 1);
+  ASSERT_TRUE(simple.ok()) << simple.status();
+  EXPECT_EQ((*simple)[0].inference_stats.fail.count, 3u);
+  EXPECT_EQ(Failures((*simple)[0], FailureReason::kOther), 1u);
+  EXPECT_EQ(Failures((*simple)[0], FailureReason::kRejected), 1u);
+  EXPECT_EQ(Failures((*simple)[0], FailureReason::kCanceled), 1u);
+  EXPECT_EQ(Failures((*simple)[0], FailureReason::kBackend), 0u);
+  auto broken = server->Statistics("mismatched", 1);
+  ASSERT_TRUE(broken.ok()) << broken.status();
+  EXPECT_EQ(Failures((*broken)[0], FailureReason::kBackend), 1u);
+  EXPECT_EQ((*broken)[0].inference_stats.fail.count, 1u);
+  EXPECT_NE(server->MetricsText().find("nv_inference_request_failure{model=\"mismatched\","
+                                       "version=\"1\",reason=\"BACKEND\"} 1\n"),
+            std::string::npos);
+}
+
 TEST_F(InferenceServerTest, MetadataDescribesTheModelAsClientsSeeIt) {
   repo_.AddModel("simple", testing::kAddSubConfig, {1, 2});
   auto server = Start();

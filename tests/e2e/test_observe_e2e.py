@@ -203,6 +203,32 @@ def test_metrics_pass_promtool_and_count_requests_by_protocol_and_outcome(server
     assert metric_value(text, "nv_inference_request_success", model="identity") >= 8
 
 
+def test_triton_failure_counter_is_split_by_reason(server):
+    reasons = ("REJECTED", "CANCELED", "BACKEND", "OTHER")
+
+    def failures():
+        _, _, body = http_get(server.http_url + "/metrics")
+        text = body.decode()
+        return {reason: metric_value(text, "nv_inference_request_failure", model="identity",
+                                     version="1", reason=reason) for reason in reasons}
+
+    before = failures()
+    # Every reason has its series from the start, as Triton creates them with the model.
+    assert all(value is not None for value in before.values()), before
+    # OTHER: the server's validation refuses an input the model does not have.
+    unknown_input = {"inputs": [dict(IDENTITY_BODY["inputs"][0], name="NOT_AN_INPUT")]}
+    status, _, body = post_json(server.http_url + "/v2/models/identity/infer", unknown_input)
+    assert status == 400, body
+    # REJECTED: a 1 us timeout has passed before the scheduler can queue the request.
+    late = dict(IDENTITY_BODY, parameters={"timeout": 1})
+    status, _, _ = post_json(server.http_url + "/v2/models/identity/infer", late)
+    assert status >= 400
+    # Counted before the answer is sent, so the next scrape has them.
+    after = failures()
+    delta = {reason: after[reason] - before[reason] for reason in reasons}
+    assert delta == {"REJECTED": 1, "CANCELED": 0, "BACKEND": 0, "OTHER": 1}, (before, after)
+
+
 def test_statistics_extension_carries_the_stage_summary(server):
     assert infer_http(server) == 200
     status, _, body = http_get(server.http_url + "/v2/models/identity/stats")
