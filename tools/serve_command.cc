@@ -143,7 +143,9 @@ int RunServe(const ServeFlags& flags) {
   std::unique_ptr<serve::KServeHttpHandler> http_handler;
   std::unique_ptr<serve::HttpServer> http;
   if (flags.allow_http) {
-    http_handler = std::make_unique<serve::KServeHttpHandler>(server->get());
+    serve::KServeHttpHandler::Options handler_options;
+    handler_options.max_inflated_body_bytes = static_cast<size_t>(flags.http_max_input_size);
+    http_handler = std::make_unique<serve::KServeHttpHandler>(server->get(), handler_options);
     serve::HttpServer::Options http_options;
     http_options.address = flags.http_address;
     http_options.port = flags.http_port;

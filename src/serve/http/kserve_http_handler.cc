@@ -10,6 +10,7 @@
 #include "observe/dashboard_page.h"
 #include "observe/prometheus_text.h"
 #include "observe/trace_context.h"
+#include "serve/http/content_coding.h"
 #include "serve/http/infer_request_decoder.h"
 #include "serve/http/infer_response_encoder.h"
 #include "serve/http/kserve_route.h"
@@ -27,6 +28,10 @@ using InferSentCallback = std::function<void(const InferResponse&, const SentInf
 
 // How long a cache invalidation waits for Redis before answering with its error.
 constexpr int64_t kInvalidateWaitNs = 2'000'000'000;
+// Answers smaller than this go uncompressed whatever Accept-Encoding says (RFC 9110 lets a server
+// choose identity): gzip's framing alone is 18 bytes, and a small body gains nothing worth the
+// time on a latency-first path.
+constexpr size_t kMinCompressedBytes = 1024;
 
 // A status-code-only answer (health, readiness, load/unload success), as Triton sends them.
 HttpResponse CodeOnly(int status) {
@@ -87,8 +92,25 @@ HttpResponse InferErrorResponse(const absl::Status& status, InferReport report) 
 }
 
 // Runs on the connection's io thread once the server answered an inference request.
+// Compresses a built answer in `coding` (the client's Accept-Encoding), unless it is small enough
+// that a compressed copy would save nothing worth the time.
+void CompressResponse(ContentCoding coding, HttpResponse* response) {
+  if (coding == ContentCoding::kIdentity || response->content_length() < kMinCompressedBytes) {
+    return;
+  }
+  std::vector<std::span<const std::byte>> pieces;
+  pieces.reserve(1 + response->body_parts.size());
+  pieces.push_back(std::as_bytes(std::span<const char>(response->body)));
+  pieces.insert(pieces.end(), response->body_parts.begin(), response->body_parts.end());
+  response->body = DeflateBody(coding, pieces);
+  response->body_parts.clear();
+  response->headers.push_back({"Content-Encoding", std::string(ContentCodingName(coding))});
+  response->headers.push_back({"Vary", "Accept-Encoding"});
+}
+
 HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
-                                const OutputEncoding& encoding, int64_t arrival_ns,
+                                const OutputEncoding& encoding, ContentCoding coding,
+                                int64_t arrival_ns,
                                 const std::shared_ptr<const InferSentCallback>& on_sent,
                                 InferReport report) {
   if (!result.ok()) return InferErrorResponse(result.status(), std::move(report));
@@ -108,6 +130,7 @@ HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
     response.headers.push_back({"Content-Type", "application/json"});
   }
   response.body = std::move(encoded->json);
+  CompressResponse(coding, &response);
   response.on_sent = [owned, on_sent, report = std::move(report)](const SentInfo& sent) mutable {
     if (sent.ok) owned->clock.Mark(Stage::kSent, sent.sent_ns);
     if (*on_sent) (*on_sent)(*owned, sent);
@@ -135,6 +158,9 @@ absl::StatusOr<std::unique_ptr<KServeHttpHandler>> KServeHttpHandler::Create(
   if (server == nullptr) return absl::InvalidArgumentError("server must not be null");
   if (options.max_queued_repository_requests == 0) {
     return absl::InvalidArgumentError("max_queued_repository_requests must be > 0");
+  }
+  if (options.max_inflated_body_bytes == 0) {
+    return absl::InvalidArgumentError("max_inflated_body_bytes must be > 0");
   }
   return std::make_unique<KServeHttpHandler>(server, std::move(options));
 }
@@ -241,12 +267,15 @@ size_t KServeHttpHandler::AlignedBodyOffset(const HttpRequest& head) {
 
 void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder,
                                     std::string_view model, std::string_view version) {
-  if (std::optional<std::string_view> encoding = request.Header("Content-Encoding");
-      encoding && !EqualsIgnoreCase(*encoding, "identity")) {
-    responder.Send(HttpResponse::Json(
-        415, EncodeError(StrCat("Content-Encoding '", *encoding,
-                                "' is not supported; send the body uncompressed"))));
-    return;
+  std::optional<ContentCoding> coding = ContentCoding::kIdentity;
+  if (std::optional<std::string_view> header = request.Header("Content-Encoding")) {
+    coding = ParseContentEncoding(*header);
+    if (!coding) {
+      responder.Send(HttpResponse::Json(
+          415, EncodeError(StrCat("Content-Encoding '", *header,
+                                  "' is not supported; send gzip, deflate or identity"))));
+      return;
+    }
   }
   InferReport report;  // see InferReport for where it goes from here
   report.observer = server_->observer();
@@ -255,11 +284,27 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   report.parent =
       observe::ExtractTraceContext(request.Header("traceparent"), request.Header("tracestate"));
   report.request.clock.Mark(Stage::kArrival, request.arrival_ns);
+  std::shared_ptr<BodyBuffer> body = request.body;
+  if (*coding != ContentCoding::kIdentity) {
+    // Inference-Header-Content-Length counts the uncompressed body: align that body's binary
+    // section, as the transport aligned the compressed one. Inflating is part of decoding.
+    absl::StatusOr<std::shared_ptr<BodyBuffer>> inflated = InflateBody(
+        *coding, body->bytes(), options_.max_inflated_body_bytes, AlignedBodyOffset(request));
+    if (!inflated.ok()) {
+      report.request.clock.Mark(Stage::kDecoded, server_->clock()->NowNs());
+      responder.Send(InferErrorResponse(
+          absl::Status(inflated.status().code(),
+                       StrCat("model '", model, "': ", inflated.status().message())),
+          std::move(report)));
+      return;
+    }
+    body = *std::move(inflated);
+  }
   HttpInferInput input;
   input.model_name = model;
   input.model_version = version;
   input.header_length = request.Header(kInferenceHeaderContentLength);
-  input.body = request.body;
+  input.body = std::move(body);
   input.arrival_ns = request.arrival_ns;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(input);
   const int64_t decoded_ns = server_->clock()->NowNs();
@@ -278,12 +323,14 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   responder.OnCancel([cancel] { cancel->Cancel(); });
   infer->on_complete = [responder = std::move(responder),
                         encoding = OutputEncoding::FromRequest(*infer),
+                        coding = NegotiateResponseCoding(request.Header("Accept-Encoding")),
                         arrival_ns = request.arrival_ns, on_sent = on_sent_,
                         report = std::move(report)](absl::StatusOr<InferResponse> result) mutable {
     // Encoding happens on the io thread, not on the instance thread that answered.
-    responder.SendFrom([result = std::move(result), encoding = std::move(encoding), arrival_ns,
-                        on_sent = std::move(on_sent), report = std::move(report)]() mutable {
-      return BuildInferResponse(std::move(result), encoding, arrival_ns, on_sent,
+    responder.SendFrom([result = std::move(result), encoding = std::move(encoding), coding,
+                        arrival_ns, on_sent = std::move(on_sent),
+                        report = std::move(report)]() mutable {
+      return BuildInferResponse(std::move(result), encoding, coding, arrival_ns, on_sent,
                                 std::move(report));
     });
   };

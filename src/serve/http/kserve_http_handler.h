@@ -17,7 +17,11 @@
 //     whole StageClock is then passed to Options::on_infer_sent.
 //   * Repository load/unload block until done, so they run on a dedicated worker thread; when
 //     `max_queued_repository_requests` are already waiting the answer is 503 at once.
-//   * Content-Encoding other than identity is refused with 415 (gzip/deflate not supported).
+//   * Compression, as Triton: an inference request body may be gzip or deflate (Content-Encoding;
+//     inflated up to `max_inflated_body_bytes`, beyond which it gets 413; a corrupt one 400; any
+//     other coding 415), and an inference response is compressed in the best coding the
+//     request's Accept-Encoding allows, when it is 1 KiB or larger. The binary extension's
+//     Inference-Header-Content-Length counts the uncompressed body both ways (content_coding.h).
 //
 // Thread safety: Handle() is called concurrently from the io threads; the handler is immutable
 // after Create apart from the worker's queue. Lifetime: `server` is borrowed and must outlive the
@@ -41,6 +45,9 @@ class KServeHttpHandler final : public HttpHandler {
   struct Options {
     // Load/unload requests that may wait for the repository worker before new ones get 503.
     size_t max_queued_repository_requests = 8;
+    // Largest inference request body after inflating a compressed one (the transport's
+    // max_body_bytes only sees the compressed size). Triton's default input limit: 64 MiB.
+    size_t max_inflated_body_bytes = size_t{64} << 20;
     // Called on an io thread after an inference response was written (`sent.ok`) or could not be,
     // with the response whose StageClock holds t0..t5. Optional; must be cheap and thread-safe.
     std::function<void(const InferResponse& response, const SentInfo& sent)> on_infer_sent;

@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "serve/http/content_coding.h"
 #include "serve/http/http_server.h"
 #include "serve/http/http_test_client.h"
 #include "serve/http/metrics_http_handler.h"
@@ -60,6 +61,7 @@ class KServeHttpHandlerTest : public ::testing::Test {
     server_ = *std::move(server);
 
     KServeHttpHandler::Options handler_options;
+    handler_options.max_inflated_body_bytes = max_inflated_body_bytes_;
     handler_options.on_infer_sent = [this](const InferResponse& response, const SentInfo& sent) {
       absl::MutexLock lock(&mu_);
       sent_.push_back({response.clock, sent.ok});
@@ -96,6 +98,7 @@ class KServeHttpHandlerTest : public ::testing::Test {
     return sent_;
   }
 
+  size_t max_inflated_body_bytes_ = size_t{64} << 20;
   brigade::testing::TempRepository repo_;
   std::unique_ptr<InferenceServer> server_;
   std::unique_ptr<KServeHttpHandler> handler_;
@@ -223,11 +226,113 @@ TEST_F(KServeHttpHandlerTest, BadInferenceRequestsGetProtocolErrors) {
   EXPECT_THAT(wrong_shape.body, HasSubstr("INPUT0"));
 
   EXPECT_EQ(Call(PostRequest("/v2/models/simple/versions/abc/infer", AddSubJson())).status, 400);
-  EXPECT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson(), "Content-Encoding: gzip\r\n"))
-                .status,
-            415);
+  ClientResponse unknown_coding =
+      Call(PostRequest("/v2/models/simple/infer", AddSubJson(), "Content-Encoding: br\r\n"));
+  EXPECT_EQ(unknown_coding.status, 415);
+  EXPECT_THAT(unknown_coding.body, HasSubstr("'br'"));
+  ClientResponse not_gzip =
+      Call(PostRequest("/v2/models/simple/infer", AddSubJson(), "Content-Encoding: gzip\r\n"));
+  EXPECT_EQ(not_gzip.status, 400);
+  EXPECT_THAT(not_gzip.body, HasSubstr("model 'simple'"));
+  EXPECT_THAT(not_gzip.body, HasSubstr("not valid gzip data"));
   // The connection is still good after all of that.
   EXPECT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 200);
+}
+
+std::string Compressed(ContentCoding coding, std::string_view body) {
+  const std::span<const std::byte> pieces[] = {
+      std::as_bytes(std::span<const char>(body.data(), body.size()))};
+  return DeflateBody(coding, pieces);
+}
+
+std::string Inflated(ContentCoding coding, std::string_view body) {
+  absl::StatusOr<std::shared_ptr<BodyBuffer>> inflated = InflateBody(
+      coding, std::as_bytes(std::span<const char>(body.data(), body.size())), size_t{64} << 20, 0);
+  EXPECT_TRUE(inflated.ok()) << inflated.status();
+  return inflated.ok() ? std::string((*inflated)->view()) : "";
+}
+
+TEST_F(KServeHttpHandlerTest, CompressedRequestBodiesAreInflatedBeforeDecoding) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  Start();
+  const ClientResponse plain = Call(PostRequest("/v2/models/simple/infer", AddSubJson()));
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  for (ContentCoding coding : {ContentCoding::kGzip, ContentCoding::kDeflate}) {
+    const ClientResponse response =
+        Call(PostRequest("/v2/models/simple/infer", Compressed(coding, AddSubJson()),
+                         StrCat("Content-Encoding: ", ContentCodingName(coding), "\r\n")));
+    ASSERT_EQ(response.status, 200) << response.body;
+    EXPECT_EQ(response.body, plain.body) << ContentCodingName(coding);
+  }
+
+  // Binary tensors: Inference-Header-Content-Length counts the uncompressed body.
+  const std::string json =
+      R"({"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"INT32","parameters":{"binary_data_size":64}},)"
+      R"({"name":"INPUT1","shape":[1,16],"datatype":"INT32","parameters":{"binary_data_size":64}}]})";
+  std::string body = json;
+  std::vector<int32_t> a(16, 5), b(16, 2);
+  body.append(reinterpret_cast<const char*>(a.data()), 64);
+  body.append(reinterpret_cast<const char*>(b.data()), 64);
+  const ClientResponse binary = Call(PostRequest(
+      "/v2/models/simple/infer", Compressed(ContentCoding::kGzip, body),
+      StrCat("Content-Encoding: gzip\r\nInference-Header-Content-Length: ", json.size(), "\r\n")));
+  ASSERT_EQ(binary.status, 200) << binary.body;
+  EXPECT_THAT(binary.body, HasSubstr(StrCat(R"("name":"OUTPUT0","datatype":"INT32",)",
+                                            R"("shape":[1,16],"data":[)", Repeated(7, 16))));
+}
+
+TEST_F(KServeHttpHandlerTest, ACompressedBodyThatInflatesPastTheLimitGets413) {
+  repo_.AddModel("simple", brigade::testing::kAddSubConfig);
+  max_inflated_body_bytes_ = 4096;
+  Start();
+  // 64 KiB of spaces after valid JSON: tiny compressed, far past the limit once inflated.
+  const ClientResponse response =
+      Call(PostRequest("/v2/models/simple/infer",
+                       Compressed(ContentCoding::kGzip, AddSubJson() + std::string(65536, ' ')),
+                       "Content-Encoding: gzip\r\n"));
+  EXPECT_EQ(response.status, 413);
+  EXPECT_THAT(response.body, HasSubstr("more than 4096 bytes"));
+  // A body within the limit still works on the same connection.
+  EXPECT_EQ(
+      Call(PostRequest("/v2/models/simple/infer", Compressed(ContentCoding::kGzip, AddSubJson()),
+                       "Content-Encoding: gzip\r\n"))
+          .status,
+      200);
+}
+
+TEST_F(KServeHttpHandlerTest, ResponsesAreCompressedWhenTheClientAcceptsItAndWorthIt) {
+  repo_.AddModel("echo", brigade::testing::kIdentityConfig);
+  Start();
+  const std::string big_request =
+      StrCat(R"({"inputs":[{"name":"INPUT0","shape":[1,1000],"datatype":"FP32","data":[)",
+             Repeated(3, 1000), "]}]}");
+  const ClientResponse plain = Call(PostRequest("/v2/models/echo/infer", big_request));
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(plain.headers.count("content-encoding"), 0u);
+  ASSERT_GE(plain.body.size(), 1024u);
+
+  const ClientResponse gzip = Call(
+      PostRequest("/v2/models/echo/infer", big_request, "Accept-Encoding: br;q=1, gzip;q=0.8\r\n"));
+  ASSERT_EQ(gzip.status, 200);
+  EXPECT_EQ(gzip.header("content-encoding"), "gzip");
+  EXPECT_EQ(gzip.header("vary"), "Accept-Encoding");
+  EXPECT_LT(gzip.body.size(), plain.body.size() / 4);
+  EXPECT_EQ(Inflated(ContentCoding::kGzip, gzip.body), plain.body);
+
+  const ClientResponse deflate = Call(
+      PostRequest("/v2/models/echo/infer", big_request, "Accept-Encoding: gzip;q=0, deflate\r\n"));
+  ASSERT_EQ(deflate.status, 200);
+  EXPECT_EQ(deflate.header("content-encoding"), "deflate");
+  EXPECT_EQ(Inflated(ContentCoding::kDeflate, deflate.body), plain.body);
+
+  // Below 1 KiB the answer goes as it is, whatever the client accepts.
+  const ClientResponse small = Call(
+      PostRequest("/v2/models/echo/infer",
+                  R"({"inputs":[{"name":"INPUT0","shape":[1,2],"datatype":"FP32","data":[1,2]}]})",
+                  "Accept-Encoding: gzip\r\n"));
+  ASSERT_EQ(small.status, 200);
+  EXPECT_EQ(small.headers.count("content-encoding"), 0u);
+  EXPECT_THAT(small.body, HasSubstr(R"("data":[1,2])"));
 }
 
 TEST_F(KServeHttpHandlerTest, ReportsStageStampsOnceWritten) {
