@@ -90,7 +90,12 @@ absl::StatusOr<std::unique_ptr<CacheManager>> CacheManager::Create(Options optio
 CacheManager::CacheManager(ConstructionTag, Options options, std::shared_ptr<Registry> registry)
     : options_(std::move(options)), registry_(std::move(registry)) {}
 
-CacheManager::~CacheManager() = default;
+CacheManager::~CacheManager() {
+  // While this still holds the Redis tier: a cache's call may hold it too, on one of its I/O
+  // threads (a store after a miss); once those threads are joined, no such call is left, so the
+  // tier is never released last (and destroyed) on one of them.
+  if (redis_ != nullptr) redis_->Close();
+}
 
 absl::StatusOr<std::shared_ptr<ResponseCache>> CacheManager::Configure(
     std::string_view model, const ResponseCacheOptions& options) {

@@ -96,7 +96,8 @@ class CacheManager {
  private:
   const Options options_;
   const std::shared_ptr<Registry> registry_;
-  // Sole owner: the caches hold it weakly, so it is always destroyed here, off its I/O threads.
+  // Sole owner: the caches hold it weakly and lock it only for a call; the destructor closes it
+  // before letting go, so it is always destroyed off its I/O threads (see redis_cache.h).
   std::shared_ptr<RedisCache> redis_;
 };
 

@@ -168,7 +168,9 @@ RedisCache::RedisCache(ConstructionTag, Options options, uint64_t origin,
                        std::shared_ptr<Counters> counters)
     : options_(std::move(options)), origin_(origin), counters_(std::move(counters)) {}
 
-RedisCache::~RedisCache() {
+RedisCache::~RedisCache() { Close(); }
+
+void RedisCache::Close() {
   // Answer the last callbacks while both clients are still whole (see redis_client.h).
   if (control_ != nullptr) control_->Close();
   if (data_ != nullptr) data_->Close();

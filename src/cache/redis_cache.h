@@ -26,8 +26,11 @@
 //
 // Threading: Get/Set/Invalidate may be called from any thread and never block; their callbacks,
 // `on_invalidation` and `on_resync` run on a client I/O thread (or inline, for immediate
-// refusals). Destroy it from a thread that is not one of its I/O threads; nothing inside it
-// keeps it alive, so holders that can be released on an I/O thread keep a weak_ptr.
+// refusals). Close it, and destroy it, from a thread that is not one of its I/O threads; nothing
+// inside it keeps it alive, so holders that can be released on an I/O thread keep a weak_ptr. A
+// holder may lock that weak_ptr for a call even inside a callback, so the owner calls Close()
+// before it lets go: the I/O threads are joined then, and a call that still holds the cache
+// cannot be the last to release it on one of them.
 
 #include <cstddef>
 #include <cstdint>
@@ -95,6 +98,7 @@ class RedisCache {
   };
 
   static absl::StatusOr<std::unique_ptr<RedisCache>> Create(Options options);
+  // Closes (see Close()) if not closed yet.
   ~RedisCache();
 
   RedisCache(const RedisCache&) = delete;
@@ -115,6 +119,9 @@ class RedisCache {
   // Writes `value` (EncodeCachedValue) for `ttl_ms`. `done` (optional) gets the outcome.
   void Set(const CacheKey& key, std::string value, int64_t ttl_ms, DoneCallback done = nullptr);
   void Invalidate(const InvalidationScope& scope, DoneCallback done);
+  // Closes both clients (redis_client.h): outstanding callbacks are answered UNAVAILABLE and the
+  // I/O threads joined; later calls are refused at once. Idempotent; never from an I/O thread.
+  void Close();
 
   std::string KeyName(const CacheKey& key) const;
   // The SCAN MATCH pattern selecting `scope`'s keys (glob characters in names escaped).

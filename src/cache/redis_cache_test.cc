@@ -263,8 +263,9 @@ TEST_F(RedisCacheTest, PausedRedisAnswersWithinTheTimeoutAndOpensTheBreaker) {
 
 class ManagerTest : public RedisCacheTest {
  protected:
-  std::unique_ptr<CacheManager> MakeManager() {
+  std::unique_ptr<CacheManager> MakeManager(int64_t (*wall_now_ns)() = WallNowNs) {
     CacheManager::Options options;
+    options.wall_now_ns = wall_now_ns;
     options.redis_host = "127.0.0.1";
     options.redis_port = server_->port();
     options.redis_timeout_us = 100'000;
@@ -384,6 +385,47 @@ TEST_F(ManagerTest, RedisKilledUnderLoadCausesMissesNeverFailuresAndRecovers) {
   }
   EXPECT_TRUE(hit);
   EXPECT_GE(manager->RedisStats()->resyncs, 2u) << "resubscribed after the restart";
+}
+
+// Holds the first caller of GatedWallNowNs (a store, which asks for the time while it holds the
+// Redis tier) until released or until 100 ms passed, and tells the test it got there.
+struct StoreGate {
+  std::atomic<bool> armed{false};
+  absl::Notification entered;
+  absl::Notification released;
+};
+StoreGate* store_gate = nullptr;
+
+int64_t GatedWallNowNs() {
+  if (store_gate != nullptr && store_gate->armed.exchange(false)) {
+    store_gate->entered.Notify();
+    store_gate->released.WaitForNotificationWithTimeout(absl::Milliseconds(100));
+  }
+  return WallNowNs();
+}
+
+TEST_F(ManagerTest, ManagerDestroyedWhileAStoreHoldsRedisOnItsIoThreadShutsDownCleanly) {
+  StoreGate gate;
+  store_gate = &gate;
+  auto manager = MakeManager(GatedWallNowNs);
+  auto cache = *manager->Configure("m", TierOptions(Tier::kRedis));
+  gate.armed = true;
+  // A Redis miss runs the model on the Redis I/O thread, so the store that follows the answer
+  // runs there too, holding the Redis tier while it waits at the gate.
+  ASSERT_TRUE(Serve(*cache, 3).ok());
+  ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  // The manager lets go while the store still holds the tier. The store must not end up
+  // destroying it on that I/O thread (which would join the thread from itself and abort): it
+  // finishes against a closed tier, a failed store.
+  manager.reset();
+  gate.released.Notify();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (cache->Stats().redis.store_errors == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(cache->Stats().redis.store_errors, 1u);
+  EXPECT_EQ(runs_.load(), 1);
+  store_gate = nullptr;
 }
 
 TEST_F(ManagerTest, ReconfiguringWithOtherOptionsStartsAFreshCache) {
