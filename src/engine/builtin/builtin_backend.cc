@@ -39,11 +39,9 @@ void AddSub(const Tensor& a, const Tensor& b, Tensor* sum, Tensor* diff) {
 
 class BuiltinInstance final : public ModelInstance {
  public:
-  BuiltinInstance(std::string model_name, Settings settings, const ModelSignature* signature,
-                  std::shared_ptr<const void> keep_alive)
+  BuiltinInstance(std::string model_name, Settings settings, std::shared_ptr<const void> keep_alive)
       : model_name_(std::move(model_name)),
         settings_(settings),
-        signature_(signature),
         keep_alive_(std::move(keep_alive)) {}
 
   absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
@@ -84,7 +82,6 @@ class BuiltinInstance final : public ModelInstance {
  private:
   const std::string model_name_;
   const Settings settings_;
-  const ModelSignature* signature_;
   std::shared_ptr<const void> keep_alive_;
 };
 
@@ -96,7 +93,7 @@ class BuiltinModel final : public Model, public std::enable_shared_from_this<Bui
   const ModelSignature& signature() const override { return signature_; }
 
   absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions&) override {
-    return std::make_unique<BuiltinInstance>(name_, settings_, &signature_, shared_from_this());
+    return std::make_unique<BuiltinInstance>(name_, settings_, shared_from_this());
   }
 
  private:
@@ -141,6 +138,14 @@ absl::StatusOr<std::shared_ptr<Model>> BuiltinBackend::Load(const ModelLoadOptio
   if (signature.inputs.empty()) {
     return absl::InvalidArgumentError(StrCat(
         "model '", options.model_name, "': builtin models need their inputs declared in config"));
+  }
+  for (const TensorSpec& input : signature.inputs) {
+    if (input.optional) {
+      return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': input '",
+                                               input.name,
+                                               "' is optional in config, but builtin op '", op_name,
+                                               "' needs every input (it has no defaults)"));
+    }
   }
   if (settings.op == Op::kIdentity) {
     for (size_t i = 0; i < signature.inputs.size(); ++i) {
