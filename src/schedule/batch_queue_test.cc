@@ -15,7 +15,8 @@ std::unique_ptr<InferRequest> MakeRequest(std::string id, int rows, int width = 
   request->id = std::move(id);
   request->priority = priority;
   request->inputs.push_back({"x", *Tensor::Zeros(DataType::kFp32, {rows, width}), {}});
-  request->on_complete = [](absl::StatusOr<InferResponse>) {};
+  // No on_complete: the queue never answers requests, and these are dropped unanswered (an armed
+  // callback would trip InferRequest's destructor check in builds with assertions).
   return request;
 }
 
@@ -118,6 +119,39 @@ TEST(BatchQueueTest, OnlyShapeCompatibleRequestsShareABatch) {
   queue.Push(MakeRequest("c", 1, /*width=*/4), clock.NowNs());
   EXPECT_EQ(Ids(queue.Next(clock.NowNs()).batch), (std::vector<std::string>{"a", "c"}));
   EXPECT_EQ(Ids(queue.Next(clock.NowNs()).batch), (std::vector<std::string>{"b"}));
+}
+
+// Requests of a model with inputs "x" and an optional "bias"; without `bias` the request omits
+// it (an empty tensor in its place, as the request validator leaves it).
+std::unique_ptr<InferRequest> MakeBiasRequest(std::string id, int rows, bool bias) {
+  auto request = std::make_unique<InferRequest>();
+  request->id = std::move(id);
+  request->inputs.push_back({"x", *Tensor::Zeros(DataType::kFp32, {rows, 4}), {}});
+  request->inputs.push_back(
+      {"bias", bias ? *Tensor::Zeros(DataType::kFp32, {rows, 4}) : Tensor(), {}});
+  return request;
+}
+
+TEST(BatchQueueTest, RequestsWithAndWithoutAnOptionalInputNeverShareABatch) {
+  BatchQueue queue(Batching(8, 0));
+  FakeClock clock;
+  queue.Push(MakeBiasRequest("given1", 1, true), clock.NowNs());
+  queue.Push(MakeBiasRequest("omitted1", 2, false), clock.NowNs());
+  queue.Push(MakeBiasRequest("given2", 1, true), clock.NowNs());
+  queue.Push(MakeBiasRequest("omitted2", 1, false), clock.NowNs());
+  BatchQueue::Decision first = queue.Next(clock.NowNs());
+  EXPECT_EQ(Ids(first.batch), (std::vector<std::string>{"given1", "given2"}));
+  EXPECT_EQ(first.rows, 2);
+  BatchQueue::Decision second = queue.Next(clock.NowNs());
+  EXPECT_EQ(Ids(second.batch), (std::vector<std::string>{"omitted1", "omitted2"}));
+  EXPECT_EQ(second.rows, 3);
+}
+
+TEST(BatchQueueTest, RowsComeFromTheFirstGivenInput) {
+  InferRequest request;
+  request.inputs.push_back({"bias", Tensor(), {}});
+  request.inputs.push_back({"x", *Tensor::Zeros(DataType::kFp32, {3, 4}), {}});
+  EXPECT_EQ(RequestRows(request, 8), 3);
 }
 
 TEST(BatchQueueTest, HigherPriorityLevelsGoFirst) {
