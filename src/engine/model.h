@@ -35,10 +35,16 @@ namespace brigade::engine {
 
 // One input or output as the model sees it. `shape` is the full shape including the batch
 // dimension when the model batches; -1 marks a dimension that varies between calls.
+//
+// `optional` (inputs only), Triton's `optional: true`: in ModelLoadOptions::declared_inputs the
+// config lets requests omit the input; a backend whose model has no default for it (an ONNX
+// initializer, a forward() argument default) refuses the load naming the input. In a Model's
+// signature it says the model can run without the input, using its own default.
 struct TensorSpec {
   std::string name;
   DataType dtype = DataType::kInvalid;
   Shape shape;
+  bool optional = false;
 
   friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
 };
@@ -79,7 +85,9 @@ class ModelInstance {
  public:
   virtual ~ModelInstance() = default;
 
-  // Runs one batch. `inputs` are in signature().inputs order with concrete shapes; on success
+  // Runs one batch. `inputs` are in signature().inputs order with concrete shapes, except that an
+  // optional input the batch's requests omitted is an empty Tensor (Tensor::empty()), for which
+  // the model uses its default; on success
   // `outputs` holds one tensor per signature().outputs entry, in order, each with the batch rows
   // in input order. Errors name the model and the tensor at fault; the instance stays usable.
   virtual absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) = 0;

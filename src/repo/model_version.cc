@@ -36,8 +36,10 @@ template <typename ConfigTensors>
 std::vector<engine::TensorSpec> Declared(const ConfigTensors& tensors, bool batching) {
   std::vector<engine::TensorSpec> specs;
   for (const auto& tensor : tensors) {
-    specs.push_back(
-        {tensor.name(), FromConfigDataType(tensor.data_type()), ModelShape(tensor, batching)});
+    engine::TensorSpec spec{tensor.name(), FromConfigDataType(tensor.data_type()),
+                            ModelShape(tensor, batching)};
+    if constexpr (requires { tensor.optional(); }) spec.optional = tensor.optional();
+    specs.push_back(std::move(spec));
   }
   return specs;
 }
@@ -94,6 +96,12 @@ absl::StatusOr<std::vector<IoSpec>> Reconcile(std::string_view model, std::strin
     io.reshaped = declared->has_reshape();
     if constexpr (std::is_same_v<typename ConfigTensors::value_type, config::ModelInput>) {
       io.optional = declared->optional();
+      // The backend refuses this itself with its own reason; this catches one that does not.
+      if (io.optional && !spec.optional) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", model, "': input '", spec.name,
+                   "' is optional in config.pbtxt, but the model has no default for it"));
+      }
     }
     specs.push_back(std::move(io));
   }
@@ -246,18 +254,16 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
       std::unique_ptr<schedule::Scheduler> scheduler,
       schedule::Scheduler::Create(std::move(scheduler_options), std::move(model), stats));
   observe::ModelRequestMetrics* metrics = options.metrics;
-  auto loaded = std::make_shared<ModelVersion>(ConstructionTag(), options.version,
-                                        std::move(options.fingerprint), std::move(config),
-                                        std::move(inputs), std::move(outputs), std::move(stats),
-                                        std::move(scheduler));
+  auto loaded = std::make_shared<ModelVersion>(
+      ConstructionTag(), options.version, std::move(options.fingerprint), std::move(config),
+      std::move(inputs), std::move(outputs), std::move(stats), std::move(scheduler));
   loaded->metrics_ = metrics;
   return loaded;
 }
 
 ModelVersion::ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
                            config::ModelConfig config, std::vector<IoSpec> inputs,
-                           std::vector<IoSpec> outputs,
-                           std::shared_ptr<observe::ModelStats> stats,
+                           std::vector<IoSpec> outputs, std::shared_ptr<observe::ModelStats> stats,
                            std::unique_ptr<schedule::Scheduler> scheduler)
     : version_(version),
       fingerprint_(std::move(fingerprint)),

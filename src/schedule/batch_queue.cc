@@ -8,9 +8,13 @@
 namespace brigade::schedule {
 
 int RequestRows(const InferRequest& request, int max_batch_size) {
-  if (max_batch_size <= 0 || request.inputs.empty()) return 1;
-  const Shape& shape = request.inputs[0].tensor.shape();
-  return shape.empty() ? 1 : static_cast<int>(shape[0]);
+  if (max_batch_size <= 0) return 1;
+  for (const InferInput& input : request.inputs) {
+    if (input.tensor.empty()) continue;  // an omitted optional input
+    const Shape& shape = input.tensor.shape();
+    return shape.empty() ? 1 : static_cast<int>(shape[0]);
+  }
+  return 1;
 }
 
 std::unique_ptr<BatchPolicy> MakeBatchPolicy(const BatchQueueOptions& options) {
@@ -132,6 +136,9 @@ BatchQueue::Admission BatchQueue::Push(std::unique_ptr<InferRequest> request, in
 bool BatchQueue::Compatible(const InferRequest& a, const InferRequest& b) const {
   if (a.inputs.size() != b.inputs.size()) return false;
   for (size_t i = 0; i < a.inputs.size(); ++i) {
+    // Requests that omit an optional input run on its default; ones that give it cannot share
+    // that batch (there is nothing to concatenate the given rows with).
+    if (a.inputs[i].tensor.empty() != b.inputs[i].tensor.empty()) return false;
     const Shape& x = a.inputs[i].tensor.shape();
     const Shape& y = b.inputs[i].tensor.shape();
     if (x.size() != y.size() || a.inputs[i].tensor.dtype() != b.inputs[i].tensor.dtype()) {

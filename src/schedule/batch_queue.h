@@ -25,7 +25,8 @@
 //                               DEADLINE_EXCEEDED; DELAY: it moves behind every non-delayed
 //                               request of its level and runs later, never rejected.
 //   - a batch holds whole requests whose rows add up to at most max_batch_size, and only requests
-//     whose inputs agree on every non-batch dimension and type (the first request decides);
+//     whose inputs agree on every non-batch dimension and type and that give the same optional
+//     inputs (an omitted one is an empty tensor; the first request decides);
 //   - when to release the candidate batch, and how much of it, is the BatchPolicy's choice
 //     (batch_policy.h): FixedDelayPolicy reproduces Triton (full or preferred sizes at once,
 //     otherwise after max_queue_delay_us, cut to the largest preferred size that fits);
@@ -216,7 +217,8 @@ class BatchQueue {
   uint64_t delayed_total_ = 0;
 };
 
-// Rows a request contributes to a batch: dimension 0 of its first input when the model batches.
+// Rows a request contributes to a batch: dimension 0 of its first given input when the model
+// batches.
 int RequestRows(const InferRequest& request, int max_batch_size);
 
 // The policy `options` names.

@@ -60,6 +60,11 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   } else {
     std::vector<Tensor> parts(batch.size());
     for (size_t i = 0; i < num_inputs; ++i) {
+      // An optional input the batch omits (the queue batches only requests that agree on it).
+      if (batch[0].request->inputs[i].tensor.empty()) {
+        inputs.emplace_back();
+        continue;
+      }
       for (size_t r = 0; r < batch.size(); ++r) parts[r] = batch[r].request->inputs[i].tensor;
       absl::StatusOr<Tensor> joined = ConcatRows(parts);
       if (!joined.ok()) {

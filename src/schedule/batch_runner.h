@@ -5,7 +5,8 @@
 // it. The three timed steps are Triton's compute_input / compute_infer / compute_output:
 //
 //   gather   concatenate each input along dimension 0 (a batch of one request is passed through
-//            without a copy)                                           (t2 = infer start after it)
+//            without a copy; an optional input the batch omits stays an empty tensor)
+//                                                                      (t2 = infer start after it)
 //   execute  ModelInstance::Execute                                     (t3 = infer end)
 //   scatter  slice each output per request (views, no copy) and keep only the outputs each
 //            request asked for                                          (t4 = postprocessed)

@@ -72,11 +72,13 @@ absl::Status PrepareRequest(const repo::ModelVersion& model, InferRequest* reque
       if (candidate.name == spec.name) input = &candidate;
     }
     if (input == nullptr) {
-      return absl::InvalidArgumentError(StrCat("model '", name, "' is missing input '", spec.name,
-                                               "'",
-                                               spec.optional ? " (optional inputs must be "
-                                                               "given in this version)"
-                                                             : ""));
+      if (!spec.optional) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", name, "' is missing input '", spec.name, "'"));
+      }
+      // Omitted optional input: an empty tensor holds its place; the model uses its default.
+      ordered.push_back({spec.name, Tensor(), {}});
+      continue;
     }
     const Tensor& tensor = input->tensor;
     if (tensor.dtype() != spec.dtype) {
@@ -114,6 +116,12 @@ absl::Status PrepareRequest(const repo::ModelVersion& model, InferRequest* reque
       prepared.tensor = *std::move(reshaped);
     }
     ordered.push_back(std::move(prepared));
+  }
+  if (batching && batch_size < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", name,
+               "': the request gives none of the model's inputs, so its batch "
+               "size is unknown"));
   }
   request->inputs = std::move(ordered);
 

@@ -2,6 +2,11 @@
 
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
+#ifdef BRIGADE_HAVE_ONNX
+#include "engine/onnx/onnx_backend.h"
+#include "engine/onnx/test_util/onnx_builder.h"
+#endif
+#include "core/strings.h"
 #include "repo/config_parser.h"
 #include "testing/temp_repository.h"
 
@@ -127,6 +132,101 @@ TEST_F(RequestValidatorTest, UnbatchedModelsTakeTheDeclaredShapeExactly) {
   InferRequest bad = Request({{"x", *Tensor::Zeros(DataType::kInt64, {1, 2, 5})}});
   ExpectInvalid(*model, bad, "expected shape [2,-1]");
 }
+
+#ifdef BRIGADE_HAVE_ONNX
+// y = x + bias on the ONNX engine, `bias` an optional input (its initializer is the default).
+constexpr char kAddBiasConfig[] = R"pb(
+  backend: "onnxruntime"
+  max_batch_size: 8 input
+  [ {
+    name: "x"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }
+    , {
+      name: "bias"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+      optional: true
+    }] output
+  [ {
+    name: "y"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }]
+)pb";
+
+class OptionalInputValidatorTest : public RequestValidatorTest {
+ protected:
+  void SetUp() override {
+    RequestValidatorTest::SetUp();
+    backends_.Register(std::make_unique<engine::OnnxBackend>());
+  }
+  std::shared_ptr<repo::ModelVersion> LoadOnnx(std::string_view name, std::string_view config,
+                                               const engine::onnx::OnnxBuilder& graph) {
+    temp_.WriteFile(StrCat(name, "/1/model.onnx"), graph.Serialize());
+    return Load(name, config);
+  }
+  static Tensor Fp32(Shape shape) { return *Tensor::Zeros(DataType::kFp32, shape); }
+};
+
+engine::onnx::OnnxBuilder AddBiasGraph() {
+  engine::onnx::OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 4});
+  b.Input("bias", DataType::kFp32, {-1, 4});
+  b.Initializer("bias", engine::onnx::Ramp({1, 4}));
+  b.Node("Add", {"x", "bias"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 4});
+  return b;
+}
+
+TEST_F(OptionalInputValidatorTest, AnOmittedOptionalInputKeepsItsPlaceAsAnEmptyTensor) {
+  auto model = LoadOnnx("add_bias", kAddBiasConfig, AddBiasGraph());
+  ASSERT_NE(model, nullptr);
+  InferRequest request = Request({{"x", Fp32({2, 4})}});
+  ASSERT_TRUE(PrepareRequest(*model, &request).ok());
+  ASSERT_EQ(request.inputs.size(), 2u);
+  EXPECT_EQ(request.inputs[1].name, "bias");
+  EXPECT_TRUE(request.inputs[1].tensor.empty());
+  InferRequest given = Request({{"bias", Fp32({2, 4})}, {"x", Fp32({2, 4})}});
+  ASSERT_TRUE(PrepareRequest(*model, &given).ok());
+  EXPECT_EQ(given.inputs[1].tensor.shape(), (Shape{2, 4}));
+}
+
+TEST_F(OptionalInputValidatorTest, AnOmittedRequiredInputIsStillNamed) {
+  auto model = LoadOnnx("add_bias", kAddBiasConfig, AddBiasGraph());
+  ASSERT_NE(model, nullptr);
+  InferRequest request = Request({{"bias", Fp32({1, 4})}});
+  ExpectInvalid(*model, request, "model 'add_bias' is missing input 'x'");
+}
+
+TEST_F(OptionalInputValidatorTest, ABatchingRequestWithNoInputAtAllIsRefused) {
+  engine::onnx::OnnxBuilder b;
+  b.Input("bias", DataType::kFp32, {-1, 4});
+  b.Initializer("bias", engine::onnx::Ramp({1, 4}));
+  b.Node("Identity", {"bias"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 4});
+  auto model = LoadOnnx("bias_only", R"pb(
+                          backend: "onnxruntime"
+                          max_batch_size: 8 input
+                          [ {
+                            name: "bias"
+                            data_type: TYPE_FP32
+                            dims: [ 4 ]
+                            optional: true
+                          }] output
+                          [ {
+                            name: "y"
+                            data_type: TYPE_FP32
+                            dims: [ 4 ]
+                          }]
+                        )pb",
+                        b);
+  ASSERT_NE(model, nullptr);
+  InferRequest request;
+  ExpectInvalid(*model, request, "batch size is unknown");
+}
+#endif  // BRIGADE_HAVE_ONNX
 
 }  // namespace
 }  // namespace brigade

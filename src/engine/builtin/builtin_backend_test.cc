@@ -36,6 +36,17 @@ TEST(BuiltinBackendTest, AddSubComputesSumAndDifference) {
   EXPECT_EQ(outputs[1].values<int32_t>()[0], -9);
 }
 
+TEST(BuiltinBackendTest, AnOptionalInputIsRefusedNamingIt) {
+  BuiltinBackend backend;
+  ModelLoadOptions options = AddSubOptions();
+  options.declared_inputs[1].optional = true;
+  auto model = backend.Load(options);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(model.status().message()).find("model 'simple': input 'INPUT1'"),
+            std::string::npos)
+      << model.status();
+}
+
 TEST(BuiltinBackendTest, IdentityNamesOutputsWhenConfigDoesNot) {
   BuiltinBackend backend;
   ModelLoadOptions options;

@@ -1,6 +1,9 @@
 #include "engine/onnx/onnx_backend.h"
 
+#include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -15,22 +18,38 @@ namespace {
 using onnx::CompiledModel;
 using onnx::Session;
 
+// Per signature input: the initializer a request that omits it runs with (empty: required).
+using InputDefaults = std::vector<Tensor>;
+
 class OnnxInstance final : public ModelInstance {
  public:
-  explicit OnnxInstance(std::unique_ptr<Session> session) : session_(std::move(session)) {}
+  OnnxInstance(std::unique_ptr<Session> session, std::shared_ptr<const InputDefaults> defaults)
+      : session_(std::move(session)), defaults_(std::move(defaults)) {}
 
   absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
-    return session_->Run(inputs, outputs);
+    bool omitted = false;
+    for (const Tensor& input : inputs) omitted |= input.empty();
+    if (!omitted) return session_->Run(inputs, outputs);
+    // Omitted optional inputs run with their initializer (a shared view, no copy).
+    std::vector<Tensor> filled(inputs.begin(), inputs.end());
+    for (size_t i = 0; i < filled.size() && i < defaults_->size(); ++i) {
+      if (filled[i].empty()) filled[i] = (*defaults_)[i];
+    }
+    return session_->Run(filled, outputs);
   }
 
  private:
   std::unique_ptr<Session> session_;
+  std::shared_ptr<const InputDefaults> defaults_;
 };
 
 class OnnxModel final : public Model {
  public:
-  OnnxModel(std::shared_ptr<const CompiledModel> compiled, ModelSignature signature)
-      : compiled_(std::move(compiled)), signature_(std::move(signature)) {}
+  OnnxModel(std::shared_ptr<const CompiledModel> compiled, ModelSignature signature,
+            std::shared_ptr<const InputDefaults> defaults)
+      : compiled_(std::move(compiled)),
+        signature_(std::move(signature)),
+        defaults_(std::move(defaults)) {}
 
   const ModelSignature& signature() const override { return signature_; }
 
@@ -43,12 +62,13 @@ class OnnxModel final : public Model {
             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                              Session::Create(compiled_, session_options));
-    return std::make_unique<OnnxInstance>(std::move(session));
+    return std::make_unique<OnnxInstance>(std::move(session), defaults_);
   }
 
  private:
   const std::shared_ptr<const CompiledModel> compiled_;
   const ModelSignature signature_;
+  const std::shared_ptr<const InputDefaults> defaults_;
 };
 
 TensorSpec SpecOf(const onnx::Value& value) {
@@ -105,10 +125,39 @@ absl::StatusOr<std::vector<TensorSpec>> MergeSpecs(const ModelLoadOptions& optio
   return model_specs;
 }
 
+// Aligns the initializer defaults with the signature's inputs, marks those inputs optional, and
+// refuses a config-optional input that has no initializer to default to.
+absl::StatusOr<InputDefaults> TakeInputDefaults(const ModelLoadOptions& options,
+                                                std::map<std::string, Tensor> by_name,
+                                                ModelSignature* signature) {
+  for (const TensorSpec& declared : options.declared_inputs) {
+    if (declared.optional && !by_name.contains(declared.name)) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", options.model_name, "': input '", declared.name,
+                 "' is optional in config, but the ONNX graph has no initializer named '",
+                 declared.name, "' to run with when a request omits it"));
+    }
+  }
+  InputDefaults defaults(signature->inputs.size());
+  for (size_t i = 0; i < signature->inputs.size(); ++i) {
+    auto it = by_name.find(signature->inputs[i].name);
+    if (it == by_name.end()) continue;
+    signature->inputs[i].optional = true;
+    defaults[i] = std::move(it->second);
+  }
+  return defaults;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions& options) {
-  BRIGADE_ASSIGN_OR_RETURN(onnx::LoadedModel loaded, onnx::LoadOnnxFile(options.model_path));
+  // Declared inputs that have an initializer stay inputs, the initializer their default.
+  onnx::LoadOptions load_options;
+  for (const TensorSpec& declared : options.declared_inputs) {
+    load_options.initializer_inputs.push_back(declared.name);
+  }
+  BRIGADE_ASSIGN_OR_RETURN(onnx::LoadedModel loaded,
+                           onnx::LoadOnnxFile(options.model_path, load_options));
   bool optimize = true;
   if (auto it = options.parameters.find("optimize"); it != options.parameters.end()) {
     optimize = it->second != "false" && it->second != "0";
@@ -131,6 +180,9 @@ absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions&
       signature.inputs, MergeSpecs(options, std::move(inputs), options.declared_inputs, "input"));
   BRIGADE_ASSIGN_OR_RETURN(signature.outputs, MergeSpecs(options, std::move(outputs),
                                                          options.declared_outputs, "output"));
+  BRIGADE_ASSIGN_OR_RETURN(
+      InputDefaults defaults,
+      TakeInputDefaults(options, std::move(loaded.input_defaults), &signature));
   BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<CompiledModel> compiled,
                            CompiledModel::Compile(options.model_name, std::move(loaded.graph)));
   // Pack the weights now (at load, not on the first request) by planning one batch-1 run. A
@@ -142,7 +194,8 @@ absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions&
       (void)(*session)->Run(*warm, &ignored);
     }
   }
-  return std::make_shared<OnnxModel>(std::move(compiled), std::move(signature));
+  return std::make_shared<OnnxModel>(std::move(compiled), std::move(signature),
+                                     std::make_shared<const InputDefaults>(std::move(defaults)));
 }
 
 }  // namespace brigade::engine

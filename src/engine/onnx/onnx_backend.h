@@ -13,6 +13,11 @@
 // or unknown dims are -1). When the config declares inputs/outputs, names must exist in the
 // model and types must agree; a config with max_batch_size > 0 needs a variable first dim.
 //
+// Optional inputs (ONNX's own kind): a graph input with an initializer of the same name is a
+// constant unless the config declares it as an input. Then requests may give it, and with
+// `optional: true` may omit it, running with the initializer. `optional: true` on an input
+// without an initializer fails the load, naming model and input.
+//
 // Thread safety: Load() may run concurrently for different models; see engine::Model for the
 // rest. Failure: NOT_FOUND for a missing file, INVALID_ARGUMENT for malformed models or a config
 // that contradicts the model, UNIMPLEMENTED for unsupported ops (naming node, op and opset).

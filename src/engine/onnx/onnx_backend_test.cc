@@ -41,8 +41,84 @@ class OnnxBackendTest : public ::testing::Test {
     return b;
   }
 
+  // y = x + bias, where graph input "bias" [1, 4] also has an initializer (its default,
+  // [10, 11, 12, 13]): ONNX's optional input.
+  static OnnxBuilder AddBias() {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {-1, 4});
+    b.Input("bias", DataType::kFp32, {-1, 4});
+    b.Initializer("bias", Ramp({1, 4}, 10.0f, 1.0f));
+    b.Node("Add", {"x", "bias"}, {"y"});
+    b.Output("y", DataType::kFp32, {-1, 4});
+    return b;
+  }
+
   fs::path dir_;
 };
+
+std::vector<float> Values(const Tensor& tensor) {
+  return {tensor.values<float>().begin(), tensor.values<float>().end()};
+}
+
+TEST_F(OnnxBackendTest, AnOmittedOptionalInputRunsWithItsInitializer) {
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "add_bias";
+  options.model_path = Write(AddBias());
+  options.max_batch_size = 8;
+  options.declared_inputs = {TensorSpec{"x", DataType::kFp32, Shape{-1, 4}},
+                             TensorSpec{"bias", DataType::kFp32, Shape{-1, 4}, true}};
+  auto model = backend.Load(options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelSignature& sig = (*model)->signature();
+  ASSERT_EQ(sig.inputs.size(), 2u);
+  EXPECT_FALSE(sig.inputs[0].optional);
+  EXPECT_EQ(sig.inputs[1].name, "bias");
+  EXPECT_TRUE(sig.inputs[1].optional);
+  auto instance = (*model)->CreateInstance({});
+  ASSERT_TRUE(instance.ok()) << instance.status();
+
+  const Tensor x = Ramp({2, 4}, 0.0f, 1.0f);
+  std::vector<Tensor> outputs;
+  const std::vector<Tensor> omitted = {x, Tensor()};
+  ASSERT_TRUE((*instance)->Execute(omitted, &outputs).ok());
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(Values(outputs[0]), (std::vector<float>{10, 12, 14, 16, 14, 16, 18, 20}));
+
+  const std::vector<Tensor> given = {x, Ramp({2, 4}, 100.0f, 0.0f)};
+  ASSERT_TRUE((*instance)->Execute(given, &outputs).ok());
+  EXPECT_EQ(Values(outputs[0]), (std::vector<float>{100, 101, 102, 103, 104, 105, 106, 107}));
+}
+
+TEST_F(OnnxBackendTest, AnUndeclaredInitializerInputStaysAConstant) {
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "add_bias";
+  options.model_path = Write(AddBias());
+  auto model = backend.Load(options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ((*model)->signature().inputs.size(), 1u);
+  auto instance = (*model)->CreateInstance({});
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  const Tensor x = Ramp({1, 4}, 0.0f, 1.0f);
+  std::vector<Tensor> outputs;
+  ASSERT_TRUE((*instance)->Execute({&x, 1}, &outputs).ok());
+  EXPECT_EQ(Values(outputs[0]), (std::vector<float>{10, 12, 14, 16}));
+}
+
+TEST_F(OnnxBackendTest, AnOptionalInputWithoutAnInitializerIsRefusedAtLoad) {
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "add_bias";
+  options.model_path = Write(AddBias());
+  options.declared_inputs = {TensorSpec{"x", DataType::kFp32, Shape{-1, 4}, true}};
+  auto model = backend.Load(options);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(model.status().message());
+  EXPECT_NE(message.find("model 'add_bias'"), std::string::npos) << message;
+  EXPECT_NE(message.find("input 'x'"), std::string::npos) << message;
+  EXPECT_NE(message.find("no initializer"), std::string::npos) << message;
+}
 
 TEST_F(OnnxBackendTest, NamesMatchTriton) {
   OnnxBackend backend;

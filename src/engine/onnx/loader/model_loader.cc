@@ -1,9 +1,12 @@
 #include "engine/onnx/loader/model_loader.h"
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "core/status_macros.h"
@@ -107,22 +110,33 @@ absl::Status ConvertAttribute(const ::onnx::AttributeProto& proto, std::string_v
 
 class GraphBuilder {
  public:
-  GraphBuilder(const ::onnx::ModelProto& model, std::string_view model_dir)
-      : model_(model), model_dir_(model_dir) {}
+  // `input_defaults` (borrowed for the call to Build) receives the initializers that became
+  // defaults of graph inputs (LoadOptions::initializer_inputs).
+  GraphBuilder(const ::onnx::ModelProto& model, std::string_view model_dir,
+               const LoadOptions& options, std::map<std::string, Tensor>* input_defaults)
+      : model_(model), model_dir_(model_dir), options_(options), input_defaults_(input_defaults) {}
 
   absl::StatusOr<Graph> Build() {
     const ::onnx::GraphProto& g = model_.graph();
     for (const auto& opset : model_.opset_import()) {
       graph_.opsets()[NormalizeDomain(opset.domain())] = static_cast<int>(opset.version());
     }
-    // Initializers are constants (even when also listed as graph inputs: Brigade does not let
-    // requests override weights).
+    std::set<std::string_view> graph_inputs;
+    for (const auto& input : g.input()) graph_inputs.insert(input.name());
+    // Initializers are constants (even when also listed as graph inputs: requests do not override
+    // weights), except those the caller asks to serve as inputs: their initializer is the default.
     for (const auto& init : g.initializer()) {
-      if (graph_.FindValue(init.name()) != kNoValue) {
+      if (graph_.FindValue(init.name()) != kNoValue || input_defaults_->contains(init.name())) {
         return absl::InvalidArgumentError(
             StrCat("initializer '", init.name(), "' is defined twice"));
       }
       BRIGADE_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(init, model_dir_));
+      if (graph_inputs.contains(init.name()) &&
+          std::find(options_.initializer_inputs.begin(), options_.initializer_inputs.end(),
+                    init.name()) != options_.initializer_inputs.end()) {
+        input_defaults_->emplace(init.name(), std::move(t));
+        continue;
+      }
       Value value;
       value.name = init.name();
       value.dtype = t.dtype();
@@ -243,6 +257,8 @@ class GraphBuilder {
 
   const ::onnx::ModelProto& model_;
   const std::string_view model_dir_;
+  const LoadOptions& options_;
+  std::map<std::string, Tensor>* input_defaults_;
   Graph graph_;
 };
 
@@ -313,7 +329,7 @@ absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_vi
   loaded.producer_name = model.producer_name();
   loaded.producer_version = model.producer_version();
   loaded.graph_name = model.graph().name();
-  GraphBuilder builder(model, model_dir);
+  GraphBuilder builder(model, model_dir, options, &loaded.input_defaults);
   BRIGADE_ASSIGN_OR_RETURN(loaded.graph, builder.Build());
   BRIGADE_RETURN_IF_ERROR(CanonicalizeGraph(&loaded.graph));
   BRIGADE_RETURN_IF_ERROR(loaded.graph.SortTopologically());

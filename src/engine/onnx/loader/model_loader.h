@@ -20,10 +20,13 @@
 // Thread safety: free functions; safe to call concurrently.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/tensor.h"
 #include "engine/onnx/ir/graph.h"
 
 namespace brigade::engine::onnx {
@@ -36,6 +39,11 @@ struct LoadOptions {
   bool require_supported = true;
   // Run ONNX's checker (always on when serving; tests of the loader's own checks turn it off).
   bool run_checker = true;
+  // Graph inputs that also have an initializer of the same name are constants (the initializer)
+  // unless named here: these stay graph inputs, and their initializer goes to
+  // LoadedModel::input_defaults as the value to run with when a request omits them (ONNX's
+  // optional inputs). Names that are not such inputs are ignored.
+  std::vector<std::string> initializer_inputs;
 };
 
 struct LoadedModel {
@@ -44,6 +52,8 @@ struct LoadedModel {
   std::string producer_name;
   std::string producer_version;
   std::string graph_name;
+  // Defaults of the graph inputs named in LoadOptions::initializer_inputs, by input name.
+  std::map<std::string, Tensor> input_defaults;
 };
 
 absl::StatusOr<LoadedModel> LoadOnnxFile(const std::string& path, const LoadOptions& options = {});
