@@ -17,6 +17,9 @@
 #include "serve/http/metrics_http_handler.h"
 #include "serve/status_map.h"
 #include "testing/temp_repository.h"
+#ifdef BRIGADE_HAVE_ONNX
+#include "engine/onnx/test_util/onnx_builder.h"
+#endif
 
 namespace brigade::serve {
 namespace {
@@ -238,6 +241,59 @@ TEST_F(KServeHttpHandlerTest, BadInferenceRequestsGetProtocolErrors) {
   // The connection is still good after all of that.
   EXPECT_EQ(Call(PostRequest("/v2/models/simple/infer", AddSubJson())).status, 200);
 }
+
+#ifdef BRIGADE_HAVE_ONNX
+TEST_F(KServeHttpHandlerTest, AnOptionalInputMayBeOmittedButARequiredOneMayNot) {
+  // y = x + bias on the ONNX engine; `bias` is optional, its initializer [10,11,12,13] the
+  // default a request that omits it runs with.
+  engine::onnx::OnnxBuilder graph;
+  graph.Input("x", DataType::kFp32, {-1, 4});
+  graph.Input("bias", DataType::kFp32, {-1, 4});
+  graph.Initializer("bias", engine::onnx::Ramp({1, 4}, 10.0f, 1.0f));
+  graph.Node("Add", {"x", "bias"}, {"y"});
+  graph.Output("y", DataType::kFp32, {-1, 4});
+  repo_.AddModel("add_bias", R"pb(
+    backend: "onnxruntime"
+    max_batch_size: 8 input
+    [ {
+      name: "x"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }
+      , {
+        name: "bias"
+        data_type: TYPE_FP32
+        dims: [ 4 ]
+        optional: true
+      }] output
+    [ {
+      name: "y"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }]
+  )pb");
+  repo_.WriteFile("add_bias/1/model.onnx", graph.Serialize());
+  Start();
+  constexpr char kX[] = R"({"name":"x","shape":[1,4],"datatype":"FP32","data":[1,2,3,4]})";
+  constexpr char kBias[] =
+      R"({"name":"bias","shape":[1,4],"datatype":"FP32","data":[100,100,100,100]})";
+
+  ClientResponse omitted =
+      Call(PostRequest("/v2/models/add_bias/infer", StrCat(R"({"inputs":[)", kX, "]}")));
+  ASSERT_EQ(omitted.status, 200) << omitted.body;
+  EXPECT_THAT(omitted.body, HasSubstr(R"("shape":[1,4],"data":[11,13,15,17])"));
+
+  ClientResponse given = Call(
+      PostRequest("/v2/models/add_bias/infer", StrCat(R"({"inputs":[)", kX, ",", kBias, "]}")));
+  ASSERT_EQ(given.status, 200) << given.body;
+  EXPECT_THAT(given.body, HasSubstr(R"("shape":[1,4],"data":[101,102,103,104])"));
+
+  ClientResponse missing =
+      Call(PostRequest("/v2/models/add_bias/infer", StrCat(R"({"inputs":[)", kBias, "]}")));
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_THAT(missing.body, HasSubstr("model 'add_bias' is missing input 'x'"));
+}
+#endif  // BRIGADE_HAVE_ONNX
 
 std::string Compressed(ContentCoding coding, std::string_view body) {
   const std::span<const std::byte> pieces[] = {
