@@ -219,6 +219,45 @@ TEST(TorchBackendTest, ArgumentWithDefaultNeedsNoInput) {
   EXPECT_THAT(Values(outputs[0]), ElementsAre(3, -4));
 }
 
+TEST(TorchBackendTest, AnOmittedOptionalInputRunsWithForwardsDefault) {
+  TorchBackend backend;
+  ModelLoadOptions options = Options("masked.pt");
+  options.declared_inputs = {Spec("x", DataType::kFp32, {-1, 2}),
+                             Spec("mask", DataType::kFp32, {-1, 2})};
+  options.declared_inputs[1].optional = true;
+  options.declared_outputs = {Spec("y", DataType::kFp32, {-1, 2})};
+  auto model = backend.Load(options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_FALSE((*model)->signature().inputs[0].optional);
+  EXPECT_TRUE((*model)->signature().inputs[1].optional);
+  auto instance = MakeInstance(**model);
+  std::vector<Tensor> outputs;
+  // Without a mask forward() adds 100; with one it multiplies.
+  ASSERT_TRUE(
+      instance->Execute(std::vector<Tensor>{Floats({1, 2}, {1.5, -2}), Tensor()}, &outputs).ok());
+  EXPECT_THAT(Values(outputs[0]), ElementsAre(101.5, 98));
+  ASSERT_TRUE(instance
+                  ->Execute(std::vector<Tensor>{Floats({1, 2}, {1.5, -2}), Floats({1, 2}, {2, 0})},
+                            &outputs)
+                  .ok());
+  EXPECT_THAT(Values(outputs[0]), ElementsAre(3, 0));
+}
+
+TEST(TorchBackendTest, AnOptionalInputWhoseArgumentHasNoDefaultIsRefusedAtLoad) {
+  TorchBackend backend;
+  ModelLoadOptions options = Options("masked.pt");
+  options.model_name = "masked";
+  options.declared_inputs = {Spec("x", DataType::kFp32, {-1, 2}),
+                             Spec("mask", DataType::kFp32, {-1, 2})};
+  options.declared_inputs[0].optional = true;
+  options.declared_outputs = {Spec("y", DataType::kFp32, {-1, 2})};
+  auto model = backend.Load(options);
+  ASSERT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(), HasSubstr("model 'masked'"));
+  EXPECT_THAT(model.status().message(), HasSubstr("input 'x' is optional"));
+  EXPECT_THAT(model.status().message(), HasSubstr("has no default"));
+}
+
 TEST(TorchBackendTest, NonTensorArgumentIsRefusedAtLoad) {
   TorchBackend backend;
   ModelLoadOptions options = Options("scaled.pt");

@@ -119,6 +119,15 @@ absl::Status BindSchema(TorchModelState* state) {
                  argument.name(), "' of type ", argument.type()->str(), ", which is not a Tensor"));
     }
     bound[state->argument_of_input[i]] = true;
+    // An input may be omitted exactly when its argument has a default to run with.
+    TensorSpec& input = state->signature.inputs[i];
+    const bool has_default = argument.default_value().has_value();
+    if (input.optional && !has_default) {
+      return absl::InvalidArgumentError(
+          StrCat("input '", input.name, "' is optional in config, but forward() argument '",
+                 argument.name(), "' has no default to run with when a request omits it"));
+    }
+    input.optional = has_default;
   }
   for (size_t arg = 0; arg < arguments.size(); ++arg) {
     const c10::optional<c10::IValue>& default_value = arguments[arg].default_value();
@@ -213,6 +222,7 @@ class TorchInstance final : public ModelInstance {
     int64_t rows = -1;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& input = inputs[i];
+      if (input.empty() && specs[i].optional) continue;  // omitted: forward()'s default
       if (input.dtype() != specs[i].dtype) {
         return absl::InvalidArgumentError(StrCat("input '", specs[i].name, "': expected ",
                                                  DataTypeName(specs[i].dtype), ", got ",
@@ -247,6 +257,7 @@ class TorchInstance final : public ModelInstance {
       c10::InferenceMode inference_mode;
       std::vector<c10::IValue> arguments = state_->default_arguments;
       for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i].empty()) continue;  // an omitted optional input keeps its default
         absl::StatusOr<at::Tensor> tensor = ToTorch(inputs[i]);
         if (!tensor.ok()) {
           return absl::InvalidArgumentError(StrCat("input '", state_->signature.inputs[i].name,

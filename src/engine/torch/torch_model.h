@@ -7,7 +7,10 @@
 //   TorchModel::Create(options, module, signature)   checks forward()'s schema against the
 //       signature once: inputs map onto forward() arguments (torch_signature.h), every mapped
 //       argument is a Tensor, unmapped ones have defaults, and the declared return type can yield
-//       the outputs (a Tensor, a tuple or list of Tensors; `Any` is checked per call).
+//       the outputs (a Tensor, a tuple or list of Tensors; `Any` is checked per call). An input
+//       whose argument has a default (`mask: Optional[Tensor] = None`) is optional in the
+//       signature, and Execute runs an omitted one (an empty Tensor) with that default; an input
+//       the config makes optional on an argument without a default fails Create, naming both.
 //   instance->Execute(inputs, &outputs)   checks the inputs against the signature (count, type,
 //       shape with the batch and -1 dimensions free), wraps them without copying, runs forward()
 //       under c10::InferenceMode, and wraps the results without copying (torch_tensor.h), checking

@@ -13,6 +13,8 @@ Weights are small integers so the tests can compute every expected value exactly
   add_sub.pt        forward(a, b) -> (a + b, a - b), INT32; no signature file (configs declare
                     INPUT__0/INPUT__1 or the argument names a/b).
   scaled.pt         forward(x, scale: float = 2.0) -> x * scale; an argument with a default.
+  masked.pt         forward(x, mask: Optional[Tensor] = None) -> x * mask, or x + 100 without
+                    a mask; FP32 (a config may declare `mask` optional).
   identity.pt       forward(x) -> x (the output aliases the input).
   transposed.pt     forward(x) -> a non-contiguous view equal to x + 1.
   returns_int.pt    forward(x) -> int (not servable).
@@ -25,7 +27,7 @@ Weights are small integers so the tests can compute every expected value exactly
 import json
 import os
 import sys
-from typing import List
+from typing import List, Optional
 
 # TorchScript serializes some sets in hash order; a fixed hash seed makes the saved files
 # byte-for-byte reproducible, so regenerating them leaves git clean.
@@ -62,6 +64,13 @@ class AddSub(nn.Module):
 class Scaled(nn.Module):
     def forward(self, x, scale: float = 2.0):
         return x * scale
+
+
+class Masked(nn.Module):
+    def forward(self, x, mask: Optional[torch.Tensor] = None):
+        if mask is None:
+            return x + 100
+        return x * mask
 
 
 class Identity(nn.Module):
@@ -110,6 +119,7 @@ def main():
     save(Linear(), "linear_bare.pt")
     save(AddSub(), "add_sub.pt")
     save(Scaled(), "scaled.pt")
+    save(Masked(), "masked.pt")
     save(Identity(), "identity.pt")
     save(Transposed(), "transposed.pt")
     save(ReturnsInt(), "returns_int.pt")
