@@ -12,6 +12,10 @@ function(brigade_library)
   target_include_directories(brigade_${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src
                                                          ${BRIGADE_GENERATED_DIR})
   target_link_libraries(brigade_${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  # libFuzzer's coverage instrumentation, so the fuzzers see which branches an input reached.
+  if(BRIGADE_FUZZ AND ARG_NAME IN_LIST BRIGADE_FUZZ_COVERED_LIBRARIES)
+    target_compile_options(brigade_${ARG_NAME} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 function(brigade_test)
@@ -22,10 +26,39 @@ function(brigade_test)
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
+  if(BRIGADE_SANITIZE AND ARG_NAME IN_LIST BRIGADE_SANITIZE_TESTS)
+    list(APPEND ARG_LABELS sanitize)
+  endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
   set_tests_properties(${ARG_NAME} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+endfunction()
+
+# A libFuzzer target (only with BRIGADE_FUZZ), registered as a CTest test labelled `fuzz` that
+# fuzzes for BRIGADE_FUZZ_SECONDS from the committed seed corpus tests/fuzz/<NAME>/ through
+# scripts/fuzz (see there for where new inputs and crashing inputs go).
+#
+#   brigade_fuzzer(NAME serve_http_infer_request_decoder_fuzz SRCS infer_request_decoder_fuzz.cc
+#                  DEPS brigade_http_codec DICT infer_request_decoder_fuzz.dict)
+function(brigade_fuzzer)
+  cmake_parse_arguments(ARG "" "NAME;DICT" "SRCS;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  target_compile_options(${ARG_NAME} PRIVATE -fsanitize=fuzzer)
+  target_link_options(${ARG_NAME} PRIVATE -fsanitize=fuzzer)
+  set(_args --seconds ${BRIGADE_FUZZ_SECONDS}
+            --corpus ${PROJECT_SOURCE_DIR}/tests/fuzz/${ARG_NAME}
+            --work ${CMAKE_BINARY_DIR}/fuzz/${ARG_NAME})
+  if(ARG_DICT)
+    get_filename_component(_dict ${ARG_DICT} ABSOLUTE)
+    list(APPEND _args --dict ${_dict})
+  endif()
+  add_test(NAME ${ARG_NAME}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/fuzz ${_args} $<TARGET_FILE:${ARG_NAME}>)
+  # The seeds' replay and ASan's start-up come on top of the fuzzing time.
+  math(EXPR _timeout "${BRIGADE_FUZZ_SECONDS} * 2 + 120")
+  set_tests_properties(${ARG_NAME} PROPERTIES LABELS fuzz TIMEOUT ${_timeout})
 endfunction()
 
 # C++ code (and, with GRPC, gRPC service code) for .proto files, rooted at src/: the file
