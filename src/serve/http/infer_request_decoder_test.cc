@@ -458,6 +458,19 @@ TEST(DecodeInferRequestErrorsTest, BadBinarySections) {
                 {"malformed JSON in the JSON header"});
 }
 
+// The binary section is not padding: its first byte must not steer the parse of an unclosed
+// header. (A ',' there made simdjson On-Demand take it for the next array element and read past
+// the end of its index; found by serve_http_infer_request_decoder_fuzz.)
+TEST(DecodeInferRequestErrorsTest, UnclosedJsonHeaderIsRefusedWhateverBinaryDataFollows) {
+  const std::string unclosed =
+      R"({"inputs":[{"name":"a","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}})";
+  for (std::string_view first_binary_byte : {",", "]", "}", " ", "{", "\"", "1"}) {
+    SCOPED_TRACE(first_binary_byte);
+    BinaryBody body = MakeBinary(unclosed, {std::string(first_binary_byte) + "{\"name\":1}]}"});
+    ExpectInvalid(Decode(body.body, body.header_length), {"malformed JSON in inputs"});
+  }
+}
+
 TEST(DecodeInferRequestErrorsTest, TensorsOverTheSizeLimitAreResourceExhausted) {
   BinaryBody huge = MakeBinary(
       R"({"inputs":[{"name":"a","shape":[68719476736],"datatype":"FP32","parameters":{"binary_data_size":4}}]})",

@@ -29,12 +29,20 @@ JsonDocument::JsonDocument(const BodyBuffer& body, size_t json_bytes) : json_byt
   } else {
     parser_ = &ThreadParser();
   }
-  // The bytes after json_bytes are either more of the body (binary tensors) or the buffer's
-  // padding; either way at least SIMDJSON_PADDING readable bytes follow.
-  open_error_ = parser_
-                    ->iterate(reinterpret_cast<const char*>(body.data()), json_bytes,
-                              json_bytes + (body.size() - json_bytes) + BodyBuffer::kPaddingBytes)
-                    .get(document_);
+  if (json_bytes == body.size()) {
+    // In place: the buffer's zeroed padding follows the JSON.
+    open_error_ = parser_
+                      ->iterate(reinterpret_cast<const char*>(body.data()), json_bytes,
+                                json_bytes + BodyBuffer::kPaddingBytes)
+                      .get(document_);
+    return;
+  }
+  // The binary section follows the JSON header, and its bytes are not padding: On-Demand reads
+  // the byte after the document when it decides whether a container goes on, so after an
+  // unclosed header a ',' there sent it past the end of its index. Parse a copy of the header
+  // followed by zeroed padding instead (the header is small; the tensors stay where they are).
+  header_copy_ = simdjson::padded_string(reinterpret_cast<const char*>(body.data()), json_bytes);
+  open_error_ = parser_->iterate(header_copy_).get(document_);
 }
 
 JsonDocument::~JsonDocument() = default;

@@ -33,7 +33,8 @@ static_assert(BodyBuffer::kPaddingBytes >= simdjson::SIMDJSON_PADDING,
 // parsing the field.
 using LazyText = absl::FunctionRef<std::string()>;
 
-// An On-Demand document over bytes [0, json_bytes) of a padded body buffer.
+// An On-Demand document over bytes [0, json_bytes) of a padded body buffer: in place when they are
+// the whole body, else over a zero-padded copy (what follows is binary data, not padding).
 class JsonDocument {
  public:
   // `body` must outlive the document. `json_bytes` <= body.size().
@@ -54,6 +55,8 @@ class JsonDocument {
   simdjson::ondemand::parser* parser_;
   // Set when the document is too large to be parsed with the thread's reusable parser.
   std::unique_ptr<simdjson::ondemand::parser> own_parser_;
+  // The JSON header of a body with a binary section, followed by zeroed padding.
+  simdjson::padded_string header_copy_;
   simdjson::ondemand::document document_;
   simdjson::error_code open_error_ = simdjson::SUCCESS;
   size_t json_bytes_;
