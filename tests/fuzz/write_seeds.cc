@@ -26,6 +26,8 @@
 #include "core/infer_request.h"
 #include "core/infer_response.h"
 #include "core/tensor.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "serve/grpc/grpc_service.pb.h"
 
 namespace brigade {
@@ -147,6 +149,15 @@ void WriteHttpSeeds(const fs::path& dir) {
     Write(dir, "binary_fp16_uint8", HttpInput(kSendHeaderLength, header.size(), body));
   }
 
+  {
+    // Regression: an unclosed header whose binary section starts with ',' (the decoder parsed
+    // the header in place, and simdjson read the binary bytes as the document's continuation).
+    const std::string header = R"({"inputs":[{"name":"a","shape":[2],"datatype":"FP32",)"
+                               R"("parameters":{"binary_data_size":8}})";
+    const std::string body = header + R"(,{"name":"b"}]})" + RawBytes<float>({1, 2});
+    Write(dir, "binary_unclosed_header", HttpInput(kSendHeaderLength, header.size(), body));
+  }
+
   // The repository bodies the fuzzer decodes from the same bytes.
   Write(dir, "repository_index", HttpInput(0, 0, R"({"ready":true})"));
   Write(dir, "repository_load",
@@ -168,9 +179,17 @@ inference::ModelInferRequest::InferInputTensor* AddInput(inference::ModelInferRe
   return input;
 }
 
+// Deterministic: map fields (parameters) in key order, not hash order.
 std::string Serialized(const inference::ModelInferRequest& request) {
   std::string bytes;
-  if (!request.SerializeToString(&bytes)) {
+  bool ok = false;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    ok = request.SerializeToCodedStream(&coded);
+  }
+  if (!ok) {
     std::fprintf(stderr, "write_seeds: cannot serialize a ModelInferRequest\n");
     std::exit(1);
   }
