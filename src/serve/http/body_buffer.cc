@@ -66,7 +66,17 @@ bool BodyBuffer::Append(std::span<const std::byte> bytes, size_t max_capacity_by
   }
   if (!bytes.empty()) std::memcpy(data_ + size_, bytes.data(), bytes.size());
   size_ += bytes.size();
+  ZeroPadding();
   return true;
 }
+
+void BodyBuffer::Commit(size_t n) {
+  size_ += n;
+  ZeroPadding();
+}
+
+// The spare capacity after size() holds whatever the allocation or an earlier read left there;
+// the JSON parser reads the padding after the body and must find zeros, not a stray ',' or '"'.
+void BodyBuffer::ZeroPadding() { std::memset(data_ + size_, 0, kPaddingBytes); }
 
 }  // namespace brigade::serve

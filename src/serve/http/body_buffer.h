@@ -53,10 +53,11 @@ class BodyBuffer {
   std::string_view view() const { return {reinterpret_cast<const char*>(data_), size_}; }
   std::span<const std::byte> bytes() const { return {data_, size_}; }
 
-  // Where the next bytes go and how many fit; the writer then calls Commit(n).
+  // Where the next bytes go and how many fit; the writer then calls Commit(n), which also zeroes
+  // the kPaddingBytes after the new size().
   std::byte* write_ptr() { return data_ + size_; }
   size_t available() const { return capacity_ - size_; }
-  void Commit(size_t n) { size_ += n; }
+  void Commit(size_t n);
 
   // Appends `bytes`, growing (with a copy, which keeps no particular alignment) when needed up to
   // `max_capacity_bytes`. False when the result would exceed that limit or memory is refused;
@@ -65,6 +66,7 @@ class BodyBuffer {
 
  private:
   bool Grow(size_t capacity_bytes, size_t aligned_offset);
+  void ZeroPadding();
 
   std::byte* allocation_ = nullptr;  // what was allocated; data_ lies up to kAlignment - 1 after it
   std::byte* data_ = nullptr;

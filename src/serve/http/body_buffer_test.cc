@@ -1,6 +1,7 @@
 #include "serve/http/body_buffer.h"
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -40,6 +41,28 @@ TEST(BodyBufferTest, AppendGrowsUpToTheLimit) {
   EXPECT_EQ(buffer->size(), 9000u);
   EXPECT_EQ(buffer->view(), std::string(9000, 'x'));
   EXPECT_EQ(buffer->data()[buffer->capacity()], std::byte{0});
+}
+
+// A chunked body grows by Append into spare capacity that holds garbage; the padding after the
+// body must still be zeros (an unclosed JSON body followed by a stray ',' sent simdjson's
+// On-Demand parser past its index).
+TEST(BodyBufferTest, ThePaddingAfterTheBodyIsZeroedAfterAppendAndCommit) {
+  auto buffer = BodyBuffer::Allocate(8);
+  const std::string chunk(3000, '{');
+  const auto bytes = std::as_bytes(std::span<const char>(chunk));
+  ASSERT_TRUE(buffer->Append(bytes, 100000));
+  std::memset(buffer->write_ptr(), ',', buffer->available());  // what an allocation may hold
+  ASSERT_TRUE(buffer->Append(bytes.first(7), 100000));
+  for (size_t i = 0; i < BodyBuffer::kPaddingBytes; ++i) {
+    ASSERT_EQ(buffer->data()[buffer->size() + i], std::byte{0}) << "after Append, byte " << i;
+  }
+  std::memset(buffer->write_ptr(), ',', buffer->available());
+  buffer->write_ptr()[0] = std::byte{'}'};
+  buffer->Commit(1);
+  EXPECT_EQ(buffer->view().back(), '}');
+  for (size_t i = 0; i < BodyBuffer::kPaddingBytes; ++i) {
+    ASSERT_EQ(buffer->data()[buffer->size() + i], std::byte{0}) << "after Commit, byte " << i;
+  }
 }
 
 }  // namespace
