@@ -5,9 +5,10 @@
 # builds them and the libFuzzer targets (label `fuzz`, with BRIGADE_FUZZ).
 #
 # Measured from a fresh clone on the 2-core machine (clang-14 -O0, ASan+UBSan, load ~2.3):
-# scripts/sanitize takes 316 s, 193 s of build, 2 s of these tests and 2 x 60 s for the three
-# fuzzers on two cores. The largest items are the cache library (Asio), the HTTP codec and its
-# test, and the generated gRPC messages; a test added here should cost seconds, not minutes.
+# scripts/sanitize takes 316 s, 193 s of build, 2 s of these tests and 2 x 60 s for the
+# fuzzers, two at a time (three then; the fourth, content coding, fits the same two rounds). The
+# largest items are the cache library (Asio), the HTTP codec and its test, and the generated gRPC
+# messages; a test added here should cost seconds, not minutes.
 set(BRIGADE_SANITIZE_TESTS
   # core
   core_data_type_test core_tensor_test core_parameters_test core_clock_test
@@ -32,7 +33,7 @@ set(BRIGADE_SANITIZE_TESTS
 set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache http_codec grpc_infer_codec)
 
 set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz serve_grpc_infer_codec_fuzz
-                         serve_http_infer_request_decoder_fuzz)
+                         serve_http_infer_request_decoder_fuzz serve_http_content_coding_fuzz)
 
 if(NOT BRIGADE_SANITIZE)
   return()
