@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 
@@ -171,6 +172,27 @@ TEST(DecodeInferResponseTest, BinaryOutputsAreViewsIntoTheBodyKeptAliveByTheOwne
   EXPECT_EQ(response.outputs[0].tensor.values<float>()[1], -2.0f);
   EXPECT_EQ(response.outputs[1].tensor.values<uint8_t>()[2], 3);
   EXPECT_EQ(body.use_count(), 3);  // the two views share ownership of the body
+}
+
+// The server's On-Demand decoder once read past its index when an unclosed JSON header was
+// followed by binary bytes that look like JSON; the client parses with the DOM API, which must
+// refuse the same shape of answer whatever the binary section holds.
+TEST(DecodeInferResponseTest, AnUnclosedHeaderIsMalformedWhateverBinaryDataFollows) {
+  for (std::string_view binary_bytes : {std::string_view(",,,,"), std::string_view(",{\"a\":["),
+                                        std::string_view("]}]}"), std::string_view("\0\0\0\0")}) {
+    const std::string json = R"({"outputs":[{"name":"A","datatype":"UINT8","shape":[4],)";
+    auto body = std::make_shared<std::string>(json);
+    body->append(binary_bytes);
+    body->append(kJsonPaddingBytes, ',');
+    std::span<std::byte> binary(reinterpret_cast<std::byte*>(body->data() + json.size()),
+                                binary_bytes.size());
+    simdjson::dom::parser parser;
+    InferResponse response;
+    const absl::Status status = DecodeInferResponse(
+        parser, std::string_view(body->data(), json.size()), binary, body, &response);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << binary_bytes;
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("malformed infer response"));
+  }
 }
 
 TEST(DecodeInferResponseTest, ReportsMalformedOutputsByName) {
