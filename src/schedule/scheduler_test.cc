@@ -298,6 +298,91 @@ class GateModel : public engine::Model {
   std::atomic<int> executed_{0};
 };
 
+// y = x + bias per row, with bias an optional input whose default is 100; records each batch's
+// rows and whether bias was given.
+class OptionalBiasModel : public engine::Model {
+ public:
+  struct Batch {
+    int64_t rows;
+    bool bias_given;
+  };
+
+  OptionalBiasModel() {
+    signature_.inputs = {{"x", DataType::kInt32, {-1, 2}},
+                         {"bias", DataType::kInt32, {-1, 2}, /*optional=*/true}};
+    signature_.outputs = {{"y", DataType::kInt32, {-1, 2}}};
+  }
+  const engine::ModelSignature& signature() const override { return signature_; }
+  absl::StatusOr<std::unique_ptr<engine::ModelInstance>> CreateInstance(
+      const engine::InstanceOptions&) override {
+    return std::make_unique<Instance>(this);
+  }
+  std::vector<Batch> batches() {
+    absl::MutexLock lock(&mu_);
+    return batches_;
+  }
+
+ private:
+  class Instance : public engine::ModelInstance {
+   public:
+    explicit Instance(OptionalBiasModel* model) : model_(model) {}
+    absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
+      const Tensor& x = inputs[0];
+      const Tensor& bias = inputs[1];
+      std::vector<int32_t> y(static_cast<size_t>(x.num_elements()));
+      for (size_t i = 0; i < y.size(); ++i) {
+        y[i] = x.values<int32_t>()[i] + (bias.empty() ? 100 : bias.values<int32_t>()[i]);
+      }
+      {
+        absl::MutexLock lock(&model_->mu_);
+        model_->batches_.push_back({x.shape()[0], !bias.empty()});
+      }
+      BRIGADE_ASSIGN_OR_RETURN(Tensor out, Tensor::FromValues<int32_t>(x.shape(), y));
+      outputs->push_back(std::move(out));
+      return absl::OkStatus();
+    }
+
+   private:
+    OptionalBiasModel* model_;
+  };
+
+  engine::ModelSignature signature_;
+  absl::Mutex mu_;
+  std::vector<Batch> batches_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(SchedulerTest, RequestsOmittingAnOptionalInputBatchTogetherAndApartFromOnesGivingIt) {
+  auto model = std::make_shared<OptionalBiasModel>();
+  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 2);
+  // A one-minute delay: only full batches of two leave.
+  auto scheduler = Scheduler::Create(BatchingOptions(2, 60'000'000), model, stats);
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  Answers answers(4);
+  for (int i = 0; i < 4; ++i) {
+    auto request = std::make_unique<InferRequest>();
+    const std::vector<int32_t> x = {i, i}, bias = {7, 7};
+    request->inputs.push_back({"x", *Tensor::FromValues<int32_t>({1, 2}, x), {}});
+    if (i % 2 == 1) {
+      request->inputs.push_back({"bias", *Tensor::FromValues<int32_t>({1, 2}, bias), {}});
+    } else {
+      request->inputs.push_back({"bias", Tensor(), {}});  // omitted, as the validator leaves it
+    }
+    request->on_complete = answers.Callback(i);
+    (*scheduler)->Enqueue(std::move(request));
+  }
+  answers.Wait();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(answers.at(i).ok()) << answers.at(i).status();
+    EXPECT_EQ(answers.at(i)->outputs[0].tensor.values<int32_t>()[1], i + (i % 2 == 1 ? 7 : 100))
+        << "request " << i;
+  }
+  const std::vector<OptionalBiasModel::Batch> batches = model->batches();
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].rows, 2);
+  EXPECT_EQ(batches[1].rows, 2);
+  EXPECT_NE(batches[0].bias_given, batches[1].bias_given);
+}
+
 Scheduler::Options Unbatched(int instances = 1) {
   Scheduler::Options options;
   options.model_name = "simple";
