@@ -66,9 +66,9 @@ def test_independent_grpc_client_suite_passes(server):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def grpc_classify(stubs, server, pictures):
+def grpc_classify(stubs, server, pictures, compression=None):
     pb, stub_module = stubs
-    with grpc.insecure_channel(server.grpc_target) as channel:
+    with grpc.insecure_channel(server.grpc_target, compression=compression) as channel:
         stub = stub_module.GRPCInferenceServiceStub(channel)
         request = pb.ModelInferRequest(model_name="fashion_mnist", id="grpc-1")
         tensor = request.inputs.add(name="image", datatype="FP32")
@@ -95,6 +95,15 @@ def test_json_binary_and_grpc_answers_agree(stubs, server):
                                                  rel=1e-6, abs=1e-6)
     predictions = [max(range(10), key=lambda k: row[k]) for row in grpc_logits]
     assert predictions[0] == labels[0] == 9
+
+
+def test_gzip_compressed_grpc_messages_as_tritons_clients_send_them(stubs, server):
+    """tritonclient.grpc's compression_algorithm: the channel gzips each request message."""
+    pictures, _ = load_test_set(8)
+    plain = grpc_classify(stubs, server, pictures)
+    for compression in (grpc.Compression.Gzip, grpc.Compression.Deflate):
+        compressed = grpc_classify(stubs, server, pictures, compression=compression)
+        assert compressed == plain, compression
 
 
 def call_error(stubs, server, build):
