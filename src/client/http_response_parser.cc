@@ -3,41 +3,21 @@
 #include <charconv>
 #include <cstring>
 
+#include "core/http_tokens.h"
 #include "core/strings.h"
 
 namespace brigade::client {
 namespace {
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 // True when the comma-separated header value lists `token` (case-insensitive).
 bool HasToken(std::string_view value, std::string_view token) {
   while (!value.empty()) {
     const size_t comma = value.find(',');
-    std::string_view item = value.substr(0, comma);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (EqualsIgnoreCase(item, token)) return true;
+    if (EqualsIgnoreCase(TrimHttpWhitespace(value.substr(0, comma)), token)) return true;
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
   return false;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
 }
 
 absl::Status Malformed(std::string_view what) {
@@ -46,7 +26,7 @@ absl::Status Malformed(std::string_view what) {
 
 absl::StatusOr<size_t> ParseLength(std::string_view name, std::string_view value) {
   size_t length = 0;
-  if (!ParseInteger(Trim(value), &length)) {
+  if (!ParseInteger(TrimHttpWhitespace(value), &length)) {
     return Malformed(StrCat(name, " is not a number: '", value, "'"));
   }
   return length;
@@ -95,7 +75,7 @@ absl::StatusOr<bool> ParseHttpResponseHead(std::string_view bytes, HttpResponseH
       return Malformed(StrCat("bad header line '", line.substr(0, 64), "'"));
     }
     const std::string_view name = line.substr(0, colon);
-    const std::string_view value = Trim(line.substr(colon + 1));
+    const std::string_view value = TrimHttpWhitespace(line.substr(colon + 1));
     if (EqualsIgnoreCase(name, "content-length")) {
       absl::StatusOr<size_t> length = ParseLength(name, value);
       if (!length.ok()) return length.status();
@@ -132,7 +112,7 @@ absl::StatusOr<std::optional<ChunkedBody>> DecodeChunkedInPlace(char* data, size
     if (eol == std::string_view::npos) return std::nullopt;
     std::string_view size_text = raw.substr(pos, eol - pos);
     const size_t semicolon = size_text.find(';');  // chunk extensions are ignored
-    size_text = Trim(size_text.substr(0, semicolon));
+    size_text = TrimHttpWhitespace(size_text.substr(0, semicolon));
     size_t length = 0;
     const auto [ptr, ec] =
         std::from_chars(size_text.data(), size_text.data() + size_text.size(), length, 16);
@@ -164,7 +144,7 @@ absl::StatusOr<std::optional<ChunkedBody>> DecodeChunkedInPlace(char* data, size
   for (size_t i = 0; i < chunk_count; ++i) {
     const size_t eol = raw.find("\r\n", read);
     std::string_view size_text = raw.substr(read, eol - read);
-    size_text = Trim(size_text.substr(0, size_text.find(';')));
+    size_text = TrimHttpWhitespace(size_text.substr(0, size_text.find(';')));
     size_t length = 0;
     std::from_chars(size_text.data(), size_text.data() + size_text.size(), length, 16);
     read = eol + 2;

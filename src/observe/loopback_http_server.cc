@@ -1,6 +1,5 @@
 #include "observe/loopback_http_server.h"
 
-#include <cctype>
 #include <exception>
 #include <thread>
 
@@ -11,6 +10,7 @@
 #include "boost/beast/http/read.hpp"
 #include "boost/beast/http/string_body.hpp"
 #include "boost/beast/http/write.hpp"
+#include "core/http_tokens.h"
 #include "core/strings.h"
 
 namespace brigade::observe {
@@ -20,17 +20,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // One connection: read a request, answer it, repeat while keep-alive.
 class Session : public std::enable_shared_from_this<Session> {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "core/http_tokens.h"
 #include "core/strings.h"
 
 namespace brigade::serve {
@@ -15,19 +16,6 @@ namespace {
 // zlib counts in uInt; larger inputs are fed in slices of this size.
 constexpr size_t kMaxSliceBytes = size_t{1} << 30;
 constexpr size_t kInflateStepBytes = size_t{64} << 10;
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-// HTTP tokens compare ASCII case-insensitively.
-bool SameToken(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](char x, char y) {
-    return (x >= 'A' && x <= 'Z' ? x - 'A' + 'a' : x) == (y >= 'A' && y <= 'Z' ? y - 'A' + 'a' : y);
-  });
-}
 
 bool StartsWithGzipMagic(std::span<const std::byte> bytes) {
   return bytes.size() >= 2 && bytes[0] == std::byte{0x1f} && bytes[1] == std::byte{0x8b};
@@ -148,12 +136,12 @@ std::string_view ContentCodingName(ContentCoding coding) {
 }
 
 std::optional<ContentCoding> ParseContentEncoding(std::string_view value) {
-  value = Trim(value);
-  if (SameToken(value, "identity")) return ContentCoding::kIdentity;
-  if (SameToken(value, "gzip") || SameToken(value, "x-gzip")) {
+  value = TrimHttpWhitespace(value);
+  if (EqualsIgnoreCase(value, "identity")) return ContentCoding::kIdentity;
+  if (EqualsIgnoreCase(value, "gzip") || EqualsIgnoreCase(value, "x-gzip")) {
     return ContentCoding::kGzip;
   }
-  if (SameToken(value, "deflate")) return ContentCoding::kDeflate;
+  if (EqualsIgnoreCase(value, "deflate")) return ContentCoding::kDeflate;
   return std::nullopt;
 }
 
@@ -167,14 +155,14 @@ ContentCoding NegotiateResponseCoding(std::optional<std::string_view> accept_enc
     std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const size_t semicolon = item.find(';');
-    const std::string_view token = Trim(item.substr(0, semicolon));
+    const std::string_view token = TrimHttpWhitespace(item.substr(0, semicolon));
     double q = 1;
     if (semicolon != std::string_view::npos) {
-      std::string_view parameter = Trim(item.substr(semicolon + 1));
+      std::string_view parameter = TrimHttpWhitespace(item.substr(semicolon + 1));
       if (parameter.size() >= 2 && (parameter[0] == 'q' || parameter[0] == 'Q') &&
           parameter[1] == '=') {
         // RFC 9110 qvalue: 0, 0.x..., 1, 1.0...; anything unreadable counts as not acceptable.
-        const std::string_view number = Trim(parameter.substr(2));
+        const std::string_view number = TrimHttpWhitespace(parameter.substr(2));
         q = 0;
         if (!number.empty() && (number[0] == '0' || number[0] == '1')) {
           q = number[0] - '0';
@@ -187,9 +175,9 @@ ContentCoding NegotiateResponseCoding(std::optional<std::string_view> accept_enc
         }
       }
     }
-    if (SameToken(token, "gzip") || SameToken(token, "x-gzip")) {
+    if (EqualsIgnoreCase(token, "gzip") || EqualsIgnoreCase(token, "x-gzip")) {
       gzip_q = std::max(gzip_q, q);
-    } else if (SameToken(token, "deflate")) {
+    } else if (EqualsIgnoreCase(token, "deflate")) {
       deflate_q = std::max(deflate_q, q);
     } else if (token == "*") {
       any_q = q;

@@ -7,6 +7,7 @@
 #include "boost/asio/read.hpp"
 #include "boost/asio/write.hpp"
 #include "boost/beast/http/error.hpp"
+#include "core/http_tokens.h"
 #include "core/strings.h"
 
 namespace brigade::serve {

@@ -1,18 +1,8 @@
 #include "serve/http/http_message.h"
 
-namespace brigade::serve {
+#include "core/http_tokens.h"
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
+namespace brigade::serve {
 
 void HttpHeaderList::Reserve(size_t count, size_t text_bytes) {
   entries_.reserve(count);

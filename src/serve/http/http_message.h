@@ -90,9 +90,6 @@ struct HttpResponse {
 // "OK", "Not Found", ... for the status line; "Unknown" for codes this table does not list.
 std::string_view ReasonPhrase(int status);
 
-// ASCII case-insensitive equality, as HTTP header names compare.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-
 }  // namespace brigade::serve
 
 #endif  // BRIGADE_SERVE_HTTP_HTTP_MESSAGE_H_
