@@ -134,28 +134,6 @@ TEST_F(RequestValidatorTest, UnbatchedModelsTakeTheDeclaredShapeExactly) {
 }
 
 #ifdef BRIGADE_HAVE_ONNX
-// y = x + bias on the ONNX engine, `bias` an optional input (its initializer is the default).
-constexpr char kAddBiasConfig[] = R"pb(
-  backend: "onnxruntime"
-  max_batch_size: 8 input
-  [ {
-    name: "x"
-    data_type: TYPE_FP32
-    dims: [ 4 ]
-  }
-    , {
-      name: "bias"
-      data_type: TYPE_FP32
-      dims: [ 4 ]
-      optional: true
-    }] output
-  [ {
-    name: "y"
-    data_type: TYPE_FP32
-    dims: [ 4 ]
-  }]
-)pb";
-
 class OptionalInputValidatorTest : public RequestValidatorTest {
  protected:
   void SetUp() override {
@@ -170,18 +148,8 @@ class OptionalInputValidatorTest : public RequestValidatorTest {
   static Tensor Fp32(Shape shape) { return *Tensor::Zeros(DataType::kFp32, shape); }
 };
 
-engine::onnx::OnnxBuilder AddBiasGraph() {
-  engine::onnx::OnnxBuilder b;
-  b.Input("x", DataType::kFp32, {-1, 4});
-  b.Input("bias", DataType::kFp32, {-1, 4});
-  b.Initializer("bias", engine::onnx::Ramp({1, 4}));
-  b.Node("Add", {"x", "bias"}, {"y"});
-  b.Output("y", DataType::kFp32, {-1, 4});
-  return b;
-}
-
 TEST_F(OptionalInputValidatorTest, AnOmittedOptionalInputKeepsItsPlaceAsAnEmptyTensor) {
-  auto model = LoadOnnx("add_bias", kAddBiasConfig, AddBiasGraph());
+  auto model = LoadOnnx("add_bias", testing::kAddBiasConfig, engine::onnx::AddBiasGraph());
   ASSERT_NE(model, nullptr);
   InferRequest request = Request({{"x", Fp32({2, 4})}});
   ASSERT_TRUE(PrepareRequest(*model, &request).ok());
@@ -194,7 +162,7 @@ TEST_F(OptionalInputValidatorTest, AnOmittedOptionalInputKeepsItsPlaceAsAnEmptyT
 }
 
 TEST_F(OptionalInputValidatorTest, AnOmittedRequiredInputIsStillNamed) {
-  auto model = LoadOnnx("add_bias", kAddBiasConfig, AddBiasGraph());
+  auto model = LoadOnnx("add_bias", testing::kAddBiasConfig, engine::onnx::AddBiasGraph());
   ASSERT_NE(model, nullptr);
   InferRequest request = Request({{"bias", Fp32({1, 4})}});
   ExpectInvalid(*model, request, "model 'add_bias' is missing input 'x'");

@@ -55,6 +55,27 @@ const char kIdentityConfig[] = R"pb(
   }
 )pb";
 
+const char kAddBiasConfig[] = R"pb(
+  backend: "onnxruntime"
+  max_batch_size: 8 input
+  [ {
+    name: "x"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }
+    , {
+      name: "bias"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+      optional: true
+    }] output
+  [ {
+    name: "y"
+    data_type: TYPE_FP32
+    dims: [ 4 ]
+  }]
+)pb";
+
 TempRepository::TempRepository() {
   static std::atomic<int> counter{0};
   const auto dir =

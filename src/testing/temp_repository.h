@@ -22,6 +22,9 @@ namespace brigade::testing {
 extern const char kAddSubConfig[];
 // Identity on the builtin backend: INPUT0 FP32 [-1] → OUTPUT0; max_batch_size 8.
 extern const char kIdentityConfig[];
+// y = x + bias on the ONNX engine (engine::onnx::AddBiasGraph() as 1/model.onnx): x and the
+// optional bias FP32 [4] → y; max_batch_size 8.
+extern const char kAddBiasConfig[];
 
 class TempRepository {
  public:

@@ -41,18 +41,6 @@ class OnnxBackendTest : public ::testing::Test {
     return b;
   }
 
-  // y = x + bias, where graph input "bias" [1, 4] also has an initializer (its default,
-  // [10, 11, 12, 13]): ONNX's optional input.
-  static OnnxBuilder AddBias() {
-    OnnxBuilder b;
-    b.Input("x", DataType::kFp32, {-1, 4});
-    b.Input("bias", DataType::kFp32, {-1, 4});
-    b.Initializer("bias", Ramp({1, 4}, 10.0f, 1.0f));
-    b.Node("Add", {"x", "bias"}, {"y"});
-    b.Output("y", DataType::kFp32, {-1, 4});
-    return b;
-  }
-
   fs::path dir_;
 };
 
@@ -64,7 +52,7 @@ TEST_F(OnnxBackendTest, AnOmittedOptionalInputRunsWithItsInitializer) {
   OnnxBackend backend;
   ModelLoadOptions options;
   options.model_name = "add_bias";
-  options.model_path = Write(AddBias());
+  options.model_path = Write(onnx::AddBiasGraph());
   options.max_batch_size = 8;
   options.declared_inputs = {TensorSpec{"x", DataType::kFp32, Shape{-1, 4}},
                              TensorSpec{"bias", DataType::kFp32, Shape{-1, 4}, true}};
@@ -94,7 +82,7 @@ TEST_F(OnnxBackendTest, AnUndeclaredInitializerInputStaysAConstant) {
   OnnxBackend backend;
   ModelLoadOptions options;
   options.model_name = "add_bias";
-  options.model_path = Write(AddBias());
+  options.model_path = Write(onnx::AddBiasGraph());
   auto model = backend.Load(options);
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_EQ((*model)->signature().inputs.size(), 1u);
@@ -110,7 +98,7 @@ TEST_F(OnnxBackendTest, AnOptionalInputWithoutAnInitializerIsRefusedAtLoad) {
   OnnxBackend backend;
   ModelLoadOptions options;
   options.model_name = "add_bias";
-  options.model_path = Write(AddBias());
+  options.model_path = Write(onnx::AddBiasGraph());
   options.declared_inputs = {TensorSpec{"x", DataType::kFp32, Shape{-1, 4}, true}};
   auto model = backend.Load(options);
   EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);

@@ -246,33 +246,8 @@ TEST_F(KServeHttpHandlerTest, BadInferenceRequestsGetProtocolErrors) {
 TEST_F(KServeHttpHandlerTest, AnOptionalInputMayBeOmittedButARequiredOneMayNot) {
   // y = x + bias on the ONNX engine; `bias` is optional, its initializer [10,11,12,13] the
   // default a request that omits it runs with.
-  engine::onnx::OnnxBuilder graph;
-  graph.Input("x", DataType::kFp32, {-1, 4});
-  graph.Input("bias", DataType::kFp32, {-1, 4});
-  graph.Initializer("bias", engine::onnx::Ramp({1, 4}, 10.0f, 1.0f));
-  graph.Node("Add", {"x", "bias"}, {"y"});
-  graph.Output("y", DataType::kFp32, {-1, 4});
-  repo_.AddModel("add_bias", R"pb(
-    backend: "onnxruntime"
-    max_batch_size: 8 input
-    [ {
-      name: "x"
-      data_type: TYPE_FP32
-      dims: [ 4 ]
-    }
-      , {
-        name: "bias"
-        data_type: TYPE_FP32
-        dims: [ 4 ]
-        optional: true
-      }] output
-    [ {
-      name: "y"
-      data_type: TYPE_FP32
-      dims: [ 4 ]
-    }]
-  )pb");
-  repo_.WriteFile("add_bias/1/model.onnx", graph.Serialize());
+  repo_.AddModel("add_bias", brigade::testing::kAddBiasConfig);
+  repo_.WriteFile("add_bias/1/model.onnx", engine::onnx::AddBiasGraph().Serialize());
   Start();
   constexpr char kX[] = R"({"name":"x","shape":[1,4],"datatype":"FP32","data":[1,2,3,4]})";
   constexpr char kBias[] =

@@ -102,6 +102,16 @@ void OnnxBuilder::SetString(::onnx::NodeProto& node, const std::string& name,
 
 std::string OnnxBuilder::Serialize() const { return model_.SerializeAsString(); }
 
+OnnxBuilder AddBiasGraph() {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 4});
+  b.Input("bias", DataType::kFp32, {-1, 4});
+  b.Initializer("bias", Ramp({1, 4}, 10.0f, 1.0f));
+  b.Node("Add", {"x", "bias"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 4});
+  return b;
+}
+
 Tensor Ramp(std::vector<int64_t> shape, float v0, float step) {
   Shape s(shape.begin(), shape.end());
   Tensor t = *Tensor::Allocate(DataType::kFp32, s);

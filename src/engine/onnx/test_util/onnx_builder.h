@@ -48,6 +48,10 @@ class OnnxBuilder {
   int node_count_ = 0;
 };
 
+// y = x + bias, FP32 [-1, 4] each, where graph input "bias" also has an initializer, [10, 11, 12,
+// 13]: ONNX's optional input, whose initializer a request that omits it runs with.
+OnnxBuilder AddBiasGraph();
+
 // A float tensor of `shape` filled with values v0, v0+step, ... (deterministic test data).
 Tensor Ramp(std::vector<int64_t> shape, float v0 = 0.0f, float step = 1.0f);
 // A float tensor of `shape` with pseudo-random values in [-1, 1) from `seed`.
