@@ -56,6 +56,10 @@ bool BodyBuffer::Grow(size_t capacity_bytes, size_t aligned_offset) {
   return true;
 }
 
+bool BodyBuffer::Reserve(size_t capacity_bytes, size_t aligned_offset) {
+  return capacity_bytes <= capacity_ || Grow(capacity_bytes, aligned_offset);
+}
+
 bool BodyBuffer::Append(std::span<const std::byte> bytes, size_t max_capacity_bytes) {
   if (bytes.size() > max_capacity_bytes || size_ > max_capacity_bytes - bytes.size()) return false;
   const size_t needed = size_ + bytes.size();

@@ -59,6 +59,11 @@ class BodyBuffer {
   size_t available() const { return capacity_ - size_; }
   void Commit(size_t n);
 
+  // Makes room for `capacity_bytes` in all (nothing when there is already as much), moving the
+  // bytes so far so that byte `aligned_offset` is kAlignment-aligned. False when memory is refused;
+  // the buffer is then unchanged.
+  bool Reserve(size_t capacity_bytes, size_t aligned_offset);
+
   // Appends `bytes`, growing (with a copy, which keeps no particular alignment) when needed up to
   // `max_capacity_bytes`. False when the result would exceed that limit or memory is refused;
   // then nothing is appended.

@@ -53,8 +53,13 @@ absl::Status CorruptError(ContentCoding coding, const z_stream& stream) {
              " data (Content-Encoding): ", stream.msg != nullptr ? stream.msg : "corrupt stream"));
 }
 
-absl::StatusOr<std::string> Inflate(ContentCoding coding, std::span<const std::byte> compressed,
-                                    size_t max_bytes) {
+// deflate's best case is about 1032 output bytes per input byte, so a larger size (from gzip's
+// trailer, which the sender writes) is a lie and must not size the first allocation.
+constexpr size_t kMaxInflateRatio = 1032;
+
+absl::StatusOr<std::shared_ptr<BodyBuffer>> Inflate(ContentCoding coding,
+                                                    std::span<const std::byte> compressed,
+                                                    size_t max_bytes, size_t aligned_offset) {
   int window_bits = 15;  // zlib stream
   if (coding == ContentCoding::kGzip) {
     window_bits = 16 + 15;
@@ -65,18 +70,21 @@ absl::StatusOr<std::string> Inflate(ContentCoding coding, std::span<const std::b
   if (!inflater.ok()) return absl::ResourceExhaustedError("cannot start zlib's inflater");
   z_stream& stream = *inflater.stream();
 
-  std::string out;
-  // gzip's trailer holds the size (mod 2^32) of the last member: a good first guess.
+  // gzip's trailer holds the size (mod 2^32) of the last member: a good first guess. One byte
+  // more than allowed is room enough to notice a body over the limit, and one more than the
+  // guess lets inflate report the end without a second allocation.
   size_t guess = compressed.size() * 4;
   if (coding == ContentCoding::kGzip && compressed.size() >= 18) {
     uint32_t isize = 0;
     std::memcpy(&isize, compressed.data() + compressed.size() - 4, sizeof(isize));
-    guess = isize;
+    guess = std::min<size_t>(isize, compressed.size() * kMaxInflateRatio);
   }
-  out.reserve(std::min(max_bytes, std::max(guess, kInflateStepBytes)));
+  const size_t limit = max_bytes + 1;
+  std::shared_ptr<BodyBuffer> out =
+      BodyBuffer::Allocate(std::min(limit, std::max(guess + 1, kInflateStepBytes)), aligned_offset);
+  if (out == nullptr) return absl::ResourceExhaustedError("no memory to inflate the request body");
 
   std::span<const std::byte> rest = compressed;
-  size_t produced = 0;
   while (true) {
     if (stream.avail_in == 0 && !rest.empty()) {
       const size_t slice = std::min(rest.size(), kMaxSliceBytes);
@@ -85,14 +93,18 @@ absl::StatusOr<std::string> Inflate(ContentCoding coding, std::span<const std::b
       stream.avail_in = static_cast<uInt>(slice);
       rest = rest.subspan(slice);
     }
-    // One byte more than allowed is room enough to notice a body over the limit.
-    const size_t room = std::min(kInflateStepBytes, max_bytes + 1 - produced);
-    out.resize(produced + room);
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    if (out->available() == 0 &&
+        !out->Reserve(std::min(limit, std::max(out->capacity() * 2, kInflateStepBytes)),
+                      aligned_offset)) {
+      return absl::ResourceExhaustedError(
+          StrCat("no memory to inflate the request body past ", out->size(), " bytes"));
+    }
+    const size_t room = std::min(out->available(), kMaxSliceBytes);
+    stream.next_out = reinterpret_cast<Bytef*>(out->write_ptr());
     stream.avail_out = static_cast<uInt>(room);
     const int result = inflate(&stream, Z_NO_FLUSH);
-    produced += room - stream.avail_out;
-    if (produced > max_bytes) {
+    out->Commit(room - stream.avail_out);
+    if (out->size() > max_bytes) {
       return absl::ResourceExhaustedError(StrCat("request body inflates to more than ", max_bytes,
                                                  " bytes (Content-Encoding ",
                                                  ContentCodingName(coding), ")"));
@@ -110,14 +122,14 @@ absl::StatusOr<std::string> Inflate(ContentCoding coding, std::span<const std::b
                                                " byte(s) after its ", ContentCodingName(coding),
                                                " stream (Content-Encoding)"));
     }
-    if (result == Z_BUF_ERROR && stream.avail_in == 0 && rest.empty()) {
+    // Out of input with room left to write: the stream was cut short.
+    if (result == Z_BUF_ERROR && stream.avail_out > 0 && stream.avail_in == 0 && rest.empty()) {
       return absl::InvalidArgumentError(StrCat("request body ends before its ",
                                                ContentCodingName(coding),
                                                " stream does (Content-Encoding)"));
     }
     if (result != Z_OK && result != Z_BUF_ERROR) return CorruptError(coding, stream);
   }
-  out.resize(produced);
   return out;
 }
 
@@ -195,14 +207,7 @@ absl::StatusOr<std::shared_ptr<BodyBuffer>> InflateBody(ContentCoding coding,
   if (coding == ContentCoding::kIdentity) {
     return absl::InvalidArgumentError("InflateBody: identity is not a coding to inflate");
   }
-  absl::StatusOr<std::string> inflated = Inflate(coding, compressed, max_bytes);
-  if (!inflated.ok()) return inflated.status();
-  std::shared_ptr<BodyBuffer> body = BodyBuffer::FromString(*inflated, aligned_offset);
-  if (body == nullptr) {
-    return absl::ResourceExhaustedError(
-        StrCat("no memory for the inflated request body (", inflated->size(), " bytes)"));
-  }
-  return body;
+  return Inflate(coding, compressed, max_bytes, aligned_offset);
 }
 
 std::string DeflateBody(ContentCoding coding, std::span<const std::span<const std::byte>> pieces) {
