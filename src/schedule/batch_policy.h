@@ -37,7 +37,8 @@ enum class BatchReason : uint8_t {
   kNoBatching,    // the model does not batch: one request per execution
   kFull,          // the batch reached max_batch_size rows
   kPreferred,     // the batch is exactly a preferred size
-  kDelayExpired,  // the oldest request waited max_queue_delay
+  kDelayExpired,  // the oldest request waited max_queue_delay (P99 model: as long as a batch of
+                  // one row takes)
   kFlush,         // draining: everything goes without waiting
   kFormula,       // QueueFormulaPolicy's size
   kLearning,      // no latency profile yet: take what is there

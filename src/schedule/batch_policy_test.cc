@@ -82,13 +82,36 @@ TEST(P99ModelPolicyTest, AtLowLoadWhatIsQueuedRunsAtOnce) {
 
 TEST(P99ModelPolicyTest, WaitsForTheRowsTheArrivalRateNeeds) {
   const LatencyProfile profile = LinearProfile();
-  ViewBuilder b(2, &profile, /*rows_per_s=*/2000);
+  // 4000 rows/s over two instances needs batches of 6, as in NeededSize's test.
+  ViewBuilder b(2, &profile, /*rows_per_s=*/4000);
+  b.view.load.instances = 2;
   b.view.slo_deadline_ns = kNow + 20'000 * kUs;
   const BatchChoice choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 0);
   EXPECT_EQ(choice.reason, BatchReason::kWait);
-  // Four more rows at 2000 rows/s: 2 ms.
-  EXPECT_EQ(choice.wake_at_ns, kNow + 2000 * kUs);
+  // Four more rows at 4000 rows/s: 1 ms.
+  EXPECT_EQ(choice.wake_at_ns, kNow + 1000 * kUs);
+}
+
+TEST(P99ModelPolicyTest, NoRequestWaitsForCompanyLongerThanABatchOfOneRowTakes) {
+  const LatencyProfile profile = LinearProfile();
+  // Batches of 6 keep up with 2000 rows/s; four more rows would take 2 ms to arrive, but a batch
+  // of one row takes 1250 µs, and the oldest request waits no longer than that.
+  ViewBuilder b(2, &profile, /*rows_per_s=*/2000);
+  b.view.slo_deadline_ns = kNow + 20'000 * kUs;
+  BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 0);
+  EXPECT_EQ(choice.wake_at_ns, kNow + 1250 * kUs);
+  b.view.now_ns = choice.wake_at_ns;
+  choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 2);
+  EXPECT_EQ(choice.reason, BatchReason::kDelayExpired);
+  // Counted from the oldest request's arrival, not from when the instance asks.
+  b.view.now_ns = kNow;
+  b.view.oldest_enqueue_ns = kNow - 1250 * kUs;
+  choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 2);
+  EXPECT_EQ(choice.reason, BatchReason::kDelayExpired);
 }
 
 TEST(P99ModelPolicyTest, RunsAtOnceWhenEnoughRowsAreQueued) {
@@ -144,14 +167,27 @@ TEST(P99ModelPolicyTest, RunsTheBiggestBatchOnceTheSloIsLost) {
   EXPECT_EQ(choice.reason, BatchReason::kLate);
 }
 
-TEST(P99ModelPolicyTest, UnderOverloadWaitsForTheLargestBatchTheSloAllows) {
+TEST(P99ModelPolicyTest, TheHeadroomAloneDoesNotMakeALoadAnOverload) {
   const LatencyProfile profile = LinearProfile();
-  ViewBuilder b(10, &profile, /*rows_per_s=*/5000);
+  // 3000 rows/s: at 85% headroom no size keeps up (16 rows: 3200/s), but 12 rows do with none,
+  // so the oldest request still waits no longer than a batch of one row takes, not the 4.7 ms
+  // that fourteen more rows would take to arrive.
+  ViewBuilder b(2, &profile, /*rows_per_s=*/3000);
   b.view.slo_deadline_ns = kNow + 20'000 * kUs;
   const BatchChoice choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 0);
-  // Six more rows at 5000 rows/s: 1.2 ms.
-  EXPECT_EQ(choice.wake_at_ns, kNow + 1200 * kUs);
+  EXPECT_EQ(choice.wake_at_ns, kNow + 1250 * kUs);
+}
+
+TEST(P99ModelPolicyTest, UnderOverloadWaitsForTheLargestBatchTheSloAllows) {
+  const LatencyProfile profile = LinearProfile();
+  ViewBuilder b(4, &profile, /*rows_per_s=*/5000);
+  b.view.slo_deadline_ns = kNow + 20'000 * kUs;
+  const BatchChoice choice = P99(20'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 0);
+  // Twelve more rows at 5000 rows/s: 2.4 ms, longer than a batch of one row takes (1250 µs); but
+  // no size keeps up, so only full batches keep the backlog from growing.
+  EXPECT_EQ(choice.wake_at_ns, kNow + 2400 * kUs);
 }
 
 // Every size measured: up to 12 rows a batch costs 1000 + 250 b µs (12 rows: 3000 rows/s), from

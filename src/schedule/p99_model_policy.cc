@@ -122,12 +122,27 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
           ? INT64_MAX
           : view.slo_deadline_ns - profile->Predict(view.instance, target).p99_ns;
   if (latest_ns <= view.now_ns) return {n, INT64_MAX, BatchReason::kSloLimit};
+  // While the load is sustainable, nobody waits for company longer than a batch of one row takes:
+  // the size the load needs is needed on average, not by every batch — rows queue while this
+  // batch runs and the next one grows (n >= target takes up to the cap) — so waiting longer
+  // charges the rows already here more than one extra batch costs the instance. Under overload
+  // (no size keeps up even with no headroom) every batch must be as big as the SLO allows, and
+  // this does not apply; the headroom's margin alone must not count as overload, or a model
+  // whose throughput curve is flat near its top (the TorchScript demo classifier: 94% of its
+  // best rows per second at 80% load over 85% headroom) waits for full batches at 80% load.
+  int64_t give_up_ns = INT64_MAX;
+  if (needed <= max_rows || NeededSize(*profile, view.instance, max_rows,
+                                       view.load.arrival_rows_per_s, view.load.instances,
+                                       /*headroom=*/1.0) <= max_rows) {
+    give_up_ns = view.oldest_enqueue_ns + profile->Predict(view.instance, 1).p50_ns;
+    if (give_up_ns <= view.now_ns) return {n, INT64_MAX, BatchReason::kDelayExpired};
+  }
   const double missing = target - n;
   const double expected_ns =
       view.load.arrival_rows_per_s > 0 ? missing / view.load.arrival_rows_per_s * 1e9 : 0;
   const int64_t wait_ns =
       std::max<int64_t>(options_.min_wait_ns, static_cast<int64_t>(std::min(expected_ns, 1e15)));
-  return {0, std::min(latest_ns, view.now_ns + wait_ns), BatchReason::kWait};
+  return {0, std::min({latest_ns, give_up_ns, view.now_ns + wait_ns}), BatchReason::kWait};
 }
 
 }  // namespace brigade::schedule
