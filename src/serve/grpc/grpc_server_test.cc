@@ -22,6 +22,9 @@
 #include "serve/grpc/grpc_service.grpc.pb.h"
 #include "serve/grpc/grpc_stream_reactor.h"
 #include "testing/temp_repository.h"
+#ifdef BRIGADE_HAVE_ONNX
+#include "engine/onnx/test_util/onnx_builder.h"
+#endif
 
 namespace brigade::serve {
 namespace {
@@ -309,6 +312,52 @@ TEST_F(GrpcServerTest, InfersWithTypedContents) {
   EXPECT_THAT(Values<float>(response.raw_output_contents(0)), ElementsAre(0.5f, -1.0f, 2.0f));
   EXPECT_THAT(response.outputs(0).shape(), ElementsAre(1, 3));
 }
+
+#ifdef BRIGADE_HAVE_ONNX
+TEST_F(GrpcServerTest, AnOptionalInputMayBeOmittedButARequiredOneMayNot) {
+  // y = x + bias on the ONNX engine; `bias` is optional, its initializer [10,11,12,13] the
+  // default a request that omits it runs with (the HTTP handler test checks the same over HTTP).
+  repository_.AddModel("add_bias", brigade::testing::kAddBiasConfig);
+  repository_.WriteFile("add_bias/1/model.onnx", engine::onnx::AddBiasGraph().Serialize());
+  ASSERT_NO_FATAL_FAILURE(StartGrpc());
+  auto request = [](bool with_x, bool with_bias) {
+    ModelInferRequest request;
+    request.set_model_name("add_bias");
+    auto add = [&request](const char* name, std::vector<float> values) {
+      auto* input = request.add_inputs();
+      input->set_name(name);
+      input->set_datatype("FP32");
+      input->add_shape(1);
+      input->add_shape(4);
+      request.add_raw_input_contents(Raw(values));
+    };
+    if (with_x) add("x", {1, 2, 3, 4});
+    if (with_bias) add("bias", {100, 100, 100, 100});
+    return request;
+  };
+
+  grpc::ClientContext omitted_context;
+  ModelInferResponse omitted;
+  grpc::Status status = stub_->ModelInfer(&omitted_context, request(true, false), &omitted);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(omitted.raw_output_contents_size(), 1);
+  EXPECT_THAT(omitted.outputs(0).shape(), ElementsAre(1, 4));
+  EXPECT_THAT(Values<float>(omitted.raw_output_contents(0)), ElementsAre(11, 13, 15, 17));
+
+  grpc::ClientContext given_context;
+  ModelInferResponse given;
+  status = stub_->ModelInfer(&given_context, request(true, true), &given);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(given.raw_output_contents_size(), 1);
+  EXPECT_THAT(Values<float>(given.raw_output_contents(0)), ElementsAre(101, 102, 103, 104));
+
+  grpc::ClientContext missing_context;
+  ModelInferResponse missing;
+  status = stub_->ModelInfer(&missing_context, request(false, true), &missing);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("model 'add_bias' is missing input 'x'"));
+}
+#endif  // BRIGADE_HAVE_ONNX
 
 TEST_F(GrpcServerTest, BadRequestIsInvalidArgumentNamingTheInput) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
