@@ -38,8 +38,8 @@
 //   n <  target               → wait for target - n more rows: until the expected arrival of
 //                               the missing rows ((target - n) / λ), but never past
 //                               D - p99(target); at that point run what is there (kSloLimit);
-//                               and while some size keeps up (Bneed <= Bmax), never past the
-//                               oldest request's enqueue + p50(1) either (kDelayExpired): the
+//                               and while some size keeps up even with no headroom, never past
+//                               the oldest request's enqueue + p50(1) either (kDelayExpired): the
 //                               load needs Bneed rows per batch on average, not in every batch
 //                               (rows queue while a batch runs, and the next batch takes them),
 //                               so a request waits for company at most as long as serving it
