@@ -74,7 +74,7 @@ int64_t BatchPolicy::PredictCompletionNs(const AdmissionView& view) const {
   const int batches = (total + batch - 1) / batch;
   for (int b = 1;; ++b) {
     const auto first = std::min_element(free_at_ns.begin(), free_at_ns.end());
-    if (b == batches) return *first + estimate.p99_ns + ExtraWaitNs(total, view.max_batch_size);
+    if (b == batches) return *first + estimate.p99_ns + ExtraWaitNs(view, total);
     *first += estimate.p99_ns;
   }
 }
@@ -82,8 +82,8 @@ int64_t BatchPolicy::PredictCompletionNs(const AdmissionView& view) const {
 FixedDelayPolicy::FixedDelayPolicy(int64_t max_queue_delay_us, std::vector<int> preferred)
     : delay_ns_(max_queue_delay_us * 1000), preferred_(std::move(preferred)) {}
 
-int64_t FixedDelayPolicy::ExtraWaitNs(int rows, int max_batch_size) const {
-  return rows >= max_batch_size ? 0 : delay_ns_;
+int64_t FixedDelayPolicy::ExtraWaitNs(const AdmissionView& view, int rows) const {
+  return rows >= view.max_batch_size ? 0 : delay_ns_;
 }
 
 BatchChoice FixedDelayPolicy::Choose(const BatchView& view) const {

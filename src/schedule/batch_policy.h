@@ -112,10 +112,12 @@ class BatchPolicy {
   int64_t PredictCompletionNs(const AdmissionView& view) const;
 
  protected:
-  // Time the policy may hold a batch of `rows` rows back to let it grow (a fixed delay).
-  virtual int64_t ExtraWaitNs(int rows, int max_batch_size) const {
+  // Time the policy may hold back a batch whose queue holds `rows` rows in all (the request's
+  // and those ahead of it) to let it grow: a fixed delay, or the P99 model's wait for company.
+  // view.load.profile is set.
+  virtual int64_t ExtraWaitNs(const AdmissionView& view, int rows) const {
+    (void)view;
     (void)rows;
-    (void)max_batch_size;
     return 0;
   }
   // The largest batch the policy forms from a deep queue, for the prediction.
@@ -135,7 +137,7 @@ class FixedDelayPolicy final : public BatchPolicy {
   BatchChoice Choose(const BatchView& view) const override;
 
  protected:
-  int64_t ExtraWaitNs(int rows, int max_batch_size) const override;
+  int64_t ExtraWaitNs(const AdmissionView& view, int rows) const override;
 
  private:
   const int64_t delay_ns_;

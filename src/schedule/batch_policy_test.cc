@@ -424,5 +424,21 @@ TEST(BatchPolicyTest, PredictedCompletionChargesQueuedBatchesAndTheFixedDelay) {
   EXPECT_EQ(fixed.PredictCompletionNs(view), -1);
 }
 
+TEST(BatchPolicyTest, ThePredictionChargesTheP99ModelsWaitForCompanyToAPartialBatch) {
+  const LatencyProfile profile = LinearProfile();  // 1000 + 250 b µs; 16 rows amortize
+  AdmissionView view = OneRowBehind(/*rows_ahead=*/2, &profile, /*max_batch_size=*/16,
+                                    /*instances=*/1);
+  // Some size keeps up with 100 rows/s: a partial batch (3 of 16 rows) waits at most as long as
+  // a batch of one row takes (1250 µs), then takes 1750 µs.
+  view.load.arrival_rows_per_s = 100;
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 1750 * kUs + 1250 * kUs);
+  // Overloaded (10000 rows/s > 16 rows per 5 ms): it waits for the 13 rows it lacks, 1300 µs.
+  view.load.arrival_rows_per_s = 10'000;
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 1750 * kUs + 1300 * kUs);
+  // A full batch does not wait.
+  view.rows_ahead = 15;
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 5000 * kUs);
+}
+
 }  // namespace
 }  // namespace brigade::schedule

@@ -67,6 +67,20 @@ int P99ModelPolicy::AmortizedSize(const LatencyProfile& profile, int floor_rows,
                                      static_cast<double>(max_rows)));
 }
 
+int64_t P99ModelPolicy::ExtraWaitNs(const AdmissionView& view, int rows) const {
+  const LatencyProfile& profile = *view.load.profile;
+  const int max_rows = std::max(1, view.max_batch_size);
+  const int largest = LargestBatchRows(profile, max_rows, view.now_ns);
+  if (rows >= largest) return 0;
+  const double rows_per_s = view.load.arrival_rows_per_s;
+  if (NeededSize(profile, -1, max_rows, rows_per_s, view.load.instances, /*headroom=*/1.0) <=
+      max_rows) {
+    return std::max<int64_t>(0, profile.Predict(-1, 1).p50_ns);
+  }
+  const double missing_ns = (largest - rows) / rows_per_s * 1e9;
+  return std::max<int64_t>(options_.min_wait_ns, static_cast<int64_t>(std::min(missing_ns, 1e15)));
+}
+
 BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
   const int max_rows = std::max(1, view.max_batch_size);
   const int n = std::min(view.rows, max_rows);

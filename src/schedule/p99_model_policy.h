@@ -121,6 +121,10 @@ class P99ModelPolicy final : public BatchPolicy {
                        int64_t now_ns) const override {
     return AmortizedSize(profile, 1, EfficientSize(profile, std::max(1, max_batch_size), now_ns));
   }
+  // A batch short of LargestBatchRows may wait for company as Choose lets it: while some size
+  // keeps up with the load, up to p50(1); under overload, until the rows it lacks arrive (Choose
+  // also stops at the SLO's last moment, which the admission check covers on its own).
+  int64_t ExtraWaitNs(const AdmissionView& view, int rows) const override;
 
  private:
   const Options options_;
