@@ -38,8 +38,14 @@ absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
     std::ostringstream bytes;
     bytes << in.rdbuf();
     const std::string data = bytes.str();
-    return Tensor::Copy(dtype, shape,
-                        std::as_bytes(std::span<const char>(data.data(), data.size())));
+    absl::StatusOr<Tensor> tensor =
+        Tensor::Copy(dtype, shape, std::as_bytes(std::span<const char>(data.data(), data.size())));
+    if (!tensor.ok()) {
+      return absl::InvalidArgumentError(StrCat("warm-up '", warmup_name, "' input '", spec.name,
+                                               "': ", file.string(), ": ",
+                                               tensor.status().message()));
+    }
+    return tensor;
   }
   if (dtype == DataType::kBytes) {
     std::vector<std::string> empty(static_cast<size_t>(count));
@@ -86,6 +92,11 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
     std::vector<Tensor> run;
     for (const engine::TensorSpec& spec : signature.inputs) {
       auto it = warmup.inputs().find(spec.name);
+      if (it == warmup.inputs().end() && spec.optional) {
+        // Omitted, as a request may omit it: the model runs with its own default.
+        run.emplace_back();
+        continue;
+      }
       if (it == warmup.inputs().end()) {
         return absl::InvalidArgumentError(StrCat("model '", config.name(), "': warm-up '",
                                                  warmup.name(), "' has no input '", spec.name,

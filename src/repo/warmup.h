@@ -6,7 +6,9 @@
 // With `model_warmup` in the config (Triton's schema): each entry's inputs by name, at its
 // batch_size, `count` times; data from zero_data, random_data (fixed seed) or input_data_file
 // (raw little-endian bytes under <model_dir>/warmup/, as Triton reads them). Such a warm-up is
-// required: if it fails, the version does not load.
+// required: if it fails, the version does not load. An entry must name every input except the
+// optional ones (the signature's TensorSpec::optional); an omitted optional input is an empty
+// Tensor, as when a request omits it.
 // Without it: zero-filled inputs at batch size 1 and at max_batch_size, best effort (a model that
 // rejects zeros still loads; the failure is logged).
 // Pure apart from reading warm-up files; thread-safe.

@@ -1,0 +1,208 @@
+#include "repo/warmup.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "repo/config_parser.h"
+
+namespace brigade::repo {
+namespace {
+
+namespace fs = std::filesystem;
+
+config::ModelConfig Config(const std::string& text) {
+  absl::StatusOr<ParsedConfig> parsed = ParseModelConfigText(text, "config.pbtxt");
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? parsed->config : config::ModelConfig();
+}
+
+// "x": FP32 [-1, 4] (batched); "bias": FP32 [-1, 4], optional (the model has a default).
+engine::ModelSignature Signature() {
+  engine::ModelSignature signature;
+  signature.inputs.push_back({"x", DataType::kFp32, {-1, 4}, false});
+  signature.inputs.push_back({"bias", DataType::kFp32, {-1, 4}, true});
+  signature.outputs.push_back({"y", DataType::kFp32, {-1, 4}, false});
+  return signature;
+}
+
+// One warm-up entry "w" at `batch_size`, `count` times: "x" from `x_data` (a data field of
+// ModelWarmup.Input), plus `extra_inputs` (more `inputs { ... }` entries).
+std::string WarmupConfig(const std::string& x_data, const std::string& extra_inputs = "",
+                         int batch_size = 3, int count = 2) {
+  return "name: \"m\" max_batch_size: 8 model_warmup { name: \"w\" batch_size: " +
+         std::to_string(batch_size) + " count: " + std::to_string(count) +
+         " inputs { key: \"x\" value { data_type: TYPE_FP32 dims: [ 4 ] " + x_data + " } } " +
+         extra_inputs + " }";
+}
+
+class WarmupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("brigade_warmup_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "warmup");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void WriteFloats(const std::string& name, const std::vector<float>& values) {
+    std::ofstream(dir_ / "warmup" / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(values.data()),
+               static_cast<std::streamsize>(values.size() * sizeof(float)));
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(WarmupTest, WithoutModelWarmupZerosRunAtOneRowAndAtMaxBatchSizeBestEffort) {
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(R"pb(name: "m" max_batch_size: 8)pb"), Signature(), dir_.string());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->required);
+  ASSERT_EQ(plan->runs.size(), 2u);
+  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{1, 4}));
+  EXPECT_EQ(plan->runs[1][0].shape(), (Shape{8, 4}));
+  for (float value : plan->runs[1][0].values<float>()) EXPECT_EQ(value, 0.0f);
+}
+
+TEST_F(WarmupTest, EachEntryRunsCountTimesAtItsBatchSizeAndIsRequired) {
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(WarmupConfig("zero_data: true", R"pb(inputs {
+                                                                    key: "bias"
+                                                                    value {
+                                                                      data_type: TYPE_FP32
+                                                                      dims: [ 4 ]
+                                                                      zero_data: true
+                                                                    }
+                                                                  })pb")),
+                      Signature(), dir_.string());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->required);
+  ASSERT_EQ(plan->runs.size(), 2u);
+  ASSERT_EQ(plan->runs[0].size(), 2u);  // signature order: x, bias
+  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{3, 4}));
+  EXPECT_EQ(plan->runs[0][1].shape(), (Shape{3, 4}));
+  for (float value : plan->runs[1][0].values<float>()) EXPECT_EQ(value, 0.0f);
+}
+
+TEST_F(WarmupTest, RandomFloatsLieInZeroToOneAndAreNotAllZero) {
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(WarmupConfig("random_data: true", "", /*batch_size=*/8, /*count=*/1)),
+                      Signature(), dir_.string());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  int nonzero = 0;
+  for (float value : plan->runs[0][0].values<float>()) {
+    EXPECT_GE(value, 0.0f);
+    EXPECT_LT(value, 1.0f);
+    nonzero += value != 0.0f;
+  }
+  EXPECT_GT(nonzero, 0);
+}
+
+TEST_F(WarmupTest, AnInputDataFileIsReadFromTheWarmupFolderAsRawBytes) {
+  std::vector<float> values(4);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i);
+  WriteFloats("x.bin", values);
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(WarmupConfig(R"pb(input_data_file: "x.bin")pb", "", 1, 1)),
+                      Signature(), dir_.string());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const std::span<const float> read = plan->runs[0][0].values<float>();
+  EXPECT_EQ(std::vector<float>(read.begin(), read.end()), values);
+}
+
+TEST_F(WarmupTest, AMissingDataFileIsNotFoundNamingTheFile) {
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
+      Config(WarmupConfig(R"pb(input_data_file: "absent.bin")pb")), Signature(), dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "absent.bin")) << plan.status();
+}
+
+TEST_F(WarmupTest, ADataFileOfTheWrongSizeIsRefusedNamingTheWarmupAndTheInput) {
+  WriteFloats("short.bin", {1.0f, 2.0f});  // 3 rows of 4 floats were asked for
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
+      Config(WarmupConfig(R"pb(input_data_file: "short.bin")pb")), Signature(), dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "warm-up 'w'")) << plan.status();
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "'x'")) << plan.status();
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "short.bin")) << plan.status();
+}
+
+TEST_F(WarmupTest, ADataTypeOtherThanTheModelsIsRefusedNamingTheInput) {
+  const std::string text = R"pb(name: "m"
+                                max_batch_size: 8
+                                model_warmup {
+                                  name: "w"
+                                  batch_size: 1
+                                  inputs {
+                                    key: "x"
+                                    value {
+                                      data_type: TYPE_INT32
+                                      dims: [ 4 ]
+                                      zero_data: true
+                                    }
+                                  }
+                                })pb";
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(Config(text), Signature(), dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "input 'x' is INT32")) << plan.status();
+}
+
+TEST_F(WarmupTest, AnEntryMustNameEveryRequiredInput) {
+  const std::string text = R"pb(name: "m"
+                                max_batch_size: 8
+                                model_warmup {
+                                  name: "w"
+                                  batch_size: 1
+                                  inputs {
+                                    key: "bias"
+                                    value {
+                                      data_type: TYPE_FP32
+                                      dims: [ 4 ]
+                                      zero_data: true
+                                    }
+                                  }
+                                })pb";
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(Config(text), Signature(), dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(plan.status().message(), "model 'm': warm-up 'w' has no input 'x'");
+}
+
+TEST_F(WarmupTest, AnEntryMayOmitAnOptionalInputWhichRunsAsARequestOmittingIt) {
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(WarmupConfig("zero_data: true")), Signature(), dir_.string());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->runs[0].size(), 2u);
+  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{3, 4}));
+  EXPECT_TRUE(plan->runs[0][1].empty());  // "bias": the model's default
+}
+
+TEST_F(WarmupTest, AModelThatDoesNotBatchGetsNoBatchDimension) {
+  engine::ModelSignature signature;
+  signature.inputs.push_back({"x", DataType::kFp32, {4}, false});
+  const std::string text = R"pb(name: "m"
+                                max_batch_size: 0
+                                model_warmup {
+                                  name: "w"
+                                  batch_size: 5
+                                  inputs {
+                                    key: "x"
+                                    value {
+                                      data_type: TYPE_FP32
+                                      dims: [ 4 ]
+                                      zero_data: true
+                                    }
+                                  }
+                                })pb";
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(Config(text), signature, dir_.string());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{4}));
+}
+
+}  // namespace
+}  // namespace brigade::repo
