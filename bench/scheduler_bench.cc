@@ -19,7 +19,11 @@
 // over successful answers; shed = refused (queue full, predicted late) or timed out; shed p99 is
 // shown from the client's view (scheduled arrival → refusal, so it includes the generator's own
 // lateness) and the server's (Enqueue → refusal answered, as the bound of its histogram bucket);
-// "OK within SLO" is the share of all measured arrivals answered successfully within slo_us.
+// "OK within SLO" is the share of all measured arrivals answered successfully within slo_us;
+// "busy" is the instances' share of the run (first arrival to last answer, warm-up included)
+// spent executing batches, from the scheduler's measured service times. It says how much room a
+// policy had to choose: a model with a large per-batch cost can be near 100% busy at "80%" of the
+// capacity measured with full batches, since smaller batches cost more per row.
 //
 //   scheduler_bench [--model_dir=DIR] [--compute_us=2000] [--per_row_us=500] [--max_batch=N]
 //                   [--instances=2] [--intra_op_threads=1] [--slo_us=50000] [--seconds=4]
@@ -374,6 +378,7 @@ struct Result {
   double shed_p99_us = 0;
   double mean_batch = 0;
   double slo_met_percent = 0;  // of all measured arrivals: answered OK within the SLO
+  double busy_percent = 0;     // instances' time spent executing batches, of the whole run
   schedule::SchedulerSnapshot snapshot;
 };
 
@@ -441,9 +446,11 @@ Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, dou
   result.snapshot = scheduler->Snapshot();
   std::vector<int64_t> ok_ns, shed_ns;
   size_t measured = 0, within_slo = 0, completed_in_window = 0;
+  int64_t last_done_ns = start_ns;
   for (size_t i = 0; i < issued; ++i) {
     const Outcome& outcome = outcomes[i];
     const int64_t done_ns = outcome.done_ns.load();
+    last_done_ns = std::max(last_done_ns, done_ns);
     const bool ok = outcome.code.load() == static_cast<int>(absl::StatusCode::kOk);
     // Throughput: successful answers given during the measurement window, whenever they arrived.
     if (ok && done_ns >= measure_from_ns && done_ns < end_ns) ++completed_in_window;
@@ -471,6 +478,10 @@ Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, dou
     batches += result.snapshot.batch_rows[b];
   }
   result.mean_batch = batches == 0 ? 0 : static_cast<double>(rows) / static_cast<double>(batches);
+  const double instance_span_us =
+      static_cast<double>(last_done_ns - start_ns) / 1e3 * std::max(1, flags.instances);
+  result.busy_percent =
+      instance_span_us <= 0 ? 0 : 100.0 * result.snapshot.service.sum_us / instance_span_us;
   return result;
 }
 
@@ -557,17 +568,18 @@ int Main(int argc, char** argv) {
               measured ? "measured" : "given", capacity);
   std::printf(
       "| load | config | offered/s | throughput/s | p50 ms | p99 ms | shed %% | shed p99 us "
-      "| mean batch | OK within SLO %% |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+      "| mean batch | OK within SLO %% | busy %% |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int64_t load : flags.loads) {
     for (const Config& config : configs) {
       const Result r = RunLoad(flags, config, bench, capacity * static_cast<double>(load) / 100);
       const int64_t server_shed_us = r.snapshot.refusal_latency.QuantileBoundUs(0.99);
-      std::printf("| %lld%% | %s | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f / %s | %.1f | %.1f |\n",
-                  static_cast<long long>(load), config.name.c_str(), r.offered_per_s,
-                  r.throughput_per_s, r.p50_ms, r.p99_ms, r.shed_percent, r.shed_p99_us,
-                  server_shed_us == 0 ? "-" : StrCat("<=", server_shed_us).c_str(), r.mean_batch,
-                  r.slo_met_percent);
+      std::printf(
+          "| %lld%% | %s | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f / %s | %.1f | %.1f | %.0f |\n",
+          static_cast<long long>(load), config.name.c_str(), r.offered_per_s, r.throughput_per_s,
+          r.p50_ms, r.p99_ms, r.shed_percent, r.shed_p99_us,
+          server_shed_us == 0 ? "-" : StrCat("<=", server_shed_us).c_str(), r.mean_batch,
+          r.slo_met_percent, r.busy_percent);
       std::fflush(stdout);
       if (config.policy == schedule::BatchPolicyKind::kP99Model) {
         const auto& s = r.snapshot;
@@ -579,7 +591,7 @@ int Main(int argc, char** argv) {
         }
         std::printf(
             "|  |   ↳ explain: batches=%llu%s; refused late=%llu full=%llu; slower than predicted "
-            "p99: %llu/%llu; mean |err p50| %.0f us |  |  |  |  |  |  |  |  |\n",
+            "p99: %llu/%llu; mean |err p50| %.0f us |  |  |  |  |  |  |  |  |  |\n",
             static_cast<unsigned long long>(s.batches), reasons.c_str(),
             static_cast<unsigned long long>(s.refused_predicted_late),
             static_cast<unsigned long long>(s.refused_queue_full),
@@ -594,7 +606,8 @@ int Main(int argc, char** argv) {
             profile += StrCat(" ", point.rows, ":", point.p50_ns / 1000, "/", point.p99_ns / 1000,
                               "us(", static_cast<int64_t>(point.samples), ")");
           }
-          std::printf("|  |   ↳ profile p50/p99:%s |  |  |  |  |  |  |  |  |\n", profile.c_str());
+          std::printf("|  |   ↳ profile p50/p99:%s |  |  |  |  |  |  |  |  |  |\n",
+                      profile.c_str());
         }
       }
     }
