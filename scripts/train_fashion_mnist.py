@@ -210,8 +210,11 @@ output [
     label_filename: "labels.txt"
   }}
 ]
-dynamic_batching {{
-  max_queue_delay_microseconds: 200
+# Brigade's adaptive batcher (src/schedule/p99_model_policy.h): a lone request runs at once
+# instead of waiting for company, and batches grow with the load as the latency profile allows.
+adaptive_batching {{
+  policy: P99_MODEL
+  target_p99_microseconds: 20000
 }}
 instance_group [
   {{
