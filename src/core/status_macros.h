@@ -26,9 +26,13 @@
 #define BRIGADE_ASSIGN_OR_RETURN(lhs, expr) \
   BRIGADE_ASSIGN_OR_RETURN_IMPL_(BRIGADE_STATUS_CONCAT_(brigade_statusor_, __LINE__), lhs, expr)
 
+// `statusor` names the variable it declares and `lhs` may be a declaration (`auto tensor`):
+// neither can be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define BRIGADE_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
   auto statusor = (expr);                                   \
   if (!statusor.ok()) return std::move(statusor).status();  \
   lhs = std::move(statusor).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // BRIGADE_CORE_STATUS_MACROS_H_
