@@ -23,7 +23,10 @@
 // "busy" is the instances' share of the run (first arrival to last answer, warm-up included)
 // spent executing batches, from the scheduler's measured service times. It says how much room a
 // policy had to choose: a model with a large per-batch cost can be near 100% busy at "80%" of the
-// capacity measured with full batches, since smaller batches cost more per row.
+// capacity measured with full batches, since smaller batches cost more per row. "stolen" is the
+// CPU time the hypervisor gave other guests while this VM wanted to run (/proc/stat's steal, in
+// 10 ms ticks): on a VM one stolen tick backs up ~10 ms of arrivals, which at 85-98% busy takes
+// tens of ms to drain and can set a 5-second run's p99 by itself.
 //
 //   scheduler_bench [--model_dir=DIR] [--compute_us=2000] [--per_row_us=500] [--max_batch=N]
 //                   [--instances=2] [--intra_op_threads=1] [--slo_us=50000] [--seconds=4]
@@ -37,11 +40,14 @@
 // caps 1, 2, 4, ..., max_batch, each measured for capacity_s seconds. --capacity_per_s skips the
 // capacity measurement (so a table can be produced in several invocations against the same 100%).
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -379,6 +385,7 @@ struct Result {
   double mean_batch = 0;
   double slo_met_percent = 0;  // of all measured arrivals: answered OK within the SLO
   double busy_percent = 0;     // instances' time spent executing batches, of the whole run
+  double stolen_ms = -1;       // CPU time the hypervisor took from this VM during the run
   schedule::SchedulerSnapshot snapshot;
 };
 
@@ -397,9 +404,24 @@ void WaitUntil(int64_t when_ns) {
   if (when_ns > now) std::this_thread::sleep_for(std::chrono::nanoseconds(when_ns - now));
 }
 
+// CPU time the hypervisor gave to other guests while this VM's vCPUs wanted to run ("steal" in
+// /proc/stat's aggregate cpu line), in ms since boot; -1 where the kernel does not report it.
+double StolenMs() {
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  // cpu  user nice system idle iowait irq softirq steal ...
+  double fields[8] = {};
+  if (!(stat >> label) || label != "cpu") return -1;
+  for (double& field : fields) {
+    if (!(stat >> field)) return -1;
+  }
+  return fields[7] * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 // Open-loop Poisson arrivals at `rate_per_s` for flags.seconds.
 Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, double rate_per_s) {
   std::unique_ptr<Target> scheduler = bench.Make(config);
+  const double stolen_at_start_ms = StolenMs();
   std::mt19937_64 rng(flags.seed);
   std::exponential_distribution<double> gap_s(rate_per_s);
   const auto count = static_cast<size_t>(rate_per_s * flags.seconds * 1.2) + 16;
@@ -443,6 +465,9 @@ Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, dou
   }
 
   Result result;
+  const double stolen_at_end_ms = StolenMs();
+  result.stolen_ms =
+      stolen_at_start_ms < 0 || stolen_at_end_ms < 0 ? -1 : stolen_at_end_ms - stolen_at_start_ms;
   result.snapshot = scheduler->Snapshot();
   std::vector<int64_t> ok_ns, shed_ns;
   size_t measured = 0, within_slo = 0, completed_in_window = 0;
@@ -568,18 +593,20 @@ int Main(int argc, char** argv) {
               measured ? "measured" : "given", capacity);
   std::printf(
       "| load | config | offered/s | throughput/s | p50 ms | p99 ms | shed %% | shed p99 us "
-      "| mean batch | OK within SLO %% | busy %% |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "| mean batch | OK within SLO %% | busy %% | stolen ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int64_t load : flags.loads) {
     for (const Config& config : configs) {
       const Result r = RunLoad(flags, config, bench, capacity * static_cast<double>(load) / 100);
       const int64_t server_shed_us = r.snapshot.refusal_latency.QuantileBoundUs(0.99);
       std::printf(
-          "| %lld%% | %s | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f / %s | %.1f | %.1f | %.0f |\n",
+          "| %lld%% | %s | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f / %s | %.1f | %.1f | %.0f | %s "
+          "|\n",
           static_cast<long long>(load), config.name.c_str(), r.offered_per_s, r.throughput_per_s,
           r.p50_ms, r.p99_ms, r.shed_percent, r.shed_p99_us,
           server_shed_us == 0 ? "-" : StrCat("<=", server_shed_us).c_str(), r.mean_batch,
-          r.slo_met_percent, r.busy_percent);
+          r.slo_met_percent, r.busy_percent,
+          r.stolen_ms < 0 ? "-" : StrCat(static_cast<int64_t>(r.stolen_ms)).c_str());
       std::fflush(stdout);
       if (config.policy == schedule::BatchPolicyKind::kP99Model) {
         const auto& s = r.snapshot;
@@ -591,7 +618,7 @@ int Main(int argc, char** argv) {
         }
         std::printf(
             "|  |   ↳ explain: batches=%llu%s; refused late=%llu full=%llu; slower than predicted "
-            "p99: %llu/%llu; mean |err p50| %.0f us |  |  |  |  |  |  |  |  |  |\n",
+            "p99: %llu/%llu; mean |err p50| %.0f us |  |  |  |  |  |  |  |  |  |  |\n",
             static_cast<unsigned long long>(s.batches), reasons.c_str(),
             static_cast<unsigned long long>(s.refused_predicted_late),
             static_cast<unsigned long long>(s.refused_queue_full),
@@ -606,7 +633,7 @@ int Main(int argc, char** argv) {
             profile += StrCat(" ", point.rows, ":", point.p50_ns / 1000, "/", point.p99_ns / 1000,
                               "us(", static_cast<int64_t>(point.samples), ")");
           }
-          std::printf("|  |   ↳ profile p50/p99:%s |  |  |  |  |  |  |  |  |  |\n",
+          std::printf("|  |   ↳ profile p50/p99:%s |  |  |  |  |  |  |  |  |  |  |\n",
                       profile.c_str());
         }
       }

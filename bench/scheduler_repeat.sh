@@ -26,11 +26,11 @@ done
 grep -h '^# scheduler_bench\|^# .*capacity' "${files[0]}"
 echo "# $repeats runs; medians per column; p99 of every run in the last column"
 echo
-echo "| load | config | offered/s | throughput/s | p50 ms | p99 ms | shed % | mean batch | busy % | p99 ms of each run | server refusal p99 of each run |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| load | config | offered/s | throughput/s | p50 ms | p99 ms | shed % | mean batch | busy % | p99 ms of each run | stolen ms of each run | server refusal p99 of each run |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 # Table rows only (not the explain lines): | load | config | offered | thr | p50 | p99 | shed |
-# shed p99 (client / server) | mean batch | slo% | busy% |. The server's refusal bound (µs) is
-# kept per run.
+# shed p99 (client / server) | mean batch | slo% | busy% | stolen ms |. The server's refusal
+# bound (µs) and the stolen CPU time are kept per run.
 awk -F'|' '
   function median(list,    n, a, i, j, t) {
     n = split(list, a, " ")
@@ -42,14 +42,16 @@ awk -F'|' '
     if (!(key in seen)) { seen[key] = 1; order[++count] = key }
     offered[key] = offered[key] " " $4; thr[key] = thr[key] " " $5; p50[key] = p50[key] " " $6
     p99[key] = p99[key] " " $7; shed[key] = shed[key] " " $8; batch[key] = batch[key] " " $10
-    busy[key] = busy[key] " " $12
+    busy[key] = busy[key] " " $12; stolen_ms = $13; gsub(/ /, "", stolen_ms)
+    stolen[key] = stolen[key] " " stolen_ms
     split($9, refusal, "/"); gsub(/ /, "", refusal[2]); refused[key] = refused[key] " " refusal[2]
   }
   END {
     for (k = 1; k <= count; ++k) {
       key = order[k]; split(key, parts, "|")
-      printf "|%s|%s| %.0f | %.0f | %.2f | %.2f | %.1f | %.1f | %.0f |%s |%s |\n", parts[1],
+      printf "|%s|%s| %.0f | %.0f | %.2f | %.2f | %.1f | %.1f | %.0f |%s |%s |%s |\n", parts[1],
              parts[2], median(offered[key]), median(thr[key]), median(p50[key]), median(p99[key]),
-             median(shed[key]), median(batch[key]), median(busy[key]), p99[key], refused[key]
+             median(shed[key]), median(batch[key]), median(busy[key]), p99[key], stolen[key],
+             refused[key]
     }
   }' "${files[@]}"
