@@ -10,6 +10,11 @@
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
 #include "repo/config_parser.h"
+#include "testing/temp_repository.h"
+#ifdef BRIGADE_HAVE_ONNX
+#include "engine/onnx/onnx_backend.h"
+#include "engine/onnx/test_util/onnx_builder.h"
+#endif
 
 namespace brigade::repo {
 namespace {
@@ -118,6 +123,45 @@ TEST(ModelVersionTest, TheConfigsQueuePoliciesBoundAndTimeTheQueue) {
   (*version)->Drain();
   fs::remove_all(dir);
 }
+
+#ifdef BRIGADE_HAVE_ONNX
+// Loads add_bias (y = x + bias, `bias` optional with the initializer as its default) with a
+// required warm-up of `x_dims`-shaped zeros for x alone.
+absl::StatusOr<std::shared_ptr<ModelVersion>> LoadAddBiasWarmedUpWithout(
+    const std::string& x_dims, engine::BackendRegistry* backends, testing::TempRepository* repo) {
+  repo->AddModel("add_bias", testing::kAddBiasConfig);
+  repo->WriteFile("add_bias/1/model.onnx", engine::onnx::AddBiasGraph().Serialize());
+  const std::string text = std::string(testing::kAddBiasConfig) +
+                           " model_warmup { name: \"no_bias\" batch_size: 2 inputs { key: \"x\" "
+                           "value { data_type: TYPE_FP32 dims: [ " +
+                           x_dims + " ] zero_data: true } } }";
+  auto parsed = ParseModelConfigText(text, "config.pbtxt");
+  if (!parsed.ok()) return parsed.status();
+  if (absl::Status valid = ValidateModelConfig("add_bias", &parsed->config); !valid.ok()) {
+    return valid;
+  }
+  ModelVersion::Options options;
+  options.model_dir = (fs::path(repo->path()) / "add_bias").string();
+  options.config = parsed->config;
+  options.backends = backends;
+  options.pin_threads = false;
+  return ModelVersion::Load(options);
+}
+
+TEST(ModelVersionTest, AWarmupThatOmitsAnOptionalInputRunsTheModelWithItsDefault) {
+  engine::BackendRegistry backends;
+  backends.Register(std::make_unique<engine::OnnxBackend>());
+  testing::TempRepository repo;
+  auto version = LoadAddBiasWarmedUpWithout("4", &backends, &repo);
+  ASSERT_TRUE(version.ok()) << version.status();
+  (*version)->Drain();
+  // The warm-up runs and is required: x of the wrong shape fails the load.
+  auto wrong = LoadAddBiasWarmedUpWithout("5", &backends, &repo);
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("warm-up"), std::string_view::npos) << wrong.status();
+  EXPECT_NE(wrong.status().message().find("input 'x'"), std::string_view::npos) << wrong.status();
+}
+#endif  // BRIGADE_HAVE_ONNX
 
 }  // namespace
 }  // namespace brigade::repo
