@@ -82,7 +82,9 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
     if (config.max_batch_size() > 1) sizes.push_back(config.max_batch_size());
     for (int size : sizes) {
       absl::StatusOr<std::vector<Tensor>> inputs = engine::MakeWarmupInputs(signature, size);
-      if (inputs.ok()) plan.runs.push_back(*std::move(inputs));
+      if (!inputs.ok()) continue;
+      plan.runs.push_back(*std::move(inputs));
+      plan.names.push_back(StrCat("zeros at batch size ", size));
     }
     return plan;
   }
@@ -106,7 +108,10 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
           Tensor tensor, MakeWarmupTensor(it->second, spec, batch_size, model_dir, warmup.name()));
       run.push_back(std::move(tensor));
     }
-    for (uint32_t i = 0; i < std::max<uint32_t>(1, warmup.count()); ++i) plan.runs.push_back(run);
+    for (uint32_t i = 0; i < std::max<uint32_t>(1, warmup.count()); ++i) {
+      plan.runs.push_back(run);
+      plan.names.push_back(warmup.name());
+    }
   }
   return plan;
 }

@@ -25,6 +25,7 @@ namespace brigade::repo {
 
 struct WarmupPlan {
   std::vector<std::vector<Tensor>> runs;  // each in signature input order
+  std::vector<std::string> names;         // one per run, for messages
   bool required = false;
 };
 

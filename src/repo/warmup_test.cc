@@ -67,6 +67,8 @@ TEST_F(WarmupTest, WithoutModelWarmupZerosRunAtOneRowAndAtMaxBatchSizeBestEffort
   ASSERT_EQ(plan->runs.size(), 2u);
   EXPECT_EQ(plan->runs[0][0].shape(), (Shape{1, 4}));
   EXPECT_EQ(plan->runs[1][0].shape(), (Shape{8, 4}));
+  EXPECT_EQ(plan->names,
+            (std::vector<std::string>{"zeros at batch size 1", "zeros at batch size 8"}));
   for (float value : plan->runs[1][0].values<float>()) EXPECT_EQ(value, 0.0f);
 }
 
@@ -84,6 +86,7 @@ TEST_F(WarmupTest, EachEntryRunsCountTimesAtItsBatchSizeAndIsRequired) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->required);
   ASSERT_EQ(plan->runs.size(), 2u);
+  EXPECT_EQ(plan->names, (std::vector<std::string>{"w", "w"}));
   ASSERT_EQ(plan->runs[0].size(), 2u);  // signature order: x, bias
   EXPECT_EQ(plan->runs[0][0].shape(), (Shape{3, 4}));
   EXPECT_EQ(plan->runs[0][1].shape(), (Shape{3, 4}));

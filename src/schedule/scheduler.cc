@@ -121,12 +121,14 @@ void Scheduler::InstanceMain(int index, absl::Status* start_status) {
     std::vector<Tensor> outputs;
     absl::Status warm = instance->Execute(options_.warmup_inputs[w], &outputs);
     if (warm.ok()) continue;
+    const std::string warmup =
+        w < options_.warmup_names.size() ? StrCat("'", options_.warmup_names[w], "'") : StrCat(w);
     if (options_.warmup_required) {
-      status = absl::Status(warm.code(), StrCat("model '", options_.model_name, "' warm-up ", w,
-                                                " failed: ", warm.message()));
+      status = absl::Status(warm.code(), StrCat("model '", options_.model_name, "' warm-up ",
+                                                warmup, " failed: ", warm.message()));
     } else {
       spdlog::warn("model '{}' version {}: warm-up {} failed (serving anyway): {}",
-                   options_.model_name, options_.version, w, warm.message());
+                   options_.model_name, options_.version, warmup, warm.message());
     }
   }
   {

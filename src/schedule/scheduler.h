@@ -86,6 +86,9 @@ class Scheduler {
     // Input sets run on every instance before it takes traffic. A failing warm-up fails Create()
     // when `warmup_required`, and is logged otherwise.
     std::vector<std::vector<Tensor>> warmup_inputs;
+    // What each warm-up is called in messages (the config's model_warmup name); a warm-up without
+    // one is named by its index.
+    std::vector<std::string> warmup_names;
     bool warmup_required = false;
     const Clock* clock = Clock::Real();
     // Live metrics of this version (may be null): the queue-length gauge moves with the queue on
