@@ -173,6 +173,7 @@ void PrintProfile(const onnx::Session& session, int runs) {
     total += session.step_ns()[i];
   }
   std::vector<std::pair<int64_t, std::string>> sorted;
+  sorted.reserve(by_op.size());
   for (const auto& [op, entry] : by_op) sorted.emplace_back(entry.first, op);
   std::sort(sorted.rbegin(), sorted.rend());
   std::fprintf(stderr, "%-28s %6s %10s %6s\n", "op", "steps", "ms/run", "share");
@@ -318,10 +319,11 @@ int main(int argc, char** argv) {
       flags.compare = argv[++i];
     } else if (flag == "--dump-outputs" && i + 1 < argc) {
       flags.dump_outputs = argv[++i];
-    } else if (flag == "--threads" && next(&flags.threads)) {
-    } else if (flag == "--batch" && next(&flags.batch)) {
-    } else if (flag == "--runs" && next(&flags.runs)) {
-    } else if (flag == "--warmup" && next(&flags.warmup)) {
+    } else if ((flag == "--threads" && next(&flags.threads)) ||
+               (flag == "--batch" && next(&flags.batch)) ||
+               (flag == "--runs" && next(&flags.runs)) ||
+               (flag == "--warmup" && next(&flags.warmup))) {
+      // Parsed into flags by next().
     } else if (flag == "--no-optimize") {
       flags.optimize = false;
     } else if (flag == "--peak") {

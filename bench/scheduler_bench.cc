@@ -367,7 +367,7 @@ std::unique_ptr<InferRequest> MakeRequest(const Bench& bench, Outcome* outcome,
   auto request = std::make_unique<InferRequest>();
   request->model_name = "bench";
   request->inputs = bench.inputs();
-  request->on_complete = [outcome, answered](absl::StatusOr<InferResponse> result) {
+  request->on_complete = [outcome, answered](const absl::StatusOr<InferResponse>& result) {
     outcome->code.store(static_cast<int>(result.status().code()), std::memory_order_relaxed);
     outcome->done_ns.store(Clock::Real()->NowNs(), std::memory_order_release);
     answered->fetch_add(1, std::memory_order_acq_rel);
@@ -517,7 +517,7 @@ double MeasureCapacity(const Flags& flags, const Bench& bench, int rows) {
   std::unique_ptr<Target> scheduler = bench.Make(config);
   std::atomic<int64_t> answered{0};
   std::vector<Outcome> outcomes(1);
-  const size_t depth = static_cast<size_t>(rows * flags.instances * 4);
+  const size_t depth = static_cast<size_t>(rows) * static_cast<size_t>(flags.instances) * 4;
   int64_t issued = 0;
   const int64_t start_ns = Clock::Real()->NowNs();
   const auto window_ns = static_cast<int64_t>(flags.capacity_s * 1e9);

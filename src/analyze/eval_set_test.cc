@@ -38,7 +38,7 @@ std::string Raw(const std::vector<T>& values) {
 }
 
 // IDX: magic 0 0 <type> <ndim>, big-endian dims, data.
-std::string Idx(std::vector<uint32_t> dims, std::string_view data) {
+std::string Idx(const std::vector<uint32_t>& dims, std::string_view data) {
   std::string bytes = {'\0', '\0', '\x08', static_cast<char>(dims.size())};
   for (uint32_t dim : dims) {
     for (int shift = 24; shift >= 0; shift -= 8) bytes += static_cast<char>((dim >> shift) & 0xff);

@@ -95,8 +95,9 @@ std::string LatencyAccuracyChart(const Analysis& analysis) {
                         .markers = false};
   for (size_t k = 0; k < frontier.size(); ++k) {
     const Objectives& point = two_d[frontier[k]];
-    if (k > 0)
+    if (k > 0) {
       staircase.points.push_back({.x = point.p99_ms, .y = two_d[frontier[k - 1]].accuracy});
+    }
     staircase.points.push_back({.x = point.p99_ms, .y = point.accuracy});
   }
   chart.series.push_back(std::move(staircase));

@@ -18,7 +18,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // An IDX header: magic 0 0 <type> <ndim>, big-endian dims.
-std::string Header(uint8_t type, std::vector<uint32_t> dims) {
+std::string Header(uint8_t type, const std::vector<uint32_t>& dims) {
   std::string bytes = {'\0', '\0', static_cast<char>(type), static_cast<char>(dims.size())};
   for (uint32_t dim : dims) {
     for (int shift = 24; shift >= 0; shift -= 8) bytes += static_cast<char>((dim >> shift) & 0xff);

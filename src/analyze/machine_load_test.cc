@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 
 TEST(ParseBusyTicksTest, SumsBusyFieldsAndLeavesOutIdleIowaitAndGuest) {
   // user nice system idle iowait irq softirq steal guest guest_nice
-  const char kStat[] =
+  constexpr char kStat[] =
       "cpu  100 2 30 5000 40 5 6 7 90 9\n"
       "cpu0 50 1 15 2500 20 2 3 3 45 4\n"
       "intr 123\n";

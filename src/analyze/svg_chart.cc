@@ -40,7 +40,8 @@ std::string TickText(double value, bool percent) {
 }
 
 // The domain of the values on one axis (data and guides), padded, as a scale.
-Scale MakeScale(const ChartAxis& axis, std::vector<double> values, double from_px, double to_px) {
+Scale MakeScale(const ChartAxis& axis, const std::vector<double>& values, double from_px,
+                double to_px) {
   Scale scale;
   scale.from_px = from_px;
   scale.to_px = to_px;

@@ -19,7 +19,7 @@ namespace {
 constexpr std::string_view kDescriptorMagic = "BRK1";
 // Both digests consume the input bytes this many at a time, so a chunk is still in L2 when the
 // second digest reads it.
-constexpr size_t kChunkBytes = 64 * 1024;
+constexpr size_t kChunkBytes = size_t{64} * 1024;
 
 // The `check` digest's secret, derived once from a fixed seed distinct from XXH3's default.
 const std::array<unsigned char, XXH3_SECRET_DEFAULT_SIZE>& CheckSecret() {

@@ -122,8 +122,9 @@ absl::StatusOr<std::shared_ptr<const CachedEntry>> DecodeCachedValue(
     if (!reader.Str(&name) || !reader.U8(&dtype) || !reader.U32(&rank)) {
       return Corrupt(StrCat("output ", o, " is truncated"));
     }
-    if (dtype == 0 || dtype >= kNumDataTypes)
+    if (dtype == 0 || dtype >= kNumDataTypes) {
       return Corrupt(StrCat("output ", o, " has dtype ", dtype));
+    }
     if (rank > kMaxRank) return Corrupt(StrCat("output ", o, " has rank ", rank));
     Shape shape;
     for (uint32_t d = 0; d < rank; ++d) {

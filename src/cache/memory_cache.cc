@@ -131,11 +131,11 @@ absl::StatusOr<std::unique_ptr<MemoryCache>> MemoryCache::Create(Options options
   }
   if (options.clock == nullptr) return absl::InvalidArgumentError("memory cache needs a clock");
   const size_t shards = std::bit_ceil(static_cast<size_t>(std::max(1, options.shards)));
-  return std::make_unique<MemoryCache>(ConstructionTag(), std::move(options), shards);
+  return std::make_unique<MemoryCache>(ConstructionTag(), options, shards);
 }
 
 MemoryCache::MemoryCache(ConstructionTag, Options options, size_t shard_count)
-    : options_(std::move(options)),
+    : options_(options),
       shard_mask_(shard_count - 1),
       shards_(std::make_unique<Shard[]>(shard_count)) {
   for (size_t i = 0; i < shard_count; ++i) shards_[i].set_budget(options_.max_bytes / shard_count);

@@ -173,6 +173,7 @@ TEST(MemoryCacheTest, ConcurrentLookupsAndInsertsStayConsistent) {
   }
   std::atomic<uint64_t> wrong{0};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 5000; ++i) {

@@ -105,7 +105,7 @@ struct InvalidationRun : std::enable_shared_from_this<InvalidationRun> {
   void Continue(std::string next_cursor) {
     if (next_cursor != "0") return Scan(std::move(next_cursor));
     client->Command({"PUBLISH", channel, message},
-                    [self = shared_from_this()](absl::StatusOr<RedisReply> reply) {
+                    [self = shared_from_this()](const absl::StatusOr<RedisReply>& reply) {
                       self->Finish(ReplyError(reply, "PUBLISH"));
                     });
   }
@@ -114,8 +114,9 @@ struct InvalidationRun : std::enable_shared_from_this<InvalidationRun> {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RedisCache>> RedisCache::Create(Options options) {
-  if (options.key_prefix.empty())
+  if (options.key_prefix.empty()) {
     return absl::InvalidArgumentError("redis cache: empty key_prefix");
+  }
   if (options.scan_count < 1) return absl::InvalidArgumentError("redis cache: scan_count < 1");
   if (options.wall_now_ns == nullptr) {
     return absl::InvalidArgumentError("redis cache: wall clock is null");

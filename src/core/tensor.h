@@ -138,6 +138,7 @@ absl::Status ValidateSerializedBytes(std::span<const std::byte> bytes, int64_t c
 void AppendSerializedString(std::string_view value, std::string* out);
 
 template <typename T>
+// NOLINTNEXTLINE(performance-unnecessary-value-param): `shape` is moved into Copy's by-value sink.
 absl::StatusOr<Tensor> Tensor::FromValues(Shape shape, std::span<const T> values) {
   return Copy(DataTypeOf<T>::value, std::move(shape),
               std::as_bytes(std::span<const T>(values.data(), values.size())));

@@ -7,7 +7,7 @@
 
 namespace brigade::serve {
 
-HttpResponder& HttpResponder::operator=(HttpResponder&& other) {
+HttpResponder& HttpResponder::operator=(HttpResponder&& other) noexcept {
   if (this != &other) {
     if (channel_ != nullptr) Send(HttpResponse::Json(500, R"({"error":"request was dropped"})"));
     channel_ = std::move(other.channel_);

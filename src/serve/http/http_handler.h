@@ -42,7 +42,7 @@ class HttpResponder {
   HttpResponder(std::shared_ptr<ResponseChannel> channel, uint64_t request_id)
       : channel_(std::move(channel)), request_id_(request_id) {}
   HttpResponder(HttpResponder&&) = default;
-  HttpResponder& operator=(HttpResponder&& other);
+  HttpResponder& operator=(HttpResponder&& other) noexcept;
   HttpResponder(const HttpResponder&) = delete;
   HttpResponder& operator=(const HttpResponder&) = delete;
   ~HttpResponder();
