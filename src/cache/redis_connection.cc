@@ -35,8 +35,9 @@ RedisReply Convert(const redisReply& reply) {
     case REDIS_REPLY_ARRAY:
       out.type = RedisReply::Type::kArray;
       out.elements.reserve(reply.elements);
-      for (size_t i = 0; i < reply.elements; ++i)
+      for (size_t i = 0; i < reply.elements; ++i) {
         out.elements.push_back(Convert(*reply.element[i]));
+      }
       break;
     default:
       out.type = RedisReply::Type::kNil;

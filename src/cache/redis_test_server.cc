@@ -105,6 +105,7 @@ absl::Status RedisTestServer::Launch() {
                                    "no",         "--loglevel",       "warning", "--dir",
                                    "/tmp"};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   const pid_t parent = getpid();

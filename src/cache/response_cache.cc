@@ -138,7 +138,7 @@ void ResponseCache::Serve(std::unique_ptr<InferRequest> request, int64_t version
   }
   Lookup(key, start_ns,
          [self = shared_from_this(), request = std::move(request), key, stats = std::move(stats),
-          run = std::move(run)](LookupResult result) mutable {
+          run = std::move(run)](const LookupResult& result) mutable {
            if (result.entry != nullptr) {
              if (stats != nullptr) stats->RecordCacheHit(result.lookup_ns);
              request->Complete(HitResponse(*result.entry, *request));
@@ -247,7 +247,7 @@ void ResponseCache::Store(const CacheKey& key, const InferResponse& response) {
   if (redis != nullptr) {
     Bump(counters_->redis_stores);
     redis->Set(key, std::move(value), options_.ttl_ms,
-               [self = shared_from_this()](absl::Status status) {
+               [self = shared_from_this()](const absl::Status& status) {
                  if (!status.ok()) Bump(self->counters_->redis_store_errors);
                });
   }

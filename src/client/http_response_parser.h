@@ -34,7 +34,7 @@ struct HttpResponseHead {
 // not arrived yet (call again with more bytes), true with `head` filled otherwise. Heads longer
 // than `max_head_bytes` are refused.
 absl::StatusOr<bool> ParseHttpResponseHead(std::string_view bytes, HttpResponseHead* head,
-                                           size_t max_head_bytes = 64 * 1024);
+                                           size_t max_head_bytes = size_t{64} * 1024);
 
 // True when a response with this status has no body whatever its headers say (1xx, 204, 304).
 bool StatusHasNoBody(int status);

@@ -23,7 +23,7 @@ class ReceiveBuffer {
   // Readable bytes after size(); at least simdjson's SIMDJSON_PADDING (checked where it is used).
   static constexpr size_t kPaddingBytes = 64;
 
-  explicit ReceiveBuffer(size_t initial_capacity_bytes = 64 * 1024) {
+  explicit ReceiveBuffer(size_t initial_capacity_bytes = size_t{64} * 1024) {
     Grow(initial_capacity_bytes);
   }
   ReceiveBuffer(const ReceiveBuffer&) = delete;

@@ -61,8 +61,9 @@ uint64_t HistogramSnapshot::count() const {
 
 void HistogramSnapshot::Merge(const HistogramSnapshot& other) {
   if (counts.empty()) counts.assign(other.counts.size(), 0);
-  for (size_t i = 0; i < counts.size() && i < other.counts.size(); ++i)
+  for (size_t i = 0; i < counts.size() && i < other.counts.size(); ++i) {
     counts[i] += other.counts[i];
+  }
   sum += other.sum;
 }
 

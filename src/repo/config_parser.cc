@@ -271,8 +271,9 @@ std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
     if (!group.host_policy().empty()) ignored.push_back(StrCat(where, ".host_policy"));
   }
   for (const auto& input : config.input()) {
-    if (input.is_shape_tensor())
+    if (input.is_shape_tensor()) {
       ignored.push_back(StrCat("input '", input.name(), "'.is_shape_tensor"));
+    }
     if (input.allow_ragged_batch()) {
       ignored.push_back(StrCat("input '", input.name(), "'.allow_ragged_batch"));
     }

@@ -179,8 +179,9 @@ schedule::Scheduler::Options SchedulerOptions(const ModelVersion::Options& optio
   int count = 0;
   for (const auto& group : config.instance_group()) {
     count += group.count() > 0 ? group.count() : 1;
-    if (!group.cpus().empty() && out.cpus.empty())
+    if (!group.cpus().empty() && out.cpus.empty()) {
       out.cpus.assign(group.cpus().begin(), group.cpus().end());
+    }
     if (group.intra_op_threads() > 0 && out.intra_op_threads == 0) {
       out.intra_op_threads = group.intra_op_threads();
     }

@@ -77,8 +77,9 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   }
 
   const int64_t infer_start_ns = clock_->NowNs();
-  for (QueuedRequest& queued : batch)
+  for (QueuedRequest& queued : batch) {
     queued.request->clock.Mark(Stage::kInferStart, infer_start_ns);
+  }
   std::vector<Tensor> outputs;
   if (metrics_ != nullptr) metrics_->busy_instances().Increment();
   const absl::Status executed = instance->Execute(inputs, &outputs);

@@ -27,6 +27,7 @@ std::vector<int> InstanceCpus(int index, int threads, const std::vector<int>& cp
   const std::vector<int> pool = cpus.empty() ? AvailableCpus() : cpus;
   std::vector<int> out;
   const int count = std::max(1, std::min<int>(threads, static_cast<int>(pool.size())));
+  out.reserve(static_cast<size_t>(count));
   for (int k = 0; k < count; ++k) {
     out.push_back(pool[static_cast<size_t>(index * count + k) % pool.size()]);
   }

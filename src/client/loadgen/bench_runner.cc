@@ -189,9 +189,7 @@ absl::StatusOr<LevelResult> LevelRun::Run(client::Client& admin, ProgressSink* p
     measure_schedule = std::make_unique<ArrivalSchedule>(kind, rate_, seed_ + 1);
   }
   // Open loop: how long past its planned end a level may run to send requests already due.
-  auto drain_ns = [this](int64_t span_ns) {
-    return std::max<int64_t>(2'000 * kNsPerMs, span_ns / 2);
-  };
+  auto drain_ns = [](int64_t span_ns) { return std::max<int64_t>(2'000 * kNsPerMs, span_ns / 2); };
 
   std::atomic<int64_t> warm_taken{0};
   std::atomic<int64_t> measure_taken{0};

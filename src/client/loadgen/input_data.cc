@@ -242,9 +242,9 @@ absl::StatusOr<std::vector<Sample>> BuildSamples(const client::ModelMetadata& me
     return absl::InvalidArgumentError("batch size must be at least 1");
   }
   for (const auto& [name, path] : options.files) {
-    const bool known =
-        std::any_of(metadata.inputs.begin(), metadata.inputs.end(),
-                    [&](const client::TensorMetadata& in) { return in.name == name; });
+    const bool known = std::any_of(
+        metadata.inputs.begin(), metadata.inputs.end(),
+        [&wanted = name](const client::TensorMetadata& in) { return in.name == wanted; });
     if (!known) {
       return absl::InvalidArgumentError(
           StrCat("model '", metadata.name, "' has no input '", name, "' (given a file)"));

@@ -22,10 +22,12 @@ void AppendOps(const Graph& graph, std::string* out) {
   std::map<std::string, int> counts;
   for (const Node& node : graph.nodes()) ++counts[OpName(node)];
   std::vector<std::pair<int, std::string>> sorted;
+  sorted.reserve(counts.size());
   for (const auto& [op, n] : counts) sorted.emplace_back(-n, op);
   std::sort(sorted.begin(), sorted.end());
-  for (const auto& [n, op] : sorted)
+  for (const auto& [n, op] : sorted) {
     fmt::format_to(std::back_inserter(*out), "    {:>5}  {}\n", -n, op);
+  }
 }
 
 void AppendTensors(const Graph& graph, const std::vector<ValueId>& ids, std::string* out) {

@@ -120,8 +120,9 @@ std::string OutOfScope(const fs::path& model_path) {
   }
   for (const auto* list : {&model.graph().input(), &model.graph().output()}) {
     for (const auto& info : *list) {
-      if (!info.type().has_tensor_type())
+      if (!info.type().has_tensor_type()) {
         return StrCat("non-tensor graph input/output '", info.name(), "'");
+      }
     }
   }
   return "";

@@ -41,10 +41,11 @@ dnnl::memory::desc OnnxWeightsDesc(const Shape& w, int64_t group, bool transpose
   Shape dims, strides;
   if (!transposed) {
     const int64_t m = w[0], c = w[1];
-    if (group > 1)
+    if (group > 1) {
       dims = {group, m / group, c};
-    else
+    } else {
       dims = {m, c};
+    }
     dims.insert(dims.end(), kernel.begin(), kernel.end());
     return PlainDesc(dims, dt::f32);
   }

@@ -67,6 +67,7 @@ std::optional<Tensor> SignedWeights(const KernelContext& ctx, size_t w_input, si
 // Output scales x_scale · w_scale[c] / y_scale.
 std::vector<float> OutputScales(double x_scale, const std::vector<float>& w_scale, double y_scale) {
   std::vector<float> out;
+  out.reserve(w_scale.size());
   for (float w : w_scale) out.push_back(static_cast<float>(x_scale * w / y_scale));
   return out;
 }

@@ -327,8 +327,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateTopK(KernelContext& ctx) {
     k = kv[0];
   }
   const auto a = static_cast<size_t>(axis);
-  if (k < 0 || k > x.shape[a])
+  if (k < 0 || k > x.shape[a]) {
     return ctx.Error("K=", k, " is out of range for axis size ", x.shape[a]);
+  }
   Shape out = x.shape;
   out[a] = k;
   if (x.dtype == DataType::kBool || !VisitNumeric(x.dtype, []<typename T>() {})) {

@@ -328,8 +328,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateSplit(KernelContext& ctx) {
   std::vector<int64_t> sizes;
   if (ctx.has_input(1)) {
     BRIGADE_ASSIGN_OR_RETURN(sizes, ConstantInts(ctx, 1));
-    if (sizes.size() != n)
+    if (sizes.size() != n) {
       return ctx.Error("split has ", sizes.size(), " sizes for ", n, " outputs");
+    }
   } else {
     const int64_t dim = x.shape[a];
     const auto parts = static_cast<int64_t>(n);

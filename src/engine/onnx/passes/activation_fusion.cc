@@ -24,8 +24,9 @@ std::optional<Activation> AsActivation(const Graph& graph, const Node& node) {
   const AttributeMap& a = node.attributes;
   if (op == "Relu" || op == "Sigmoid" || op == "HardSwish" || op == "Tanh") return Activation{op};
   if (op == "LeakyRelu") return Activation{op, a.GetFloat("alpha", 0.01f), 0};
-  if (op == "HardSigmoid")
+  if (op == "HardSigmoid") {
     return Activation{op, a.GetFloat("alpha", 0.2f), a.GetFloat("beta", 0.5f)};
+  }
   if (op == "Clip") {
     Activation clip{op, -std::numeric_limits<float>::max(), std::numeric_limits<float>::max()};
     for (size_t i = 1; i <= 2; ++i) {
