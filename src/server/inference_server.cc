@@ -189,8 +189,9 @@ class InferenceServer::Impl {
     BRIGADE_ASSIGN_OR_RETURN(std::vector<int64_t> versions, repo_->ReadyVersions(name));
     for (int64_t v : versions) metadata.versions.push_back(std::to_string(v));
     metadata.platform = model->platform();
-    for (const repo::IoSpec& io : model->inputs())
+    for (const repo::IoSpec& io : model->inputs()) {
       metadata.inputs.push_back({io.name, io.dtype, io.shape});
+    }
     for (const repo::IoSpec& io : model->outputs()) {
       metadata.outputs.push_back({io.name, io.dtype, io.shape});
     }

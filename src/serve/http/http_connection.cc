@@ -19,7 +19,7 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 // Bytes asked of the socket per read while looking for a request head.
-constexpr size_t kReadChunkBytes = 16 * 1024;
+constexpr size_t kReadChunkBytes = size_t{16} * 1024;
 // Answers coalesced into one write at most.
 constexpr size_t kMaxAnswersPerWrite = 16;
 constexpr Clock::time_point kNever = Clock::time_point::max();
