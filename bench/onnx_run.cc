@@ -322,7 +322,8 @@ int main(int argc, char** argv) {
     } else if ((flag == "--threads" && next(&flags.threads)) ||
                (flag == "--batch" && next(&flags.batch)) ||
                (flag == "--runs" && next(&flags.runs)) ||
-               (flag == "--warmup" && next(&flags.warmup))) {
+               (flag == "--warmup" && next(&flags.warmup)) ||
+               (flag == "--split-budget-kib" && next(&flags.split_budget_kib))) {
       // Parsed into flags by next().
     } else if (flag == "--no-optimize") {
       flags.optimize = false;
@@ -332,7 +333,6 @@ int main(int argc, char** argv) {
       flags.inspect = true;
     } else if (flag == "--profile") {
       flags.profile = true;
-    } else if (flag == "--split-budget-kib" && next(&flags.split_budget_kib)) {
     } else {
       std::fprintf(stderr, "onnx_run: bad argument %s (see the header of bench/onnx_run.cc)\n",
                    flag.c_str());

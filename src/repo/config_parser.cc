@@ -226,24 +226,24 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
 
 std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
   std::vector<std::string> ignored;
-  if (config.has_sequence_batching()) ignored.push_back("sequence_batching");
-  if (config.has_ensemble_scheduling()) ignored.push_back("ensemble_scheduling");
-  if (config.has_optimization()) ignored.push_back("optimization");
-  if (config.batch_input_size() > 0) ignored.push_back("batch_input");
-  if (config.batch_output_size() > 0) ignored.push_back("batch_output");
-  if (config.has_model_operations()) ignored.push_back("model_operations");
+  if (config.has_sequence_batching()) ignored.emplace_back("sequence_batching");
+  if (config.has_ensemble_scheduling()) ignored.emplace_back("ensemble_scheduling");
+  if (config.has_optimization()) ignored.emplace_back("optimization");
+  if (config.batch_input_size() > 0) ignored.emplace_back("batch_input");
+  if (config.batch_output_size() > 0) ignored.emplace_back("batch_output");
+  if (config.has_model_operations()) ignored.emplace_back("model_operations");
   if (config.model_transaction_policy().decoupled()) {
-    ignored.push_back("model_transaction_policy.decoupled");
+    ignored.emplace_back("model_transaction_policy.decoupled");
   }
-  if (config.has_model_repository_agents()) ignored.push_back("model_repository_agents");
-  if (config.has_model_metrics()) ignored.push_back("model_metrics");
-  if (!config.cc_model_filenames().empty()) ignored.push_back("cc_model_filenames");
-  if (!config.runtime().empty()) ignored.push_back("runtime");
+  if (config.has_model_repository_agents()) ignored.emplace_back("model_repository_agents");
+  if (config.has_model_metrics()) ignored.emplace_back("model_metrics");
+  if (!config.cc_model_filenames().empty()) ignored.emplace_back("cc_model_filenames");
+  if (!config.runtime().empty()) ignored.emplace_back("runtime");
   if (config.max_batch_size() == 0 && config.has_dynamic_batching()) {
     // Queue policies, priorities and ordering still apply; only the batch forming does not.
     const auto& batching = config.dynamic_batching();
     if (batching.preferred_batch_size_size() > 0 || batching.max_queue_delay_microseconds() > 0) {
-      ignored.push_back(
+      ignored.emplace_back(
           "dynamic_batching.preferred_batch_size/max_queue_delay_microseconds (max_batch_size is "
           "0)");
     }
@@ -251,7 +251,7 @@ std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
   if (config.has_dynamic_batching() && config.has_adaptive_batching()) {
     const auto& batching = config.dynamic_batching();
     if (batching.preferred_batch_size_size() > 0 || batching.max_queue_delay_microseconds() > 0) {
-      ignored.push_back(
+      ignored.emplace_back(
           "dynamic_batching.preferred_batch_size/max_queue_delay_microseconds (adaptive_batching "
           "decides sizes and waits)");
     }
@@ -260,22 +260,22 @@ std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
     const auto& group = config.instance_group(i);
     const std::string where = StrCat("instance_group[", i, "]");
     if (group.kind() == config::ModelInstanceGroup::KIND_GPU || group.gpus_size() > 0) {
-      ignored.push_back(StrCat(where, ".kind KIND_GPU/gpus (instances run on CPU)"));
+      ignored.emplace_back(StrCat(where, ".kind KIND_GPU/gpus (instances run on CPU)"));
     }
     if (group.kind() == config::ModelInstanceGroup::KIND_MODEL) {
-      ignored.push_back(StrCat(where, ".kind KIND_MODEL (instances run on CPU)"));
+      ignored.emplace_back(StrCat(where, ".kind KIND_MODEL (instances run on CPU)"));
     }
-    if (group.has_rate_limiter()) ignored.push_back(StrCat(where, ".rate_limiter"));
-    if (group.profile_size() > 0) ignored.push_back(StrCat(where, ".profile"));
-    if (group.passive()) ignored.push_back(StrCat(where, ".passive"));
-    if (!group.host_policy().empty()) ignored.push_back(StrCat(where, ".host_policy"));
+    if (group.has_rate_limiter()) ignored.emplace_back(StrCat(where, ".rate_limiter"));
+    if (group.profile_size() > 0) ignored.emplace_back(StrCat(where, ".profile"));
+    if (group.passive()) ignored.emplace_back(StrCat(where, ".passive"));
+    if (!group.host_policy().empty()) ignored.emplace_back(StrCat(where, ".host_policy"));
   }
   for (const auto& input : config.input()) {
     if (input.is_shape_tensor()) {
-      ignored.push_back(StrCat("input '", input.name(), "'.is_shape_tensor"));
+      ignored.emplace_back(StrCat("input '", input.name(), "'.is_shape_tensor"));
     }
     if (input.allow_ragged_batch()) {
-      ignored.push_back(StrCat("input '", input.name(), "'.allow_ragged_batch"));
+      ignored.emplace_back(StrCat("input '", input.name(), "'.allow_ragged_batch"));
     }
   }
   return ignored;

@@ -56,7 +56,7 @@ constexpr char kQueuePolicyConfig[] = R"pb(
 
 class Answers {
  public:
-  InferCallback Callback(std::string id) {
+  InferCallback Callback(const std::string& id) {
     return [this, id](absl::StatusOr<InferResponse> result) {
       absl::MutexLock lock(&mu_);
       results_.emplace(id, std::move(result));

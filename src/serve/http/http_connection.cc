@@ -608,12 +608,10 @@ void HttpConnection::OnReadTimer(const error_code& error) {
     ArmReadTimer();
     return;
   }
-  if (lingering_) {
-    Close();
-  } else if (request_started_) {
+  if (request_started_ && !lingering_) {
     Reject(408, StrCat("request not received within ", options_.read_timeout_ms, " ms"));
   } else {
-    Close();  // idle
+    Close();  // lingering after an answer, or idle between requests
   }
 }
 

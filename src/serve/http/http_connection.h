@@ -75,7 +75,7 @@ class HttpServerState {
 struct BodyBufferBody {
   using value_type = std::shared_ptr<BodyBuffer>;
 
-  class reader {
+  class reader {  // NOLINT(readability-identifier-naming): Beast's Body concept names it
    public:
     template <bool kIsRequest, class Fields>
     reader(boost::beast::http::header<kIsRequest, Fields>&, value_type& body) : body_(body) {}
