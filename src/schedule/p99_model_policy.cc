@@ -67,18 +67,26 @@ int P99ModelPolicy::AmortizedSize(const LatencyProfile& profile, int floor_rows,
                                      static_cast<double>(max_rows)));
 }
 
+bool P99ModelPolicy::Sustainable(const LatencyProfile& profile, int instance, int max_rows,
+                                 double rows_per_s, int instances) {
+  return NeededSize(profile, instance, max_rows, rows_per_s, instances, /*headroom=*/1.0) <=
+         max_rows;
+}
+
+int64_t P99ModelPolicy::WaitForRowsNs(int missing_rows, double rows_per_s) const {
+  const double expected_ns = rows_per_s > 0 ? missing_rows / rows_per_s * 1e9 : 0;
+  return std::max<int64_t>(options_.min_wait_ns, static_cast<int64_t>(std::min(expected_ns, 1e15)));
+}
+
 int64_t P99ModelPolicy::ExtraWaitNs(const AdmissionView& view, int rows) const {
   const LatencyProfile& profile = *view.load.profile;
   const int max_rows = std::max(1, view.max_batch_size);
   const int largest = LargestBatchRows(profile, max_rows, view.now_ns);
   if (rows >= largest) return 0;
-  const double rows_per_s = view.load.arrival_rows_per_s;
-  if (NeededSize(profile, -1, max_rows, rows_per_s, view.load.instances, /*headroom=*/1.0) <=
-      max_rows) {
+  if (Sustainable(profile, -1, max_rows, view.load.arrival_rows_per_s, view.load.instances)) {
     return std::max<int64_t>(0, profile.Predict(-1, 1).p50_ns);
   }
-  const double missing_ns = (largest - rows) / rows_per_s * 1e9;
-  return std::max<int64_t>(options_.min_wait_ns, static_cast<int64_t>(std::min(missing_ns, 1e15)));
+  return WaitForRowsNs(largest - rows, view.load.arrival_rows_per_s);
 }
 
 BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
@@ -145,17 +153,12 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
   // whose throughput curve is flat near its top (the TorchScript demo classifier: 94% of its
   // best rows per second at 80% load over 85% headroom) waits for full batches at 80% load.
   int64_t give_up_ns = INT64_MAX;
-  if (needed <= max_rows || NeededSize(*profile, view.instance, max_rows,
-                                       view.load.arrival_rows_per_s, view.load.instances,
-                                       /*headroom=*/1.0) <= max_rows) {
+  if (needed <= max_rows || Sustainable(*profile, view.instance, max_rows,
+                                        view.load.arrival_rows_per_s, view.load.instances)) {
     give_up_ns = view.oldest_enqueue_ns + profile->Predict(view.instance, 1).p50_ns;
     if (give_up_ns <= view.now_ns) return {n, INT64_MAX, BatchReason::kDelayExpired};
   }
-  const double missing = target - n;
-  const double expected_ns =
-      view.load.arrival_rows_per_s > 0 ? missing / view.load.arrival_rows_per_s * 1e9 : 0;
-  const int64_t wait_ns =
-      std::max<int64_t>(options_.min_wait_ns, static_cast<int64_t>(std::min(expected_ns, 1e15)));
+  const int64_t wait_ns = WaitForRowsNs(target - n, view.load.arrival_rows_per_s);
   return {0, std::min({latest_ns, give_up_ns, view.now_ns + wait_ns}), BatchReason::kWait};
 }
 

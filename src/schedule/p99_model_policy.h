@@ -82,6 +82,9 @@ class P99ModelPolicy final : public BatchPolicy {
   // from p50 service times; max_rows + 1 when no size does (overload).
   static int NeededSize(const LatencyProfile& profile, int instance, int max_rows,
                         double rows_per_s, int instances, double headroom);
+  // Some size keeps up with `rows_per_s` even with no headroom: the load is not an overload.
+  static bool Sustainable(const LatencyProfile& profile, int instance, int max_rows,
+                          double rows_per_s, int instances);
 
   // Beff: among the sizes the profile has measured over all instances and recently (the pooled
   // cells still holding kMinSamples after decay at now_ns — so a size found slow once is tried
@@ -127,6 +130,10 @@ class P99ModelPolicy final : public BatchPolicy {
   int64_t ExtraWaitNs(const AdmissionView& view, int rows) const override;
 
  private:
+  // How long `missing_rows` more rows take to arrive at `rows_per_s`, never less than
+  // min_wait_ns (0 rows/s: min_wait_ns).
+  int64_t WaitForRowsNs(int missing_rows, double rows_per_s) const;
+
   const Options options_;
 };
 
