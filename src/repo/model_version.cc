@@ -249,8 +249,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   schedule::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
   BRIGADE_ASSIGN_OR_RETURN(WarmupPlan warmup,
                            BuildWarmupPlan(config, signature, options.model_dir));
-  scheduler_options.warmup_inputs = std::move(warmup.runs);
-  scheduler_options.warmup_names = std::move(warmup.names);
+  scheduler_options.warmups = std::move(warmup.runs);
   scheduler_options.warmup_required = warmup.required;
   BRIGADE_ASSIGN_OR_RETURN(
       std::unique_ptr<schedule::Scheduler> scheduler,

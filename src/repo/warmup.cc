@@ -83,8 +83,7 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
     for (int size : sizes) {
       absl::StatusOr<std::vector<Tensor>> inputs = engine::MakeWarmupInputs(signature, size);
       if (!inputs.ok()) continue;
-      plan.runs.push_back(*std::move(inputs));
-      plan.names.push_back(StrCat("zeros at batch size ", size));
+      plan.runs.push_back({StrCat("zeros at batch size ", size), *std::move(inputs)});
     }
     return plan;
   }
@@ -109,8 +108,7 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
       run.push_back(std::move(tensor));
     }
     for (uint32_t i = 0; i < std::max<uint32_t>(1, warmup.count()); ++i) {
-      plan.runs.push_back(run);
-      plan.names.push_back(warmup.name());
+      plan.runs.push_back({warmup.name(), run});
     }
   }
   return plan;

@@ -20,12 +20,12 @@
 #include "core/tensor.h"
 #include "engine/model.h"
 #include "repo/model_config.pb.h"
+#include "schedule/scheduler.h"
 
 namespace brigade::repo {
 
 struct WarmupPlan {
-  std::vector<std::vector<Tensor>> runs;  // each in signature input order
-  std::vector<std::string> names;         // one per run, for messages
+  std::vector<schedule::WarmupRun> runs;
   bool required = false;
 };
 

@@ -29,14 +29,20 @@ engine::ModelSignature Signature() {
   return signature;
 }
 
-// One warm-up entry "w" at `batch_size`, `count` times: "x" from `x_data` (a data field of
-// ModelWarmup.Input), plus `extra_inputs` (more `inputs { ... }` entries).
-std::string WarmupConfig(const std::string& x_data, const std::string& extra_inputs = "",
-                         int batch_size = 3, int count = 2) {
-  return "name: \"m\" max_batch_size: 8 model_warmup { name: \"w\" batch_size: " +
-         std::to_string(batch_size) + " count: " + std::to_string(count) +
-         " inputs { key: \"x\" value { data_type: TYPE_FP32 dims: [ 4 ] " + x_data + " } } " +
-         extra_inputs + " }";
+// One `inputs` entry of a warm-up: `name`, [4] elements a row of `data_type`, its data from
+// `data` (a data field of ModelWarmup.Input).
+std::string Input(const std::string& name, const std::string& data,
+                  const std::string& data_type = "TYPE_FP32") {
+  return "inputs { key: \"" + name + "\" value { data_type: " + data_type + " dims: [ 4 ] " + data +
+         " } } ";
+}
+
+// Model "m" with one warm-up entry "w" of `inputs` at `batch_size`, `count` times.
+std::string WarmupConfig(const std::string& inputs, int batch_size = 3, int count = 2,
+                         int max_batch_size = 8) {
+  return "name: \"m\" max_batch_size: " + std::to_string(max_batch_size) +
+         " model_warmup { name: \"w\" batch_size: " + std::to_string(batch_size) +
+         " count: " + std::to_string(count) + " " + inputs + "}";
 }
 
 class WarmupTest : public ::testing::Test {
@@ -65,41 +71,35 @@ TEST_F(WarmupTest, WithoutModelWarmupZerosRunAtOneRowAndAtMaxBatchSizeBestEffort
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->required);
   ASSERT_EQ(plan->runs.size(), 2u);
-  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{1, 4}));
-  EXPECT_EQ(plan->runs[1][0].shape(), (Shape{8, 4}));
-  EXPECT_EQ(plan->names,
-            (std::vector<std::string>{"zeros at batch size 1", "zeros at batch size 8"}));
-  for (float value : plan->runs[1][0].values<float>()) EXPECT_EQ(value, 0.0f);
+  EXPECT_EQ(plan->runs[0].inputs[0].shape(), (Shape{1, 4}));
+  EXPECT_EQ(plan->runs[1].inputs[0].shape(), (Shape{8, 4}));
+  EXPECT_EQ(plan->runs[0].name, "zeros at batch size 1");
+  EXPECT_EQ(plan->runs[1].name, "zeros at batch size 8");
+  for (float value : plan->runs[1].inputs[0].values<float>()) EXPECT_EQ(value, 0.0f);
 }
 
 TEST_F(WarmupTest, EachEntryRunsCountTimesAtItsBatchSizeAndIsRequired) {
-  absl::StatusOr<WarmupPlan> plan =
-      BuildWarmupPlan(Config(WarmupConfig("zero_data: true", R"pb(inputs {
-                                                                    key: "bias"
-                                                                    value {
-                                                                      data_type: TYPE_FP32
-                                                                      dims: [ 4 ]
-                                                                      zero_data: true
-                                                                    }
-                                                                  })pb")),
-                      Signature(), dir_.string());
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
+      Config(WarmupConfig(Input("x", "zero_data: true") + Input("bias", "zero_data: true"))),
+      Signature(), dir_.string());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->required);
   ASSERT_EQ(plan->runs.size(), 2u);
-  EXPECT_EQ(plan->names, (std::vector<std::string>{"w", "w"}));
-  ASSERT_EQ(plan->runs[0].size(), 2u);  // signature order: x, bias
-  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{3, 4}));
-  EXPECT_EQ(plan->runs[0][1].shape(), (Shape{3, 4}));
-  for (float value : plan->runs[1][0].values<float>()) EXPECT_EQ(value, 0.0f);
+  EXPECT_EQ(plan->runs[0].name, "w");
+  EXPECT_EQ(plan->runs[1].name, "w");
+  ASSERT_EQ(plan->runs[0].inputs.size(), 2u);  // signature order: x, bias
+  EXPECT_EQ(plan->runs[0].inputs[0].shape(), (Shape{3, 4}));
+  EXPECT_EQ(plan->runs[0].inputs[1].shape(), (Shape{3, 4}));
+  for (float value : plan->runs[1].inputs[0].values<float>()) EXPECT_EQ(value, 0.0f);
 }
 
 TEST_F(WarmupTest, RandomFloatsLieInZeroToOneAndAreNotAllZero) {
-  absl::StatusOr<WarmupPlan> plan =
-      BuildWarmupPlan(Config(WarmupConfig("random_data: true", "", /*batch_size=*/8, /*count=*/1)),
-                      Signature(), dir_.string());
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
+      Config(WarmupConfig(Input("x", "random_data: true"), /*batch_size=*/8, /*count=*/1)),
+      Signature(), dir_.string());
   ASSERT_TRUE(plan.ok()) << plan.status();
   int nonzero = 0;
-  for (float value : plan->runs[0][0].values<float>()) {
+  for (float value : plan->runs[0].inputs[0].values<float>()) {
     EXPECT_GE(value, 0.0f);
     EXPECT_LT(value, 1.0f);
     nonzero += value != 0.0f;
@@ -112,24 +112,26 @@ TEST_F(WarmupTest, AnInputDataFileIsReadFromTheWarmupFolderAsRawBytes) {
   for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i);
   WriteFloats("x.bin", values);
   absl::StatusOr<WarmupPlan> plan =
-      BuildWarmupPlan(Config(WarmupConfig(R"pb(input_data_file: "x.bin")pb", "", 1, 1)),
+      BuildWarmupPlan(Config(WarmupConfig(Input("x", R"(input_data_file: "x.bin")"), 1, 1)),
                       Signature(), dir_.string());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  const std::span<const float> read = plan->runs[0][0].values<float>();
+  const std::span<const float> read = plan->runs[0].inputs[0].values<float>();
   EXPECT_EQ(std::vector<float>(read.begin(), read.end()), values);
 }
 
 TEST_F(WarmupTest, AMissingDataFileIsNotFoundNamingTheFile) {
-  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
-      Config(WarmupConfig(R"pb(input_data_file: "absent.bin")pb")), Signature(), dir_.string());
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(WarmupConfig(Input("x", R"(input_data_file: "absent.bin")"))),
+                      Signature(), dir_.string());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(absl::StrContains(plan.status().message(), "absent.bin")) << plan.status();
 }
 
 TEST_F(WarmupTest, ADataFileOfTheWrongSizeIsRefusedNamingTheWarmupAndTheInput) {
   WriteFloats("short.bin", {1.0f, 2.0f});  // 3 rows of 4 floats were asked for
-  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
-      Config(WarmupConfig(R"pb(input_data_file: "short.bin")pb")), Signature(), dir_.string());
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(WarmupConfig(Input("x", R"(input_data_file: "short.bin")"))),
+                      Signature(), dir_.string());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(plan.status().message(), "warm-up 'w'")) << plan.status();
   EXPECT_TRUE(absl::StrContains(plan.status().message(), "'x'")) << plan.status();
@@ -137,74 +139,37 @@ TEST_F(WarmupTest, ADataFileOfTheWrongSizeIsRefusedNamingTheWarmupAndTheInput) {
 }
 
 TEST_F(WarmupTest, ADataTypeOtherThanTheModelsIsRefusedNamingTheInput) {
-  const std::string text = R"pb(name: "m"
-                                max_batch_size: 8
-                                model_warmup {
-                                  name: "w"
-                                  batch_size: 1
-                                  inputs {
-                                    key: "x"
-                                    value {
-                                      data_type: TYPE_INT32
-                                      dims: [ 4 ]
-                                      zero_data: true
-                                    }
-                                  }
-                                })pb";
+  const std::string text = WarmupConfig(Input("x", "zero_data: true", "TYPE_INT32"), 1, 1);
   absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(Config(text), Signature(), dir_.string());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(plan.status().message(), "input 'x' is INT32")) << plan.status();
 }
 
 TEST_F(WarmupTest, AnEntryMustNameEveryRequiredInput) {
-  const std::string text = R"pb(name: "m"
-                                max_batch_size: 8
-                                model_warmup {
-                                  name: "w"
-                                  batch_size: 1
-                                  inputs {
-                                    key: "bias"
-                                    value {
-                                      data_type: TYPE_FP32
-                                      dims: [ 4 ]
-                                      zero_data: true
-                                    }
-                                  }
-                                })pb";
+  const std::string text = WarmupConfig(Input("bias", "zero_data: true"), 1, 1);
   absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(Config(text), Signature(), dir_.string());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(plan.status().message(), "model 'm': warm-up 'w' has no input 'x'");
 }
 
 TEST_F(WarmupTest, AnEntryMayOmitAnOptionalInputWhichRunsAsARequestOmittingIt) {
-  absl::StatusOr<WarmupPlan> plan =
-      BuildWarmupPlan(Config(WarmupConfig("zero_data: true")), Signature(), dir_.string());
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
+      Config(WarmupConfig(Input("x", "zero_data: true"))), Signature(), dir_.string());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_EQ(plan->runs[0].size(), 2u);
-  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{3, 4}));
-  EXPECT_TRUE(plan->runs[0][1].empty());  // "bias": the model's default
+  ASSERT_EQ(plan->runs[0].inputs.size(), 2u);
+  EXPECT_EQ(plan->runs[0].inputs[0].shape(), (Shape{3, 4}));
+  EXPECT_TRUE(plan->runs[0].inputs[1].empty());  // "bias": the model's default
 }
 
 TEST_F(WarmupTest, AModelThatDoesNotBatchGetsNoBatchDimension) {
   engine::ModelSignature signature;
   signature.inputs.push_back({"x", DataType::kFp32, {4}, false});
-  const std::string text = R"pb(name: "m"
-                                max_batch_size: 0
-                                model_warmup {
-                                  name: "w"
-                                  batch_size: 5
-                                  inputs {
-                                    key: "x"
-                                    value {
-                                      data_type: TYPE_FP32
-                                      dims: [ 4 ]
-                                      zero_data: true
-                                    }
-                                  }
-                                })pb";
+  const std::string text =
+      WarmupConfig(Input("x", "zero_data: true"), /*batch_size=*/5, /*count=*/1,
+                   /*max_batch_size=*/0);
   absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(Config(text), signature, dir_.string());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(plan->runs[0][0].shape(), (Shape{4}));
+  EXPECT_EQ(plan->runs[0].inputs[0].shape(), (Shape{4}));
 }
 
 }  // namespace

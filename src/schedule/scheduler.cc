@@ -117,12 +117,12 @@ void Scheduler::InstanceMain(int index, absl::Status* start_status) {
       status = created.status();
     }
   }
-  for (size_t w = 0; status.ok() && w < options_.warmup_inputs.size(); ++w) {
+  for (size_t w = 0; status.ok() && w < options_.warmups.size(); ++w) {
     std::vector<Tensor> outputs;
-    absl::Status warm = instance->Execute(options_.warmup_inputs[w], &outputs);
+    absl::Status warm = instance->Execute(options_.warmups[w].inputs, &outputs);
     if (warm.ok()) continue;
-    const std::string warmup =
-        w < options_.warmup_names.size() ? StrCat("'", options_.warmup_names[w], "'") : StrCat(w);
+    const std::string& name = options_.warmups[w].name;
+    const std::string warmup = name.empty() ? StrCat(w) : StrCat("'", name, "'");
     if (options_.warmup_required) {
       status = absl::Status(warm.code(), StrCat("model '", options_.model_name, "' warm-up ",
                                                 warmup, " failed: ", warm.message()));

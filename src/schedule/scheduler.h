@@ -59,6 +59,13 @@
 
 namespace brigade::schedule {
 
+// One warm-up: inputs (in signature order) run on every instance before it takes traffic, and
+// what messages call it (the config's model_warmup name).
+struct WarmupRun {
+  std::string name;
+  std::vector<Tensor> inputs;
+};
+
 // Payload key under which an overload UNAVAILABLE carries a suggested retry delay in whole
 // seconds (decimal text). Must equal serve::kRetryAfterPayload (serve/status_map.h), which the
 // front ends turn into `Retry-After`; schedule may not include serve headers, hence the copy.
@@ -83,12 +90,10 @@ class Scheduler {
     // Longest time a cancelled request stays queued: the timer checks cancel flags this often
     // while any queued request has one. 0 = only at batch decisions.
     int64_t cancel_poll_us = 1000;
-    // Input sets run on every instance before it takes traffic. A failing warm-up fails Create()
-    // when `warmup_required`, and is logged otherwise.
-    std::vector<std::vector<Tensor>> warmup_inputs;
-    // What each warm-up is called in messages (the config's model_warmup name); a warm-up without
-    // one is named by its index.
-    std::vector<std::string> warmup_names;
+    // Run in order on every instance before it takes traffic. A failing warm-up fails Create()
+    // when `warmup_required`, and is logged otherwise; a warm-up without a name is called by its
+    // index.
+    std::vector<WarmupRun> warmups;
     bool warmup_required = false;
     const Clock* clock = Clock::Real();
     // Live metrics of this version (may be null): the queue-length gauge moves with the queue on

@@ -230,8 +230,9 @@ TEST(SchedulerTest, RequiredWarmupFailureFailsCreate) {
   auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
   Scheduler::Options options = BatchingOptions(8, 0);
   // add_sub with mismatched shapes fails inside Execute.
-  options.warmup_inputs.push_back(
-      {*Tensor::Zeros(DataType::kInt32, {1, 2}), *Tensor::Zeros(DataType::kInt32, {1, 3})});
+  options.warmups.push_back(
+      {"mismatched",
+       {*Tensor::Zeros(DataType::kInt32, {1, 2}), *Tensor::Zeros(DataType::kInt32, {1, 3})}});
   options.warmup_required = true;
   auto scheduler = Scheduler::Create(options, AddSubModel(8), stats);
   EXPECT_EQ(scheduler.status().code(), absl::StatusCode::kInvalidArgument);
