@@ -40,14 +40,11 @@
 // caps 1, 2, 4, ..., max_batch, each measured for capacity_s seconds. --capacity_per_s skips the
 // capacity measurement (so a table can be produced in several invocations against the same 100%).
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -55,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "analyze/machine_load.h"
 #include "core/clock.h"
 #include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
@@ -404,24 +402,11 @@ void WaitUntil(int64_t when_ns) {
   if (when_ns > now) std::this_thread::sleep_for(std::chrono::nanoseconds(when_ns - now));
 }
 
-// CPU time the hypervisor gave to other guests while this VM's vCPUs wanted to run ("steal" in
-// /proc/stat's aggregate cpu line), in ms since boot; -1 where the kernel does not report it.
-double StolenMs() {
-  std::ifstream stat("/proc/stat");
-  std::string label;
-  // cpu  user nice system idle iowait irq softirq steal ...
-  double fields[8] = {};
-  if (!(stat >> label) || label != "cpu") return -1;
-  for (double& field : fields) {
-    if (!(stat >> field)) return -1;
-  }
-  return fields[7] * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 // Open-loop Poisson arrivals at `rate_per_s` for flags.seconds.
 Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, double rate_per_s) {
   std::unique_ptr<Target> scheduler = bench.Make(config);
-  const double stolen_at_start_ms = StolenMs();
+  // The hypervisor's steal time comes from /proc/stat (analyze/machine_load.h).
+  const absl::StatusOr<analyze::CpuSample> cpu_at_start = analyze::SampleCpu();
   std::mt19937_64 rng(flags.seed);
   std::exponential_distribution<double> gap_s(rate_per_s);
   const auto count = static_cast<size_t>(rate_per_s * flags.seconds * 1.2) + 16;
@@ -465,9 +450,10 @@ Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, dou
   }
 
   Result result;
-  const double stolen_at_end_ms = StolenMs();
-  result.stolen_ms =
-      stolen_at_start_ms < 0 || stolen_at_end_ms < 0 ? -1 : stolen_at_end_ms - stolen_at_start_ms;
+  const absl::StatusOr<analyze::CpuSample> cpu_at_end = analyze::SampleCpu();
+  if (cpu_at_start.ok() && cpu_at_end.ok()) {
+    result.stolen_ms = (cpu_at_end->stolen_s - cpu_at_start->stolen_s) * 1e3;
+  }
   result.snapshot = scheduler->Snapshot();
   std::vector<int64_t> ok_ns, shed_ns;
   size_t measured = 0, within_slo = 0, completed_in_window = 0;

@@ -22,7 +22,7 @@ double CpuSeconds(const rusage& usage) {
 
 }  // namespace
 
-absl::StatusOr<uint64_t> ParseBusyTicks(std::string_view proc_stat) {
+absl::StatusOr<CpuTicks> ParseCpuTicks(std::string_view proc_stat) {
   if (!proc_stat.starts_with("cpu ")) {
     return absl::InvalidArgumentError("/proc/stat does not start with the aggregate cpu line");
   }
@@ -47,7 +47,8 @@ absl::StatusOr<uint64_t> ParseBusyTicks(std::string_view proc_stat) {
     return absl::InvalidArgumentError(
         StrCat("/proc/stat: the cpu line has ", count, " fields, 8 are needed"));
   }
-  return fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7];
+  return CpuTicks{.busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7],
+                  .steal = fields[7]};
 }
 
 absl::StatusOr<CpuSample> SampleCpu() {
@@ -55,7 +56,7 @@ absl::StatusOr<CpuSample> SampleCpu() {
   if (!file) return absl::UnavailableError("cannot read /proc/stat");
   std::string line;
   std::getline(file, line);
-  absl::StatusOr<uint64_t> ticks = ParseBusyTicks(line);
+  absl::StatusOr<CpuTicks> ticks = ParseCpuTicks(line);
   if (!ticks.ok()) return absl::UnavailableError(ticks.status().message());
   const long ticks_per_s = sysconf(_SC_CLK_TCK);
   if (ticks_per_s <= 0) return absl::UnavailableError("sysconf(_SC_CLK_TCK) failed");
@@ -65,8 +66,9 @@ absl::StatusOr<CpuSample> SampleCpu() {
     return absl::UnavailableError("getrusage failed");
   }
   return CpuSample{.wall_s = Clock::Real()->NowNs() * 1e-9,
-                   .machine_busy_s = static_cast<double>(*ticks) / ticks_per_s,
-                   .own_s = CpuSeconds(self) + CpuSeconds(children)};
+                   .machine_busy_s = static_cast<double>(ticks->busy) / ticks_per_s,
+                   .own_s = CpuSeconds(self) + CpuSeconds(children),
+                   .stolen_s = static_cast<double>(ticks->steal) / ticks_per_s};
 }
 
 double OtherCoresBusy(const CpuSample& before, const CpuSample& after) {

@@ -30,11 +30,18 @@ struct CpuSample {
   double machine_busy_s = 0;
   // CPU seconds of this process and its waited-for children.
   double own_s = 0;
+  // CPU seconds the hypervisor gave other guests while this machine's vCPUs wanted to run
+  // (/proc/stat's steal; part of machine_busy_s). 0 on bare metal.
+  double stolen_s = 0;
 };
 
-// Busy clock ticks (USER_HZ) in the aggregate "cpu" line of /proc/stat's contents.
+// Clock ticks (USER_HZ) in the aggregate "cpu" line of /proc/stat's contents.
+struct CpuTicks {
+  uint64_t busy = 0;   // user + nice + system + irq + softirq + steal
+  uint64_t steal = 0;  // of which stolen by the hypervisor
+};
 // INVALID_ARGUMENT when the text has no such line or it has fewer than 8 numbers.
-absl::StatusOr<uint64_t> ParseBusyTicks(std::string_view proc_stat);
+absl::StatusOr<CpuTicks> ParseCpuTicks(std::string_view proc_stat);
 
 // The counters now.
 absl::StatusOr<CpuSample> SampleCpu();

@@ -10,24 +10,25 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(ParseBusyTicksTest, SumsBusyFieldsAndLeavesOutIdleIowaitAndGuest) {
+TEST(ParseCpuTicksTest, SumsBusyFieldsAndLeavesOutIdleIowaitAndGuest) {
   // user nice system idle iowait irq softirq steal guest guest_nice
   constexpr char kStat[] =
       "cpu  100 2 30 5000 40 5 6 7 90 9\n"
       "cpu0 50 1 15 2500 20 2 3 3 45 4\n"
       "intr 123\n";
-  absl::StatusOr<uint64_t> ticks = ParseBusyTicks(kStat);
+  absl::StatusOr<CpuTicks> ticks = ParseCpuTicks(kStat);
   ASSERT_TRUE(ticks.ok()) << ticks.status();
-  EXPECT_EQ(*ticks, 100u + 2 + 30 + 5 + 6 + 7);
+  EXPECT_EQ(ticks->busy, 100u + 2 + 30 + 5 + 6 + 7);
+  EXPECT_EQ(ticks->steal, 7u);
 }
 
-TEST(ParseBusyTicksTest, RefusesTextWithoutAFullCpuLine) {
-  EXPECT_FALSE(ParseBusyTicks("").ok());
-  EXPECT_FALSE(ParseBusyTicks("cpu0 1 2 3 4 5 6 7 8\n").ok());
-  absl::StatusOr<uint64_t> short_line = ParseBusyTicks("cpu  1 2 3 4\n");
+TEST(ParseCpuTicksTest, RefusesTextWithoutAFullCpuLine) {
+  EXPECT_FALSE(ParseCpuTicks("").ok());
+  EXPECT_FALSE(ParseCpuTicks("cpu0 1 2 3 4 5 6 7 8\n").ok());
+  absl::StatusOr<CpuTicks> short_line = ParseCpuTicks("cpu  1 2 3 4\n");
   ASSERT_FALSE(short_line.ok());
   EXPECT_THAT(short_line.status().message(), HasSubstr("4 fields"));
-  EXPECT_FALSE(ParseBusyTicks("cpu  1 2 x 4 5 6 7 8\n").ok());
+  EXPECT_FALSE(ParseCpuTicks("cpu  1 2 x 4 5 6 7 8\n").ok());
 }
 
 TEST(OtherCoresBusyTest, SubtractsOwnTimeAndDividesByWallTime) {
@@ -50,6 +51,8 @@ TEST(SampleCpuTest, ReadsThisMachinesCounters) {
   EXPECT_GT(sample->machine_busy_s, 0);
   EXPECT_GE(sample->own_s, 0);
   EXPECT_GT(sample->wall_s, 0);
+  EXPECT_GE(sample->stolen_s, 0);
+  EXPECT_LE(sample->stolen_s, sample->machine_busy_s);
 }
 
 }  // namespace
