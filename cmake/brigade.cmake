@@ -39,7 +39,7 @@ endfunction()
 # fuzzes for BRIGADE_FUZZ_SECONDS from the committed seed corpus tests/fuzz/<NAME>/ through
 # scripts/fuzz (see there for where new inputs and crashing inputs go).
 #
-#   brigade_fuzzer(NAME serve_http_infer_request_decoder_fuzz SRCS infer_request_decoder_fuzz.cc
+#   brigade_fuzzer(NAME frontend_http_infer_request_decoder_fuzz SRCS infer_request_decoder_fuzz.cc
 #                  DEPS brigade_http_codec DICT infer_request_decoder_fuzz.dict)
 function(brigade_fuzzer)
   cmake_parse_arguments(ARG "" "NAME;DICT" "SRCS;DEPS" ${ARGN})

@@ -14,8 +14,8 @@ set(BRIGADE_SANITIZE_TESTS
   core_data_type_test core_tensor_test core_parameters_test core_clock_test
   core_infer_request_test core_json_text_test
   # the HTTP and gRPC codecs, the KServe route parser, the HTTP/1.1 transport (Beast, threads)
-  serve_http_codec_test serve_grpc_infer_codec_test serve_http_kserve_common_test
-  serve_http_transport_test serve_blocking_worker_test
+  frontend_http_codec_test frontend_grpc_infer_codec_test frontend_http_kserve_common_test
+  frontend_http_transport_test frontend_blocking_worker_test
   # the response cache: in process, and against a real redis-server (threads, Asio)
   cache_key_test cache_cached_value_test cache_memory_cache_test cache_circuit_breaker_test
   cache_request_coalescer_test cache_invalidation_test cache_response_cache_test
@@ -32,8 +32,8 @@ set(BRIGADE_SANITIZE_TESTS
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).
 set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache http_codec grpc_infer_codec)
 
-set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz serve_grpc_infer_codec_fuzz
-                         serve_http_infer_request_decoder_fuzz serve_http_content_coding_fuzz)
+set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz frontend_grpc_infer_codec_fuzz
+                         frontend_http_infer_request_decoder_fuzz frontend_http_content_coding_fuzz)
 
 if(NOT BRIGADE_SANITIZE)
   return()

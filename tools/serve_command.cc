@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/strings.h"
-#include "serve/grpc/grpc_server.h"
-#include "serve/http/http_server.h"
-#include "serve/http/kserve_http_handler.h"
-#include "serve/http/metrics_http_handler.h"
+#include "frontend/grpc/grpc_server.h"
+#include "frontend/http/http_server.h"
+#include "frontend/http/kserve_http_handler.h"
+#include "frontend/http/metrics_http_handler.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
 #include "tools/command.h"
@@ -124,14 +124,14 @@ int RunServe(const ServeFlags& flags) {
 
   // gRPC listens before HTTP does, so that HTTP readiness (what load balancers and tests poll)
   // implies every front end accepts connections.
-  std::unique_ptr<serve::GrpcServer> grpc;
+  std::unique_ptr<frontend::GrpcServer> grpc;
   if (flags.allow_grpc) {
-    serve::GrpcServer::Options grpc_options;
+    frontend::GrpcServer::Options grpc_options;
     grpc_options.host = flags.grpc_address;
     grpc_options.port = flags.grpc_port;
     grpc_options.max_receive_message_bytes = flags.http_max_input_size;
-    absl::StatusOr<std::unique_ptr<serve::GrpcServer>> created =
-        serve::GrpcServer::Create(server->get(), grpc_options);
+    absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =
+        frontend::GrpcServer::Create(server->get(), grpc_options);
     if (!created.ok()) {
       spdlog::error("cannot start gRPC: {}", created.status().message());
       return 1;
@@ -140,19 +140,19 @@ int RunServe(const ServeFlags& flags) {
     spdlog::info("gRPC (KServe v2) listening on {}:{}", flags.grpc_address, grpc->port());
   }
 
-  std::unique_ptr<serve::KServeHttpHandler> http_handler;
-  std::unique_ptr<serve::HttpServer> http;
+  std::unique_ptr<frontend::KServeHttpHandler> http_handler;
+  std::unique_ptr<frontend::HttpServer> http;
   if (flags.allow_http) {
-    serve::KServeHttpHandler::Options handler_options;
+    frontend::KServeHttpHandler::Options handler_options;
     handler_options.max_inflated_body_bytes = static_cast<size_t>(flags.http_max_input_size);
-    http_handler = std::make_unique<serve::KServeHttpHandler>(server->get(), handler_options);
-    serve::HttpServer::Options http_options;
+    http_handler = std::make_unique<frontend::KServeHttpHandler>(server->get(), handler_options);
+    frontend::HttpServer::Options http_options;
     http_options.address = flags.http_address;
     http_options.port = flags.http_port;
     http_options.io_threads = flags.http_thread_count;
     http_options.max_body_bytes = static_cast<size_t>(flags.http_max_input_size);
-    absl::StatusOr<std::unique_ptr<serve::HttpServer>> created =
-        serve::HttpServer::Create(http_options, http_handler.get());
+    absl::StatusOr<std::unique_ptr<frontend::HttpServer>> created =
+        frontend::HttpServer::Create(http_options, http_handler.get());
     if (!created.ok()) {
       spdlog::error("cannot start HTTP: {}", created.status().message());
       return 1;
@@ -161,16 +161,16 @@ int RunServe(const ServeFlags& flags) {
     spdlog::info("HTTP (KServe v2 REST) listening on {}:{}", flags.http_address, http->port());
   }
 
-  std::unique_ptr<serve::MetricsHttpHandler> metrics_handler;
-  std::unique_ptr<serve::HttpServer> metrics_http;
+  std::unique_ptr<frontend::MetricsHttpHandler> metrics_handler;
+  std::unique_ptr<frontend::HttpServer> metrics_http;
   if (flags.metrics_port >= 0) {
-    metrics_handler = std::make_unique<serve::MetricsHttpHandler>(server->get());
-    serve::HttpServer::Options metrics_options;
+    metrics_handler = std::make_unique<frontend::MetricsHttpHandler>(server->get());
+    frontend::HttpServer::Options metrics_options;
     metrics_options.address = flags.http_address;
     metrics_options.port = flags.metrics_port;
     metrics_options.io_threads = 1;
-    absl::StatusOr<std::unique_ptr<serve::HttpServer>> created =
-        serve::HttpServer::Create(metrics_options, metrics_handler.get());
+    absl::StatusOr<std::unique_ptr<frontend::HttpServer>> created =
+        frontend::HttpServer::Create(metrics_options, metrics_handler.get());
     if (!created.ok()) {
       spdlog::error("cannot start the metrics port: {}", created.status().message());
       return 1;

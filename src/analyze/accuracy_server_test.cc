@@ -12,8 +12,8 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serve/http/http_server.h"
-#include "serve/http/kserve_http_handler.h"
+#include "frontend/http/http_server.h"
+#include "frontend/http/kserve_http_handler.h"
 #include "server/inference_server.h"
 #include "testing/temp_repository.h"
 
@@ -45,15 +45,15 @@ class AccuracyServerTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<InferenceServer>> server = InferenceServer::Create(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    absl::StatusOr<std::unique_ptr<serve::KServeHttpHandler>> handler =
-        serve::KServeHttpHandler::Create(server_.get(), {});
+    absl::StatusOr<std::unique_ptr<frontend::KServeHttpHandler>> handler =
+        frontend::KServeHttpHandler::Create(server_.get(), {});
     ASSERT_TRUE(handler.ok()) << handler.status();
     handler_ = *std::move(handler);
-    serve::HttpServer::Options http_options;
+    frontend::HttpServer::Options http_options;
     http_options.address = "127.0.0.1";
     http_options.port = 0;
-    absl::StatusOr<std::unique_ptr<serve::HttpServer>> http =
-        serve::HttpServer::Create(http_options, handler_.get());
+    absl::StatusOr<std::unique_ptr<frontend::HttpServer>> http =
+        frontend::HttpServer::Create(http_options, handler_.get());
     ASSERT_TRUE(http.ok()) << http.status();
     http_ = *std::move(http);
     absl::StatusOr<std::unique_ptr<client::Client>> client =
@@ -81,8 +81,8 @@ class AccuracyServerTest : public ::testing::Test {
 
   testing::TempRepository repository_;
   std::unique_ptr<InferenceServer> server_;
-  std::unique_ptr<serve::KServeHttpHandler> handler_;
-  std::unique_ptr<serve::HttpServer> http_;
+  std::unique_ptr<frontend::KServeHttpHandler> handler_;
+  std::unique_ptr<frontend::HttpServer> http_;
   std::unique_ptr<client::Client> client_;
   client::ModelMetadata metadata_;
 };

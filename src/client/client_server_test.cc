@@ -11,9 +11,9 @@
 #include "client/client_status.h"
 #include "core/strings.h"
 #include "gtest/gtest.h"
-#include "serve/grpc/grpc_server.h"
-#include "serve/http/http_server.h"
-#include "serve/http/kserve_http_handler.h"
+#include "frontend/grpc/grpc_server.h"
+#include "frontend/http/http_server.h"
+#include "frontend/http/kserve_http_handler.h"
 #include "server/inference_server.h"
 #include "testing/temp_repository.h"
 
@@ -56,15 +56,15 @@ class Servers {
     options.startup_models = {"*"};
     options.pin_threads = false;
     server_ = Started(InferenceServer::Create(options), "the inference server");
-    handler_ = Started(serve::KServeHttpHandler::Create(server_.get(), {}), "the HTTP handler");
-    serve::HttpServer::Options http_options;
+    handler_ = Started(frontend::KServeHttpHandler::Create(server_.get(), {}), "the HTTP handler");
+    frontend::HttpServer::Options http_options;
     http_options.address = "127.0.0.1";
     http_options.port = 0;
-    http_ = Started(serve::HttpServer::Create(http_options, handler_.get()), "HTTP");
-    serve::GrpcServer::Options grpc_options;
+    http_ = Started(frontend::HttpServer::Create(http_options, handler_.get()), "HTTP");
+    frontend::GrpcServer::Options grpc_options;
     grpc_options.host = "127.0.0.1";
     grpc_options.port = 0;
-    grpc_ = Started(serve::GrpcServer::Create(server_.get(), grpc_options), "gRPC");
+    grpc_ = Started(frontend::GrpcServer::Create(server_.get(), grpc_options), "gRPC");
   }
   ~Servers() {
     grpc_->Shutdown(0);
@@ -77,9 +77,9 @@ class Servers {
  private:
   testing::TempRepository repository_;
   std::unique_ptr<InferenceServer> server_;
-  std::unique_ptr<serve::KServeHttpHandler> handler_;
-  std::unique_ptr<serve::HttpServer> http_;
-  std::unique_ptr<serve::GrpcServer> grpc_;
+  std::unique_ptr<frontend::KServeHttpHandler> handler_;
+  std::unique_ptr<frontend::HttpServer> http_;
+  std::unique_ptr<frontend::GrpcServer> grpc_;
 };
 
 class ClientServerTest : public ::testing::TestWithParam<Wire> {

@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/client.h"
-#include "serve/grpc/grpc_service.grpc.pb.h"
+#include "frontend/grpc/grpc_service.grpc.pb.h"
 
 namespace brigade::client {
 

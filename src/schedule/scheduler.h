@@ -67,7 +67,7 @@ struct WarmupRun {
 };
 
 // Payload key under which an overload UNAVAILABLE carries a suggested retry delay in whole
-// seconds (decimal text). Must equal serve::kRetryAfterPayload (serve/status_map.h), which the
+// seconds (decimal text). Must equal frontend::kRetryAfterPayload (frontend/status_map.h), which the
 // front ends turn into `Retry-After`; schedule may not include serve headers, hence the copy.
 inline constexpr std::string_view kRetryAfterPayload = "brigade/retry-after-seconds";
 

@@ -38,7 +38,7 @@ from brigade_process import DEMO_REPOSITORY, BrigadeProcess, free_port
 from fashion_mnist import load_test_set
 
 SRC_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "src"))
-PROTOS = ["serve/grpc/grpc_service.proto", "serve/grpc/cache_admin.proto",
+PROTOS = ["frontend/grpc/grpc_service.proto", "frontend/grpc/cache_admin.proto",
           "repo/model_config.proto"]
 
 IDENTITY = """

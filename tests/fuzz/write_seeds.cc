@@ -28,8 +28,8 @@
 #include "core/tensor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "serve/grpc/grpc_service.pb.h"
-#include "serve/http/content_coding.h"
+#include "frontend/grpc/grpc_service.pb.h"
+#include "frontend/http/content_coding.h"
 
 namespace brigade {
 namespace {
@@ -73,7 +73,7 @@ std::string LengthPrefixed(const std::vector<std::string>& values) {
   return bytes;
 }
 
-// ---- serve_http_infer_request_decoder_fuzz: flags byte, 2-byte header length, body. ----
+// ---- frontend_http_infer_request_decoder_fuzz: flags byte, 2-byte header length, body. ----
 
 constexpr uint8_t kSendHeaderLength = 1;
 constexpr uint8_t kVersionedUrl = 4;
@@ -167,7 +167,7 @@ void WriteHttpSeeds(const fs::path& dir) {
   Write(dir, "repository_unload", HttpInput(0, 0, R"({"parameters":{"unload_dependents":true}})"));
 }
 
-// ---- serve_grpc_infer_codec_fuzz: a serialized inference.ModelInferRequest. ----
+// ---- frontend_grpc_infer_codec_fuzz: a serialized inference.ModelInferRequest. ----
 
 inference::ModelInferRequest::InferInputTensor* AddInput(inference::ModelInferRequest* request,
                                                          std::string_view name,
@@ -301,26 +301,26 @@ void WriteCacheSeeds(const fs::path& dir) {
         cache::EncodeInvalidation({InvalidationScope::ModelVersion("m", 3), 7}));
 }
 
-// ---- serve_http_content_coding_fuzz: flags byte (bit 0 gzip, bits 1-6 offset), body. ----
+// ---- frontend_http_content_coding_fuzz: flags byte (bit 0 gzip, bits 1-6 offset), body. ----
 
 void WriteContentCodingSeeds(const fs::path& dir) {
   const std::string json =
       R"({"inputs":[{"name":"x","shape":[1,4],"datatype":"FP32","data":[1,2,3,4]}]})";
-  auto compressed = [](serve::ContentCoding coding, std::string_view text) {
+  auto compressed = [](frontend::ContentCoding coding, std::string_view text) {
     const std::span<const std::byte> pieces[] = {
         std::as_bytes(std::span<const char>(text.data(), text.size()))};
-    return serve::DeflateBody(coding, pieces);
+    return frontend::DeflateBody(coding, pieces);
   };
-  const std::string gzip = compressed(serve::ContentCoding::kGzip, json);
+  const std::string gzip = compressed(frontend::ContentCoding::kGzip, json);
   Write(dir, "gzip_json", std::string(1, '\x01') + gzip);
   Write(dir, "gzip_two_members_offset_5",
         std::string(1, static_cast<char>(1 | (5 << 1))) + gzip +
-            compressed(serve::ContentCoding::kGzip, "[1,2]"));
-  Write(dir, "gzip_empty", std::string(1, '\x01') + compressed(serve::ContentCoding::kGzip, ""));
+            compressed(frontend::ContentCoding::kGzip, "[1,2]"));
+  Write(dir, "gzip_empty", std::string(1, '\x01') + compressed(frontend::ContentCoding::kGzip, ""));
   Write(dir, "zlib_json",
-        std::string(1, '\x00') + compressed(serve::ContentCoding::kDeflate, json));
+        std::string(1, '\x00') + compressed(frontend::ContentCoding::kDeflate, json));
   // Raw deflate: the zlib stream without its 2-byte header and 4-byte Adler-32 trailer.
-  const std::string zlib = compressed(serve::ContentCoding::kDeflate, json);
+  const std::string zlib = compressed(frontend::ContentCoding::kDeflate, json);
   Write(dir, "raw_deflate_json", std::string(1, '\x00') + zlib.substr(2, zlib.size() - 6));
   Write(dir, "accept_encoding_header", "gzip;q=0.5, deflate;q=0.8, *;q=0");
 }
@@ -334,9 +334,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path root = argv[1];
-  brigade::WriteHttpSeeds(root / "serve_http_infer_request_decoder_fuzz");
-  brigade::WriteGrpcSeeds(root / "serve_grpc_infer_codec_fuzz");
+  brigade::WriteHttpSeeds(root / "frontend_http_infer_request_decoder_fuzz");
+  brigade::WriteGrpcSeeds(root / "frontend_grpc_infer_codec_fuzz");
   brigade::WriteCacheSeeds(root / "cache_cached_value_fuzz");
-  brigade::WriteContentCodingSeeds(root / "serve_http_content_coding_fuzz");
+  brigade::WriteContentCodingSeeds(root / "frontend_http_content_coding_fuzz");
   return 0;
 }

@@ -1,0 +1,39 @@
+#include "frontend/blocking_worker.h"
+
+#include <utility>
+
+namespace brigade::frontend {
+
+BlockingWorker::BlockingWorker(int max_queued)
+    : max_queued_(max_queued < 1 ? 1 : max_queued), thread_([this] { Run(); }) {}
+
+BlockingWorker::~BlockingWorker() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+bool BlockingWorker::Post(absl::AnyInvocable<void() &&> task) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || static_cast<int>(tasks_.size()) >= max_queued_) return false;
+  tasks_.push_back(std::move(task));
+  return true;
+}
+
+void BlockingWorker::Run() {
+  for (;;) {
+    absl::AnyInvocable<void() &&> task;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &BlockingWorker::ShouldWake));
+      if (tasks_.empty()) return;  // stopping, and nothing left to run
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    std::move(task)();  // outside the lock: tasks block and answer clients
+  }
+}
+
+}  // namespace brigade::frontend

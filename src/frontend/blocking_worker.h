@@ -1,0 +1,51 @@
+#ifndef BRIGADE_FRONTEND_BLOCKING_WORKER_H_
+#define BRIGADE_FRONTEND_BLOCKING_WORKER_H_
+
+// BlockingWorker: one thread that runs calls which may block for seconds (repository load and
+// unload wait for a model to be loaded and warmed up; cache invalidation waits for Redis) so they
+// never occupy the front ends' threads — HTTP io threads and gRPC callback threads must not
+// block. Both front ends use it.
+//
+// Tasks run one at a time in the order posted. The queue is bounded: Post() refuses (returns
+// false) when `max_queued` tasks are already waiting, and the caller answers UNAVAILABLE.
+// The destructor runs every task already queued, then joins the thread.
+//
+// Thread safety: Post() may be called from any thread. Tasks run on the worker's thread and must
+// not Post() and then wait for their own follow-up task.
+
+#include <deque>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/synchronization/mutex.h"
+
+namespace brigade::frontend {
+
+class BlockingWorker {
+ public:
+  explicit BlockingWorker(int max_queued);
+  ~BlockingWorker();
+
+  BlockingWorker(const BlockingWorker&) = delete;
+  BlockingWorker& operator=(const BlockingWorker&) = delete;
+
+  // Queues `task`; false (and `task` dropped unrun) when the queue is full or stopping.
+  bool Post(absl::AnyInvocable<void() &&> task);
+
+ private:
+  void Run();
+  bool ShouldWake() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !tasks_.empty();
+  }
+
+  const int max_queued_;
+  absl::Mutex mu_;
+  std::deque<absl::AnyInvocable<void() &&>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_BLOCKING_WORKER_H_

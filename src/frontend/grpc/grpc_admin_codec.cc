@@ -1,0 +1,129 @@
+#include "frontend/grpc/grpc_admin_codec.h"
+
+#include "core/strings.h"
+
+namespace brigade::frontend {
+namespace {
+
+using inference::ModelRepositoryParameter;
+
+void EncodeTensorMetadata(const TensorMetadata& tensor,
+                          inference::ModelMetadataResponse::TensorMetadata* out) {
+  out->set_name(tensor.name);
+  const std::string_view type = DataTypeName(tensor.dtype);
+  out->set_datatype(type.data(), type.size());
+  out->mutable_shape()->Add(tensor.shape.begin(), tensor.shape.end());
+}
+
+void EncodeDuration(const observe::StatDuration& duration, inference::StatisticDuration* out) {
+  out->set_count(duration.count);
+  out->set_ns(duration.ns);
+}
+
+}  // namespace
+
+void EncodeServerMetadata(const ServerMetadata& metadata, inference::ServerMetadataResponse* out) {
+  out->set_name(metadata.name);
+  out->set_version(metadata.version);
+  for (const std::string& extension : metadata.extensions) out->add_extensions(extension);
+}
+
+void EncodeModelMetadata(const ModelMetadata& metadata, inference::ModelMetadataResponse* out) {
+  out->set_name(metadata.name);
+  for (const std::string& version : metadata.versions) out->add_versions(version);
+  out->set_platform(metadata.platform);
+  for (const TensorMetadata& input : metadata.inputs) {
+    EncodeTensorMetadata(input, out->add_inputs());
+  }
+  for (const TensorMetadata& output : metadata.outputs) {
+    EncodeTensorMetadata(output, out->add_outputs());
+  }
+}
+
+void EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries,
+                           inference::RepositoryIndexResponse* out) {
+  for (const RepositoryIndexEntry& entry : entries) {
+    inference::RepositoryIndexResponse::ModelIndex* model = out->add_models();
+    model->set_name(entry.name);
+    model->set_version(entry.version);
+    model->set_state(entry.state);
+    model->set_reason(entry.reason);
+  }
+}
+
+void EncodeModelStatistics(std::span<const observe::ModelStatsSnapshot> snapshots,
+                           inference::ModelStatisticsResponse* out) {
+  for (const observe::ModelStatsSnapshot& snapshot : snapshots) {
+    inference::ModelStatistics* model = out->add_model_stats();
+    model->set_name(snapshot.name);
+    model->set_version(snapshot.version);
+    model->set_last_inference(snapshot.last_inference_ms);
+    model->set_inference_count(snapshot.inference_count);
+    model->set_execution_count(snapshot.execution_count);
+    const observe::InferStatsSnapshot& in = snapshot.inference_stats;
+    inference::InferStatistics* stats = model->mutable_inference_stats();
+    EncodeDuration(in.success, stats->mutable_success());
+    EncodeDuration(in.fail, stats->mutable_fail());
+    EncodeDuration(in.queue, stats->mutable_queue());
+    EncodeDuration(in.compute_input, stats->mutable_compute_input());
+    EncodeDuration(in.compute_infer, stats->mutable_compute_infer());
+    EncodeDuration(in.compute_output, stats->mutable_compute_output());
+    EncodeDuration(in.cache_hit, stats->mutable_cache_hit());
+    EncodeDuration(in.cache_miss, stats->mutable_cache_miss());
+    for (const observe::BatchStatsSnapshot& batch : snapshot.batch_stats) {
+      inference::InferBatchStatistics* encoded = model->add_batch_stats();
+      encoded->set_batch_size(batch.batch_size);
+      EncodeDuration(batch.compute_input, encoded->mutable_compute_input());
+      EncodeDuration(batch.compute_infer, encoded->mutable_compute_infer());
+      EncodeDuration(batch.compute_output, encoded->mutable_compute_output());
+    }
+    for (const observe::StagePercentiles& stage : snapshot.stage_latency) {
+      if (stage.count == 0) continue;
+      inference::StageLatency* encoded = model->add_brigade_stage_latency();
+      encoded->set_stage(std::string(observe::LatencyStageName(stage.stage)));
+      encoded->set_count(stage.count);
+      encoded->set_p50_us(stage.p50_ns / 1e3);
+      encoded->set_p90_us(stage.p90_ns / 1e3);
+      encoded->set_p99_us(stage.p99_ns / 1e3);
+    }
+  }
+}
+
+absl::StatusOr<LoadModelRequest> DecodeRepositoryModelLoad(
+    const inference::RepositoryModelLoadRequest& request) {
+  if (request.model_name().empty()) return absl::InvalidArgumentError("model_name is empty");
+  LoadModelRequest out;
+  out.name = request.model_name();
+  for (const auto& [key, value] : request.parameters()) {
+    if (key == "config") {
+      if (value.parameter_choice_case() != ModelRepositoryParameter::kStringParam) {
+        return absl::InvalidArgumentError(
+            "load parameter 'config' must be a string (the model configuration as JSON)");
+      }
+      out.config_json = value.string_param();
+    } else if (key.rfind("file:", 0) == 0) {
+      return absl::UnimplementedError(StrCat("load parameter '", key,
+                                             "': loading model files through the API is not "
+                                             "supported"));
+    } else {
+      return absl::InvalidArgumentError(StrCat("unknown load parameter '", key, "'"));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> DecodeRepositoryModelUnload(
+    const inference::RepositoryModelUnloadRequest& request) {
+  if (request.model_name().empty()) return absl::InvalidArgumentError("model_name is empty");
+  for (const auto& [key, value] : request.parameters()) {
+    if (key != "unload_dependents") {
+      return absl::InvalidArgumentError(StrCat("unknown unload parameter '", key, "'"));
+    }
+    if (value.parameter_choice_case() != ModelRepositoryParameter::kBoolParam) {
+      return absl::InvalidArgumentError("unload parameter 'unload_dependents' must be a bool");
+    }
+  }
+  return request.model_name();
+}
+
+}  // namespace brigade::frontend

@@ -1,0 +1,45 @@
+#ifndef BRIGADE_FRONTEND_GRPC_GRPC_ADMIN_CODEC_H_
+#define BRIGADE_FRONTEND_GRPC_GRPC_ADMIN_CODEC_H_
+
+// The gRPC codec for everything but inference: server and model metadata, the repository
+// extension (index, load, unload) and statistics. Pure functions between InferenceServer's plain
+// types and the protocol's messages; the service calls them, tests call them directly.
+//
+// Statistics keep Triton's field meaning one for one (observe/model_stats.h): durations are
+// {count, ns}, last_inference is milliseconds since the Unix epoch, batch_stats lists only the
+// batch sizes that ran. memory_usage and response_stats (decoupled models) stay empty.
+//
+// Failure: the decoders return INVALID_ARGUMENT naming the field or parameter at fault and
+// UNIMPLEMENTED for the load request's `file:` overrides. Encoders cannot fail.
+// Thread safety: stateless; safe from any thread.
+
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "observe/model_stats.h"
+#include "frontend/grpc/grpc_service.pb.h"
+#include "server/inference_server.h"
+
+namespace brigade::frontend {
+
+void EncodeServerMetadata(const ServerMetadata& metadata, inference::ServerMetadataResponse* out);
+void EncodeModelMetadata(const ModelMetadata& metadata, inference::ModelMetadataResponse* out);
+void EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries,
+                           inference::RepositoryIndexResponse* out);
+void EncodeModelStatistics(std::span<const observe::ModelStatsSnapshot> snapshots,
+                           inference::ModelStatisticsResponse* out);
+
+// A load request: `model_name` and the optional `config` parameter (a model configuration as
+// JSON text). `repository_name` is ignored: Brigade serves one repository.
+absl::StatusOr<LoadModelRequest> DecodeRepositoryModelLoad(
+    const inference::RepositoryModelLoadRequest& request);
+
+// The name of the model to unload. `unload_dependents` is accepted and has no effect (Brigade
+// has no ensembles whose members could be dependents).
+absl::StatusOr<std::string> DecodeRepositoryModelUnload(
+    const inference::RepositoryModelUnloadRequest& request);
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_GRPC_GRPC_ADMIN_CODEC_H_

@@ -1,0 +1,52 @@
+#include "frontend/grpc/grpc_cache_admin_service.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "frontend/grpc/grpc_infer_codec.h"
+#include "frontend/grpc/grpc_status.h"
+
+namespace brigade::frontend {
+namespace {
+
+// How long a call may wait for Redis: until the client's deadline, at most `max_wait_ms`.
+int64_t WaitBudgetNs(const grpc::CallbackServerContext& context, int64_t max_wait_ms) {
+  const int64_t cap_ns = max_wait_ms * 1'000'000;
+  const auto deadline = context.deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return cap_ns;
+  const auto left = deadline - std::chrono::system_clock::now();
+  return std::clamp<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(left).count(), 0,
+                             cap_ns);
+}
+
+}  // namespace
+
+GrpcCacheAdminService::GrpcCacheAdminService(InferenceServer* server, Options options)
+    : server_(server), options_(options), worker_(options.max_queued_calls) {}
+
+grpc::ServerUnaryReactor* GrpcCacheAdminService::Invalidate(
+    grpc::CallbackServerContext* context, const brigade::admin::CacheInvalidateRequest* request,
+    brigade::admin::CacheInvalidateResponse* /*response*/) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<int64_t> version = ParseModelVersion(request->model_version(), "model_version");
+  if (!version.ok()) {
+    reactor->Finish(FinishStatus(version.status(), context));
+    return reactor;
+  }
+  // The call stays open until the task finishes it; gRPC's shutdown waits for that.
+  const bool posted = worker_.Post(
+      [this, context, reactor, name = request->model_name(), version = *version]() mutable {
+        const absl::Status status =
+            server_->InvalidateCache(name, version, WaitBudgetNs(*context, options_.max_wait_ms));
+        reactor->Finish(FinishStatus(status, context));
+      });
+  if (!posted) {
+    reactor->Finish(FinishStatus(
+        absl::UnavailableError("too many cache invalidations are waiting; retry later"), context));
+  }
+  return reactor;
+}
+
+}  // namespace brigade::frontend

@@ -1,0 +1,156 @@
+#include "frontend/grpc/grpc_inference_service.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/grpc/grpc_admin_codec.h"
+#include "frontend/grpc/grpc_infer_codec.h"
+#include "frontend/grpc/grpc_status.h"
+#include "frontend/grpc/grpc_stream_reactor.h"
+
+namespace brigade::frontend {
+namespace {
+
+// Finishes a simple unary call with `status` on gRPC's default reactor.
+grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(FinishStatus(status, context));
+  return reactor;
+}
+
+}  // namespace
+
+GrpcInferenceService::GrpcInferenceService(InferenceServer* server, Options options)
+    : server_(server),
+      clock_(server->clock()),
+      options_(options),
+      repository_worker_(options.max_queued_repository_calls) {
+  SetMessageAllocatorFor_ModelInfer(&infer_allocator_);
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ServerLive(
+    grpc::CallbackServerContext* context, const inference::ServerLiveRequest* /*request*/,
+    inference::ServerLiveResponse* response) {
+  response->set_live(server_->IsLive());
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ServerReady(
+    grpc::CallbackServerContext* context, const inference::ServerReadyRequest* /*request*/,
+    inference::ServerReadyResponse* response) {
+  response->set_ready(server_->IsReady());
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
+    grpc::CallbackServerContext* context, const inference::ModelReadyRequest* request,
+    inference::ModelReadyResponse* response) {
+  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  if (!version.ok()) return Reply(context, version.status());
+  absl::StatusOr<bool> ready = server_->ModelReady(request->name(), *version);
+  if (!ready.ok()) return Reply(context, ready.status());
+  response->set_ready(*ready);
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
+    grpc::CallbackServerContext* context, const inference::ServerMetadataRequest* /*request*/,
+    inference::ServerMetadataResponse* response) {
+  EncodeServerMetadata(server_->Metadata(), response);
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
+    grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
+    inference::ModelMetadataResponse* response) {
+  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  if (!version.ok()) return Reply(context, version.status());
+  absl::StatusOr<brigade::ModelMetadata> metadata =
+      server_->GetModelMetadata(request->name(), *version);
+  if (!metadata.ok()) return Reply(context, metadata.status());
+  EncodeModelMetadata(*metadata, response);
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ModelInfer(
+    grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
+    inference::ModelInferResponse* response) {
+  return ModelInferReactor::Start(context, request, response, server_, clock_);
+}
+
+grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+GrpcInferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  return StreamInferReactor::Start(context, server_, clock_, options_.stream_max_in_flight);
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
+    grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
+    inference::ModelConfigResponse* response) {
+  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  if (!version.ok()) return Reply(context, version.status());
+  absl::StatusOr<config::ModelConfig> model_config =
+      server_->GetModelConfig(request->name(), *version);
+  if (!model_config.ok()) return Reply(context, model_config.status());
+  *response->mutable_config() = *std::move(model_config);
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
+    grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
+    inference::ModelStatisticsResponse* response) {
+  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  if (!version.ok()) return Reply(context, version.status());
+  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> stats =
+      server_->Statistics(request->name(), *version);
+  if (!stats.ok()) return Reply(context, stats.status());
+  EncodeModelStatistics(*stats, response);
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
+    grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
+    inference::RepositoryIndexResponse* response) {
+  absl::StatusOr<std::vector<RepositoryIndexEntry>> index =
+      server_->RepositoryIndex(request->ready());
+  if (!index.ok()) return Reply(context, index.status());
+  EncodeRepositoryIndex(*index, response);
+  return Reply(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+    inference::RepositoryModelLoadResponse* /*response*/) {
+  absl::StatusOr<LoadModelRequest> load = DecodeRepositoryModelLoad(*request);
+  if (!load.ok()) return Reply(context, load.status());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // The call stays open until the task finishes it; gRPC's shutdown waits for that.
+  const bool posted =
+      repository_worker_.Post([this, context, reactor, load = *std::move(load)]() mutable {
+        reactor->Finish(FinishStatus(server_->LoadModel(load), context));
+      });
+  if (!posted) {
+    reactor->Finish(FinishStatus(
+        absl::UnavailableError("too many repository requests are waiting; retry later"), context));
+  }
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelUnload(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+    inference::RepositoryModelUnloadResponse* /*response*/) {
+  absl::StatusOr<std::string> name = DecodeRepositoryModelUnload(*request);
+  if (!name.ok()) return Reply(context, name.status());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const bool posted =
+      repository_worker_.Post([this, context, reactor, name = *std::move(name)]() mutable {
+        reactor->Finish(FinishStatus(server_->UnloadModel(name), context));
+      });
+  if (!posted) {
+    reactor->Finish(FinishStatus(
+        absl::UnavailableError("too many repository requests are waiting; retry later"), context));
+  }
+  return reactor;
+}
+
+}  // namespace brigade::frontend

@@ -1,0 +1,89 @@
+#ifndef BRIGADE_FRONTEND_GRPC_GRPC_INFERENCE_SERVICE_H_
+#define BRIGADE_FRONTEND_GRPC_GRPC_INFERENCE_SERVICE_H_
+
+// GrpcInferenceService: `inference.GRPCInferenceService` (KServe v2 + Triton extensions) on
+// gRPC's callback API, answering every RPC from an InferenceServer.
+//
+//   health, metadata, model config, statistics, repository index   answered inline (fast reads)
+//   ModelInfer          ModelInferReactor (grpc_infer_reactor.h): Finish() from the completion
+//   ModelStreamInfer    StreamInferReactor (grpc_stream_reactor.h)
+//   RepositoryModelLoad / Unload   run on a BlockingWorker (they block until the model is
+//                       loaded or unloaded); a full worker queue answers UNAVAILABLE
+//   shared memory, trace and log settings   not overridden: gRPC answers UNIMPLEMENTED
+//
+// Errors go through frontend/status_map.h (grpc_status.h), with `retry-after` trailing metadata
+// when the status carries a retry hint.
+//
+// Thread safety: handlers run on gRPC's threads, concurrently. Ownership: `server` is borrowed
+// and must outlive the grpc::Server this service is registered with (GrpcServer guarantees it by
+// shutting gRPC down first). The service itself must outlive that grpc::Server too.
+
+#include <memory>
+
+#include "core/clock.h"
+#include "frontend/blocking_worker.h"
+#include "frontend/grpc/grpc_infer_reactor.h"
+#include "frontend/grpc/grpc_service.grpc.pb.h"
+#include "server/inference_server.h"
+
+namespace brigade::frontend {
+
+class GrpcInferenceService final : public inference::GRPCInferenceService::CallbackService {
+ public:
+  struct Options {
+    // Requests of one ModelStreamInfer stream inside the server at once (see
+    // grpc_stream_reactor.h); reading pauses at the limit.
+    int stream_max_in_flight = 64;
+    // Repository load/unload requests waiting for the blocking worker.
+    int max_queued_repository_calls = 16;
+  };
+
+  GrpcInferenceService(InferenceServer* server, Options options);
+
+  grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
+                                       const inference::ServerLiveRequest* request,
+                                       inference::ServerLiveResponse* response) override;
+  grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context,
+                                        const inference::ServerReadyRequest* request,
+                                        inference::ServerReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context,
+                                       const inference::ModelReadyRequest* request,
+                                       inference::ModelReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ServerMetadata(grpc::CallbackServerContext* context,
+                                           const inference::ServerMetadataRequest* request,
+                                           inference::ServerMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
+                                          const inference::ModelMetadataRequest* request,
+                                          inference::ModelMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
+                                       const inference::ModelInferRequest* request,
+                                       inference::ModelInferResponse* response) override;
+  grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+  ModelStreamInfer(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
+                                        const inference::ModelConfigRequest* request,
+                                        inference::ModelConfigResponse* response) override;
+  grpc::ServerUnaryReactor* ModelStatistics(grpc::CallbackServerContext* context,
+                                            const inference::ModelStatisticsRequest* request,
+                                            inference::ModelStatisticsResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
+                                            const inference::RepositoryIndexRequest* request,
+                                            inference::RepositoryIndexResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelLoad(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+      inference::RepositoryModelLoadResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelUnload(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+      inference::RepositoryModelUnloadResponse* response) override;
+
+ private:
+  InferenceServer* const server_;
+  const Clock* const clock_;
+  const Options options_;
+  InferMessageAllocator infer_allocator_;
+  BlockingWorker repository_worker_;
+};
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_GRPC_GRPC_INFERENCE_SERVICE_H_

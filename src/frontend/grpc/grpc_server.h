@@ -1,0 +1,108 @@
+#ifndef BRIGADE_FRONTEND_GRPC_GRPC_SERVER_H_
+#define BRIGADE_FRONTEND_GRPC_GRPC_SERVER_H_
+
+// GrpcServer: Brigade's gRPC front end. Listens on one address (HTTP/2 cleartext, like Triton's
+// default), serves `inference.GRPCInferenceService` (grpc_inference_service.h), Brigade's
+// `brigade.admin.CacheAdmin` (grpc_cache_admin_service.h) and the standard
+// `grpc.health.v1.Health` service, and shuts down gracefully.
+//
+// Health: the health service reports SERVING exactly when InferenceServer::IsReady(), for the
+// whole server ("") and for "inference.GRPCInferenceService". A background thread re-reads
+// readiness every `health_poll_ms`; RefreshHealth() does it at once (e.g. right after
+// StartDrain()). Shutdown() turns it NOT_SERVING before it stops accepting calls.
+//
+// Limits: messages larger than max_receive_message_bytes / max_send_message_bytes are refused
+// by gRPC with RESOURCE_EXHAUSTED (default 64 MiB, Triton's default input limit).
+//
+// Lifetime and ownership: `server` is borrowed and must outlive the GrpcServer. Shutdown()
+// stops accepting, lets RPCs in flight finish until the deadline, then cancels the rest (an
+// inference call cancelled this way sets its request's CancelFlag and is answered CANCELLED
+// without waiting for the server) and returns once gRPC is done with every call. The
+// destructor calls Shutdown(0) if it has not been called.
+//
+// Thread safety: every method may be called from any thread; Shutdown() is idempotent.
+// Failure: Create() returns INVALID_ARGUMENT for bad options and UNAVAILABLE when the address
+// cannot be bound.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/server.h"
+#include "frontend/grpc/grpc_cache_admin_service.h"
+#include "frontend/grpc/grpc_inference_service.h"
+#include "server/inference_server.h"
+
+namespace brigade::frontend {
+
+// Triton's default maximum input size, used for both directions.
+inline constexpr int64_t kDefaultGrpcMaxMessageBytes = int64_t{64} << 20;
+
+class GrpcServer {
+ public:
+  struct Options {
+    // Host to listen on: "0.0.0.0", "127.0.0.1", "::" or a name.
+    std::string host = "0.0.0.0";
+    // 0 picks a free port; port() reports the one bound. Triton's default is 8001.
+    int port = 8001;
+    int64_t max_receive_message_bytes = kDefaultGrpcMaxMessageBytes;
+    int64_t max_send_message_bytes = kDefaultGrpcMaxMessageBytes;
+    // How often the health service re-reads readiness; 0 = only on RefreshHealth().
+    int64_t health_poll_ms = 1000;
+    // HTTP/2 keepalive, with Triton's defaults (ping every 2 h, 20 s to answer, no pings on
+    // idle connections).
+    int64_t keepalive_time_ms = 7'200'000;
+    int64_t keepalive_timeout_ms = 20'000;
+    bool keepalive_permit_without_calls = false;
+    GrpcInferenceService::Options service;
+    GrpcCacheAdminService::Options cache_admin;
+  };
+
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(InferenceServer* server,
+                                                            Options options);
+  ~GrpcServer();
+
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  // The port bound (the chosen one when Options::port was 0).
+  int port() const { return port_; }
+  // "host:port" as bound, for clients and logs.
+  const std::string& address() const { return address_; }
+
+  // Sets the health service's status from InferenceServer::IsReady().
+  void RefreshHealth();
+
+  // Graceful shutdown; see the class comment. `timeout_ns` <= 0 cancels in-flight calls at once.
+  void Shutdown(int64_t timeout_ns);
+
+ private:
+  GrpcServer(InferenceServer* server, Options options);
+  void PollHealth();
+  bool StopRequested() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; }
+
+  InferenceServer* const server_;
+  const Options options_;
+  std::unique_ptr<GrpcInferenceService> service_;
+  std::unique_ptr<GrpcCacheAdminService> cache_admin_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  int port_ = 0;
+  std::string address_;
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  // Last status given to the health service, so polling only writes on change.
+  int health_serving_ ABSL_GUARDED_BY(mu_) = -1;
+  std::thread health_thread_;
+  // Serializes Shutdown() callers; held while gRPC drains.
+  absl::Mutex shutdown_mu_;
+};
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_GRPC_GRPC_SERVER_H_

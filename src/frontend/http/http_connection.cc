@@ -1,0 +1,636 @@
+#include "frontend/http/http_connection.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "boost/asio/buffer.hpp"
+#include "boost/asio/read.hpp"
+#include "boost/asio/write.hpp"
+#include "boost/beast/http/error.hpp"
+#include "core/http_tokens.h"
+#include "core/strings.h"
+
+namespace brigade::frontend {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+// Bytes asked of the socket per read while looking for a request head.
+constexpr size_t kReadChunkBytes = size_t{16} * 1024;
+// Answers coalesced into one write at most.
+constexpr size_t kMaxAnswersPerWrite = 16;
+constexpr Clock::time_point kNever = Clock::time_point::max();
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+bool IsTransportHeader(std::string_view name) {
+  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Connection") ||
+         EqualsIgnoreCase(name, "Transfer-Encoding");
+}
+
+bool IsSafeHeaderText(std::string_view text) {
+  return text.find_first_of("\r\n") == std::string_view::npos;
+}
+
+std::string FormatHead(const HttpResponse& response, bool close, bool http10_keep_alive) {
+  std::string head;
+  head.reserve(128 + response.headers.size() * 48);
+  head.append("HTTP/1.1 ");
+  head.append(std::to_string(response.status));
+  head.push_back(' ');
+  head.append(ReasonPhrase(response.status));
+  head.append("\r\n");
+  for (const HttpHeader& header : response.headers) {
+    if (IsTransportHeader(header.name) || !IsSafeHeaderText(header.name) ||
+        !IsSafeHeaderText(header.value)) {
+      continue;
+    }
+    head.append(header.name);
+    head.append(": ");
+    head.append(header.value);
+    head.append("\r\n");
+  }
+  head.append("Content-Length: ");
+  head.append(std::to_string(response.content_length()));
+  head.append("\r\n");
+  if (close) {
+    head.append("Connection: close\r\n");
+  } else if (http10_keep_alive) {
+    head.append("Connection: keep-alive\r\n");
+  }
+  head.append("\r\n");
+  return head;
+}
+
+std::string_view AsStd(boost::beast::string_view text) { return {text.data(), text.size()}; }
+
+bool ExpectsContinue(const http::request_header<>& message) {
+  const auto expect = message.find(http::field::expect);
+  return expect != message.end() && EqualsIgnoreCase(AsStd(expect->value()), "100-continue") &&
+         message.version() >= 11;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- HttpServerState
+
+bool HttpServerState::Register(const std::shared_ptr<HttpConnection>& connection) {
+  absl::MutexLock lock(&mu_);
+  if (draining_) return false;
+  connections_.emplace(connection.get(), connection);
+  return true;
+}
+
+void HttpServerState::Unregister(const HttpConnection* connection) {
+  absl::MutexLock lock(&mu_);
+  connections_.erase(connection);
+}
+
+std::vector<std::shared_ptr<HttpConnection>> HttpServerState::StartDraining() {
+  {
+    absl::MutexLock lock(&mu_);
+    draining_ = true;
+    draining_flag_.store(true, std::memory_order_release);
+  }
+  return OpenConnections();
+}
+
+std::vector<std::shared_ptr<HttpConnection>> HttpServerState::OpenConnections() {
+  std::vector<std::shared_ptr<HttpConnection>> open;
+  absl::MutexLock lock(&mu_);
+  open.reserve(connections_.size());
+  for (const auto& [key, weak] : connections_) {
+    if (std::shared_ptr<HttpConnection> connection = weak.lock()) open.push_back(connection);
+  }
+  return open;
+}
+
+bool HttpServerState::WaitUntilNoConnections(int64_t timeout_ms) {
+  absl::MutexLock lock(&mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return connections_.empty(); };
+  return mu_.AwaitWithTimeout(absl::Condition(&none), absl::Milliseconds(timeout_ms));
+}
+
+size_t HttpServerState::open_connections() {
+  absl::MutexLock lock(&mu_);
+  return connections_.size();
+}
+
+// ---------------------------------------------------------------------------- HttpConnection
+
+HttpConnection::HttpConnection(asio::ip::tcp::socket socket, std::shared_ptr<IoThread> io,
+                               std::shared_ptr<HttpServerState> state)
+    : io_(std::move(io)),
+      state_(std::move(state)),
+      options_(state_->options()),
+      socket_(std::move(socket)),
+      read_timer_(io_->context()),
+      write_timer_(io_->context()) {}
+
+HttpConnection::~HttpConnection() = default;
+
+void HttpConnection::Start() {
+  if (!state_->Register(shared_from_this())) {
+    Close();
+    return;
+  }
+  idle_since_ = Clock::now();
+  ProcessInput();
+}
+
+// ------------------------------------------------------------------- reading and parsing
+
+void HttpConnection::ProcessInput() {
+  while (!read_closed_ && !paused_ && !reading_) {
+    if (buffer_.size() == 0) {
+      ReadMore();
+      return;
+    }
+    if (!request_started_) StartRequest();
+    boost::beast::error_code error;
+    const size_t used = parser_->put(buffer_.data(), error);
+    buffer_.consume(used);
+    if (error == http::error::need_more) {
+      ReadMore();
+      return;
+    }
+    if (error) {
+      RejectParseError(error);
+      return;
+    }
+    if (!header_seen_ && parser_->is_header_done()) {
+      header_seen_ = true;
+      const HeaderAction action = OnHeader();
+      if (action == HeaderAction::kWait) return;
+      if (action == HeaderAction::kComplete) {
+        Dispatch();
+        continue;
+      }
+    }
+    if (parser_->is_done()) Dispatch();
+  }
+}
+
+void HttpConnection::StartRequest() {
+  parser_.emplace();
+  parser_->header_limit(options_.max_header_bytes);
+  parser_->body_limit(options_.max_body_bytes);
+  parser_->eager(false);  // stop after the head, so OnHeader runs before any body is consumed
+  request_started_ = true;
+  header_seen_ = false;
+  // Its first bytes came with the latest read (an earlier request ended inside that read).
+  arrival_ns_ = last_read_ns_;
+  request_started_at_ = Clock::now();
+  ArmReadTimer();
+}
+
+void HttpConnection::ReadMore() {
+  if (reading_ || closed_) return;
+  reading_ = true;
+  ArmReadTimer();
+  socket_.async_read_some(buffer_.prepare(kReadChunkBytes),
+                          [self = shared_from_this()](const error_code& error, size_t bytes) {
+                            self->OnRead(error, bytes);
+                          });
+}
+
+void HttpConnection::OnRead(const error_code& error, size_t bytes) {
+  reading_ = false;
+  if (closed_) return;
+  if (error) {
+    OnReadError(error);
+    return;
+  }
+  buffer_.commit(bytes);
+  last_read_ns_ = options_.clock->NowNs();
+  if (lingering_) {
+    buffer_.consume(buffer_.size());
+    ReadMore();
+    return;
+  }
+  ProcessInput();
+}
+
+void HttpConnection::OnReadError(const error_code& error) {
+  if (error == asio::error::operation_aborted) return;
+  peer_gone_ = true;
+  read_closed_ = true;
+  if (lingering_ || request_started_ || error != asio::error::eof) {
+    Close();
+    return;
+  }
+  // A clean EOF between requests: the client will send nothing more. Whatever it still waits
+  // for is unlikely to be read (treat it as gone, as Go's net/http does), but answers already
+  // produced are written in case it only half-closed.
+  CancelUnanswered();
+  if (slots_.empty()) Close();
+}
+
+void HttpConnection::ReadHead() {
+  const Parser::value_type& message = parser_->get();
+  request_ = HttpRequest();
+  request_.method = std::string(AsStd(message.method_string()));
+  request_.target = std::string(AsStd(message.target()));
+  request_.version = static_cast<int>(message.version());
+  size_t header_count = 0;
+  size_t header_bytes = 0;
+  for (const auto& field : message) {
+    ++header_count;
+    header_bytes += field.name_string().size() + field.value().size();
+  }
+  request_.headers.Reserve(header_count, header_bytes);
+  for (const auto& field : message) {
+    request_.headers.Add(AsStd(field.name_string()), AsStd(field.value()));
+  }
+}
+
+HttpConnection::HeaderAction HttpConnection::OnHeader() {
+  ReadHead();
+  const Parser::value_type& message = parser_->get();
+  if (parser_->chunked()) {
+    if (ExpectsContinue(message)) slots_.push_back(Slot::Interim());
+    parser_->eager(true);
+    MaybeWrite();
+    return HeaderAction::kParseBody;
+  }
+  const boost::optional<std::uint64_t> length = parser_->content_length();
+  if (!length || *length == 0) return HeaderAction::kParseBody;  // is_done() already
+  // (A length over the limit was refused by the parser: http::error::body_limit.)
+  const size_t aligned_offset =
+      std::min<size_t>(state_->handler()->AlignedBodyOffset(request_), *length);
+  std::shared_ptr<BodyBuffer> body = BodyBuffer::Allocate(*length, aligned_offset);
+  if (body == nullptr) {
+    Reject(503, "not enough memory for the request body");
+    return HeaderAction::kWait;
+  }
+  // Take what the last read already brought, then read the rest straight into the body.
+  const size_t buffered = std::min<size_t>(buffer_.size(), *length);
+  asio::buffer_copy(asio::buffer(body->write_ptr(), buffered), buffer_.data());
+  body->Commit(buffered);
+  buffer_.consume(buffered);
+  body_ = std::move(body);
+  if (body_->size() == *length) return HeaderAction::kComplete;
+  if (ExpectsContinue(message)) {
+    slots_.push_back(Slot::Interim());
+    MaybeWrite();
+  }
+  ReadBody();
+  return HeaderAction::kWait;
+}
+
+void HttpConnection::ReadBody() {
+  reading_ = true;
+  reading_body_ = true;
+  asio::async_read(socket_, asio::buffer(body_->write_ptr(), body_->available()),
+                   [self = shared_from_this()](const error_code& error, size_t bytes) {
+                     self->OnBodyRead(error, bytes);
+                   });
+}
+
+void HttpConnection::OnBodyRead(const error_code& error, size_t bytes) {
+  reading_ = false;
+  reading_body_ = false;
+  if (closed_) return;
+  if (error) {
+    if (error != asio::error::operation_aborted) {
+      peer_gone_ = true;
+      Close();  // the client left in the middle of its request
+    }
+    return;
+  }
+  if (read_closed_) {  // rejected (timeout) or draining meanwhile: the request is dropped
+    body_.reset();
+    return;
+  }
+  body_->Commit(bytes);
+  last_read_ns_ = options_.clock->NowNs();
+  Dispatch();
+  ProcessInput();
+}
+
+void HttpConnection::Dispatch() {
+  Parser::value_type& message = parser_->get();
+  HttpRequest request = std::move(request_);
+  if (body_ != nullptr) {
+    request.body = std::move(body_);
+  } else if (message.body() != nullptr) {
+    request.body = std::move(message.body());
+  } else {
+    request.body = BodyBuffer::Empty();
+  }
+  request.arrival_ns = arrival_ns_;
+  const bool keep_alive = parser_->keep_alive();
+  parser_.reset();
+  body_.reset();
+  request_started_ = false;
+
+  Slot slot;
+  slot.id = next_id_++;
+  slot.close_after = !keep_alive || draining_;
+  slot.head_only = request.method == "HEAD";
+  slot.http10_keep_alive = keep_alive && request.version == 10;
+  slot.arrival_ns = arrival_ns_;
+  if (slot.close_after) read_closed_ = true;
+  const uint64_t id = slot.id;
+  slots_.push_back(std::move(slot));
+  if (slots_.size() >= static_cast<size_t>(options_.max_pipelined_requests)) paused_ = true;
+
+  try {
+    state_->handler()->Handle(std::move(request), HttpResponder(shared_from_this(), id));
+  } catch (const std::exception&) {
+    // The responder was destroyed during unwinding and answered 500; keep the connection.
+  }
+}
+
+void HttpConnection::Reject(int status, std::string_view message) {
+  read_closed_ = true;
+  parser_.reset();
+  // A direct body read in flight still writes into body_: it is released when that read ends.
+  if (!reading_body_) body_.reset();
+  request_started_ = false;
+  Slot slot;
+  slot.id = next_id_++;
+  slot.ready = true;
+  slot.close_after = true;
+  slot.arrival_ns = arrival_ns_;
+  slot.response = state_->handler()->TransportError(status, message);
+  slots_.push_back(std::move(slot));
+  MaybeWrite();
+}
+
+void HttpConnection::RejectParseError(const error_code& error) {
+  if (error == http::error::body_limit) {
+    Reject(413, StrCat("request body exceeds the limit of ", options_.max_body_bytes, " bytes"));
+  } else if (error == http::error::header_limit) {
+    Reject(431, StrCat("request head exceeds the limit of ", options_.max_header_bytes, " bytes"));
+  } else {
+    Reject(400, StrCat("malformed HTTP request: ", error.message()));
+  }
+}
+
+// ------------------------------------------------------------------- answers and writing
+
+void HttpConnection::Deliver(uint64_t request_id, HttpResponse response) {
+  if (io_->RunningInThisThread()) {
+    Complete(request_id, nullptr, &response);
+    return;
+  }
+  io_->Post([self = shared_from_this(), request_id, response = std::move(response)]() mutable {
+    self->Complete(request_id, nullptr, &response);
+  });
+}
+
+void HttpConnection::DeliverFrom(uint64_t request_id, absl::AnyInvocable<HttpResponse()> make) {
+  if (io_->RunningInThisThread()) {
+    Complete(request_id, std::move(make), nullptr);
+    return;
+  }
+  io_->Post([self = shared_from_this(), request_id, make = std::move(make)]() mutable {
+    self->Complete(request_id, std::move(make), nullptr);
+  });
+}
+
+void HttpConnection::SetCancelCallback(uint64_t request_id, absl::AnyInvocable<void()> on_cancel) {
+  if (!io_->RunningInThisThread()) {
+    io_->Post([self = shared_from_this(), request_id, on_cancel = std::move(on_cancel)]() mutable {
+      self->SetCancelCallback(request_id, std::move(on_cancel));
+    });
+    return;
+  }
+  Slot* slot = FindSlot(request_id);
+  if (slot != nullptr && !slot->ready && !peer_gone_ && !closed_) {
+    slot->on_cancel = std::move(on_cancel);
+  } else if (slot == nullptr ? closed_ : !slot->ready) {
+    on_cancel();  // the client is already gone
+  }
+}
+
+HttpConnection::Slot* HttpConnection::FindSlot(uint64_t request_id) {
+  for (Slot& slot : slots_) {
+    if (slot.id == request_id) return &slot;
+  }
+  return nullptr;
+}
+
+void HttpConnection::Complete(uint64_t request_id, absl::AnyInvocable<HttpResponse()> make,
+                              HttpResponse* response) {
+  Slot* slot = FindSlot(request_id);
+  if (slot == nullptr || slot->ready) {
+    // The connection closed first: nobody to answer. Skip the encoding work of `make`.
+    if (response != nullptr && response->on_sent) response->on_sent(SentInfo{});
+    return;
+  }
+  slot->response = response != nullptr ? std::move(*response) : make();
+  slot->ready = true;
+  slot->on_cancel = nullptr;
+  MaybeWrite();
+}
+
+void HttpConnection::MaybeWrite() {
+  if (writing_ || closed_) return;
+  // The server began draining but this connection's BeginDrain has not run yet: apply it now so
+  // the answer about to be written already says `Connection: close`.
+  if (!draining_ && state_->draining()) {
+    BeginDrain();
+    if (closed_) return;
+  }
+  write_count_ = 0;
+  for (const Slot& slot : slots_) {
+    if (!slot.ready || write_count_ == kMaxAnswersPerWrite) break;
+    ++write_count_;
+    if (slot.close_after) break;
+  }
+  if (write_count_ == 0) return;
+  write_heads_.clear();
+  write_buffers_.clear();
+  write_heads_.reserve(write_count_);
+  for (size_t i = 0; i < write_count_; ++i) {
+    const Slot& slot = slots_[i];
+    if (slot.id == 0) {
+      write_buffers_.emplace_back(kContinue.data(), kContinue.size());
+      continue;
+    }
+    write_heads_.push_back(FormatHead(slot.response, slot.close_after, slot.http10_keep_alive));
+    write_buffers_.emplace_back(write_heads_.back().data(), write_heads_.back().size());
+    if (slot.head_only) continue;
+    if (!slot.response.body.empty()) {
+      write_buffers_.emplace_back(slot.response.body.data(), slot.response.body.size());
+    }
+    for (const std::span<const std::byte>& part : slot.response.body_parts) {
+      if (!part.empty()) write_buffers_.emplace_back(part.data(), part.size());
+    }
+  }
+  writing_ = true;
+  write_started_at_ = Clock::now();
+  ArmWriteTimer();
+  asio::async_write(
+      socket_, write_buffers_,
+      [self = shared_from_this()](const error_code& error, size_t) { self->OnWrite(error); });
+}
+
+void HttpConnection::OnWrite(const error_code& error) {
+  writing_ = false;
+  if (closed_) return;
+  const int64_t sent_ns = error ? 0 : options_.clock->NowNs();
+  bool close = false;
+  for (size_t i = 0; i < write_count_ && !slots_.empty(); ++i) {
+    Slot slot = std::move(slots_.front());
+    slots_.pop_front();
+    close = close || slot.close_after;
+    if (slot.id != 0 && slot.response.on_sent) {
+      slot.response.on_sent(SentInfo{slot.arrival_ns, sent_ns, !error});
+    }
+  }
+  write_count_ = 0;
+  if (error) {
+    peer_gone_ = true;
+    Close();
+    return;
+  }
+  if (close || (read_closed_ && slots_.empty())) {
+    CloseAfterWrite();
+    return;
+  }
+  if (slots_.empty() && !request_started_) idle_since_ = Clock::now();
+  MaybeWrite();
+  if (paused_ && slots_.size() < static_cast<size_t>(options_.max_pipelined_requests)) {
+    paused_ = false;
+    ProcessInput();
+  }
+  ArmReadTimer();
+}
+
+void HttpConnection::CancelUnanswered() {
+  for (Slot& slot : slots_) {
+    if (!slot.ready && slot.on_cancel) {
+      absl::AnyInvocable<void()> on_cancel = std::move(slot.on_cancel);
+      slot.on_cancel = nullptr;
+      on_cancel();
+    }
+  }
+}
+
+void HttpConnection::CloseAfterWrite() {
+  read_closed_ = true;
+  if (peer_gone_) {
+    Close();
+    return;
+  }
+  // Lingering close: stop sending, then read and discard what the client still sends until it
+  // closes (or the linger timeout), so it reads our last response rather than a reset.
+  error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  lingering_ = true;
+  linger_until_ = Clock::now() + std::chrono::milliseconds(options_.linger_timeout_ms);
+  buffer_.consume(buffer_.size());
+  ArmReadTimer();
+  if (!reading_) {
+    ReadMore();
+  } else if (reading_body_) {
+    Close();  // a body read cannot be turned into a discarding read
+  }
+}
+
+void HttpConnection::BeginDrain() {
+  if (closed_ || draining_) return;
+  draining_ = true;
+  read_closed_ = true;
+  // The request last answered (or to be answered) is the last on this connection.
+  for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
+    if (it->id != 0) {
+      it->close_after = true;
+      break;
+    }
+  }
+  if (slots_.empty() ||
+      std::none_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return slot.id != 0; })) {
+    Close();  // idle, or only part of a request read: nothing to finish
+  }
+}
+
+void HttpConnection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  read_closed_ = true;
+  error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  read_timer_.cancel();
+  write_timer_.cancel();
+  std::deque<Slot> slots = std::move(slots_);
+  slots_.clear();
+  parser_.reset();
+  body_.reset();
+  for (Slot& slot : slots) {
+    if (!slot.ready && slot.on_cancel) slot.on_cancel();
+    if (slot.ready && slot.id != 0 && slot.response.on_sent) {
+      slot.response.on_sent(SentInfo{slot.arrival_ns, 0, false});
+    }
+  }
+  state_->Unregister(this);
+}
+
+// ------------------------------------------------------------------- timers
+
+HttpConnection::TimePoint HttpConnection::ReadDeadline() const {
+  if (closed_) return kNever;
+  if (lingering_) return linger_until_;
+  if (request_started_) {
+    return request_started_at_ + std::chrono::milliseconds(options_.read_timeout_ms);
+  }
+  if (slots_.empty() && !read_closed_) {
+    return idle_since_ + std::chrono::milliseconds(options_.idle_timeout_ms);
+  }
+  return kNever;  // waiting for our own answers: the client is allowed to be quiet
+}
+
+void HttpConnection::ArmReadTimer() {
+  const TimePoint deadline = ReadDeadline();
+  if (deadline == kNever) return;  // an armed timer re-checks when it fires
+  if (read_timer_armed_ && read_timer_at_ <= deadline) return;
+  read_timer_armed_ = true;
+  read_timer_at_ = deadline;
+  read_timer_.expires_at(deadline);
+  read_timer_.async_wait(
+      [self = shared_from_this()](const error_code& error) { self->OnReadTimer(error); });
+}
+
+void HttpConnection::OnReadTimer(const error_code& error) {
+  if (error == asio::error::operation_aborted) return;  // re-armed earlier, or closed
+  read_timer_armed_ = false;
+  if (closed_) return;
+  const TimePoint deadline = ReadDeadline();
+  if (deadline == kNever) return;
+  if (deadline > Clock::now()) {
+    ArmReadTimer();
+    return;
+  }
+  if (request_started_ && !lingering_) {
+    Reject(408, StrCat("request not received within ", options_.read_timeout_ms, " ms"));
+  } else {
+    Close();  // lingering after an answer, or idle between requests
+  }
+}
+
+void HttpConnection::ArmWriteTimer() {
+  if (write_timer_armed_) return;
+  write_timer_armed_ = true;
+  write_timer_.expires_at(write_started_at_ + std::chrono::milliseconds(options_.write_timeout_ms));
+  write_timer_.async_wait(
+      [self = shared_from_this()](const error_code& error) { self->OnWriteTimer(error); });
+}
+
+void HttpConnection::OnWriteTimer(const error_code& error) {
+  write_timer_armed_ = false;
+  if (error == asio::error::operation_aborted || closed_ || !writing_) return;
+  if (write_started_at_ + std::chrono::milliseconds(options_.write_timeout_ms) > Clock::now()) {
+    ArmWriteTimer();
+    return;
+  }
+  Close();  // the client does not read its answers
+}
+
+}  // namespace brigade::frontend

@@ -1,0 +1,230 @@
+#ifndef BRIGADE_FRONTEND_HTTP_HTTP_CONNECTION_H_
+#define BRIGADE_FRONTEND_HTTP_HTTP_CONNECTION_H_
+
+// HttpConnection: one accepted TCP connection of HttpServer — parsing requests off the socket,
+// dispatching them to the handler, writing answers back in order, timeouts, disconnects and
+// draining. Internal to the transport (see http_server.h for the behaviour it implements).
+//
+// Threading: every member function except the ResponseChannel ones runs on the connection's
+// IoThread; the ResponseChannel ones may be called from any thread and hop onto it. There is no
+// lock: the IoThread is the connection's only executor.
+//
+// Lifetime: shared. Pending operations and responders hold it; the socket is closed by Close(),
+// after which late answers are dropped and the object goes away with its last holder.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>  // before Asio: Boost 1.74 Asio misses it under C++20 with g++ 12
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/steady_timer.hpp"
+#include "boost/beast/core/buffers_range.hpp"
+#include "boost/beast/core/flat_buffer.hpp"
+#include "boost/beast/http/parser.hpp"
+#include "frontend/http/body_buffer.h"
+#include "frontend/http/http_handler.h"
+#include "frontend/http/http_server.h"
+#include "frontend/http/io_thread.h"
+
+namespace brigade::frontend {
+
+class HttpConnection;
+
+// What the connections of one server share with it: options, handler, and the set of open
+// connections (so Shutdown can reach them and wait for them). Thread-safe.
+class HttpServerState {
+ public:
+  HttpServerState(HttpServer::Options options, HttpHandler* handler)
+      : options_(std::move(options)), handler_(handler) {}
+
+  const HttpServer::Options& options() const { return options_; }
+  HttpHandler* handler() const { return handler_; }
+
+  // False once draining began (the connection must close instead of serving).
+  bool Register(const std::shared_ptr<HttpConnection>& connection);
+  void Unregister(const HttpConnection* connection);
+  // Refuses new registrations and returns the connections open now.
+  std::vector<std::shared_ptr<HttpConnection>> StartDraining();
+  std::vector<std::shared_ptr<HttpConnection>> OpenConnections();
+  bool WaitUntilNoConnections(int64_t timeout_ms);
+  size_t open_connections();
+  // True once StartDraining() ran; cheap enough to check on every write.
+  bool draining() const { return draining_flag_.load(std::memory_order_acquire); }
+
+ private:
+  const HttpServer::Options options_;
+  HttpHandler* const handler_;
+  absl::Mutex mu_;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> draining_flag_{false};
+  absl::flat_hash_map<const HttpConnection*, std::weak_ptr<HttpConnection>> connections_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// A Beast body type that reads into a BodyBuffer (used for chunked bodies only: bodies with a
+// Content-Length bypass the parser and are read directly).
+struct BodyBufferBody {
+  using value_type = std::shared_ptr<BodyBuffer>;
+
+  class reader {  // NOLINT(readability-identifier-naming): Beast's Body concept names it
+   public:
+    template <bool kIsRequest, class Fields>
+    reader(boost::beast::http::header<kIsRequest, Fields>&, value_type& body) : body_(body) {}
+    void init(const boost::optional<std::uint64_t>&, boost::beast::error_code& ec) { ec = {}; }
+    template <class ConstBufferSequence>
+    std::size_t put(const ConstBufferSequence& buffers, boost::beast::error_code& ec);
+    void finish(boost::beast::error_code& ec) { ec = {}; }
+
+   private:
+    value_type& body_;
+  };
+};
+
+class HttpConnection final : public ResponseChannel,
+                             public std::enable_shared_from_this<HttpConnection> {
+ public:
+  HttpConnection(boost::asio::ip::tcp::socket socket, std::shared_ptr<IoThread> io,
+                 std::shared_ptr<HttpServerState> state);
+  ~HttpConnection() override;
+
+  const std::shared_ptr<IoThread>& io() const { return io_; }
+
+  // On the io thread: begins reading. Closes at once if the server is draining.
+  void Start();
+  // On the io thread: no new requests; close once the ones received are answered.
+  void BeginDrain();
+  // On the io thread: closes the socket now, cancelling unanswered requests.
+  void Close();
+
+  // ResponseChannel: any thread.
+  void Deliver(uint64_t request_id, HttpResponse response) override;
+  void DeliverFrom(uint64_t request_id, absl::AnyInvocable<HttpResponse()> make) override;
+  void SetCancelCallback(uint64_t request_id, absl::AnyInvocable<void()> on_cancel) override;
+
+ private:
+  using Parser = boost::beast::http::request_parser<BodyBufferBody>;
+  using TimePoint = std::chrono::steady_clock::time_point;
+  enum class HeaderAction { kParseBody, kComplete, kWait };
+
+  // One request's place in the answer order (or an interim 100 Continue).
+  struct Slot {
+    uint64_t id = 0;  // 0: interim response
+    bool ready = false;
+    bool close_after = false;
+    bool head_only = false;
+    bool http10_keep_alive = false;
+    int64_t arrival_ns = 0;
+    HttpResponse response;
+    absl::AnyInvocable<void()> on_cancel;
+
+    static Slot Interim() {
+      Slot slot;
+      slot.ready = true;
+      return slot;
+    }
+  };
+
+  // Reading and parsing.
+  void ProcessInput();
+  void ReadMore();
+  void OnRead(const boost::system::error_code& error, size_t bytes);
+  void OnReadError(const boost::system::error_code& error);
+  void StartRequest();
+  HeaderAction OnHeader();
+  void ReadHead();
+  void ReadBody();
+  void OnBodyRead(const boost::system::error_code& error, size_t bytes);
+  void Dispatch();
+  void Reject(int status, std::string_view message);
+  void RejectParseError(const boost::system::error_code& error);
+
+  // Answers and writing.
+  void Complete(uint64_t request_id, absl::AnyInvocable<HttpResponse()> make,
+                HttpResponse* response);
+  Slot* FindSlot(uint64_t request_id);
+  void MaybeWrite();
+  void OnWrite(const boost::system::error_code& error);
+  void CancelUnanswered();
+  void CloseAfterWrite();
+
+  // Timers: one for the read side (idle / request / linger deadline), one for writes. Both are
+  // lazy: moving a deadline later does not touch the timer; it re-checks when it fires.
+  TimePoint ReadDeadline() const;
+  void ArmReadTimer();
+  void OnReadTimer(const boost::system::error_code& error);
+  void ArmWriteTimer();
+  void OnWriteTimer(const boost::system::error_code& error);
+
+  const std::shared_ptr<IoThread> io_;  // first: outlives the socket and timers bound to it
+  const std::shared_ptr<HttpServerState> state_;
+  const HttpServer::Options& options_;
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::steady_timer read_timer_;
+  boost::asio::steady_timer write_timer_;
+  boost::beast::flat_buffer buffer_;
+
+  // The request being read: the parser, then (from the end of the head) the request itself.
+  std::optional<Parser> parser_;
+  HttpRequest request_;
+  std::shared_ptr<BodyBuffer> body_;  // Content-Length body being read directly
+  bool request_started_ = false;
+  bool header_seen_ = false;
+  int64_t arrival_ns_ = 0;
+  int64_t last_read_ns_ = 0;
+  TimePoint request_started_at_;
+
+  // Answers in request order.
+  std::deque<Slot> slots_;
+  uint64_t next_id_ = 1;
+  std::vector<std::string> write_heads_;
+  std::vector<boost::asio::const_buffer> write_buffers_;
+  size_t write_count_ = 0;
+  TimePoint write_started_at_;
+
+  bool reading_ = false;       // a socket read is in flight
+  bool reading_body_ = false;  // ... and it is a direct body read
+  bool read_closed_ = false;   // no further requests will be read
+  bool paused_ = false;        // too many unanswered requests: reading paused
+  bool peer_gone_ = false;     // the client closed or reset its side
+  bool draining_ = false;
+  bool lingering_ = false;
+  bool writing_ = false;
+  bool closed_ = false;
+  TimePoint idle_since_;
+  TimePoint linger_until_;
+  bool read_timer_armed_ = false;
+  TimePoint read_timer_at_;
+  bool write_timer_armed_ = false;
+};
+
+template <class ConstBufferSequence>
+std::size_t BodyBufferBody::reader::put(const ConstBufferSequence& buffers,
+                                        boost::beast::error_code& ec) {
+  if (body_ == nullptr) body_ = BodyBuffer::Allocate(4096);
+  std::size_t used = 0;
+  for (const auto buffer : boost::beast::buffers_range_ref(buffers)) {
+    const std::span<const std::byte> bytes(static_cast<const std::byte*>(buffer.data()),
+                                           buffer.size());
+    // The parser enforces the body limit before handing bytes over; this only fails on memory.
+    if (body_ == nullptr || !body_->Append(bytes, SIZE_MAX)) {
+      ec = boost::beast::http::error::buffer_overflow;
+      return used;
+    }
+    used += buffer.size();
+  }
+  ec = {};
+  return used;
+}
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_HTTP_HTTP_CONNECTION_H_

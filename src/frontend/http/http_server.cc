@@ -1,0 +1,171 @@
+#include "frontend/http/http_server.h"
+
+#include <optional>
+#include <utility>  // before Asio: Boost 1.74 Asio misses it under C++20 with g++ 12
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "boost/asio/ip/address.hpp"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/steady_timer.hpp"
+#include "core/strings.h"
+#include "frontend/http/http_connection.h"
+#include "frontend/http/io_thread.h"
+
+namespace brigade::frontend {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+// After a failed accept (out of descriptors), wait this long before trying again rather than spin.
+constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
+// How long Shutdown waits for forcibly closed connections to finish closing.
+constexpr int64_t kForceCloseWaitMs = 5'000;
+
+absl::Status ValidateOptions(const HttpServer::Options& options) {
+  if (options.io_threads < 1) return absl::InvalidArgumentError("io_threads must be >= 1");
+  if (options.port < 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(StrCat("port ", options.port, " is out of range"));
+  }
+  if (options.max_body_bytes == 0) return absl::InvalidArgumentError("max_body_bytes must be > 0");
+  if (options.max_header_bytes < 256) {
+    return absl::InvalidArgumentError("max_header_bytes must be >= 256");
+  }
+  if (options.max_pipelined_requests < 1) {
+    return absl::InvalidArgumentError("max_pipelined_requests must be >= 1");
+  }
+  if (options.idle_timeout_ms <= 0 || options.read_timeout_ms <= 0 ||
+      options.write_timeout_ms <= 0 || options.linger_timeout_ms < 0) {
+    return absl::InvalidArgumentError("timeouts must be positive");
+  }
+  if (options.clock == nullptr) return absl::InvalidArgumentError("clock must not be null");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+class HttpServer::Impl {
+ public:
+  Impl(Options options, HttpHandler* handler)
+      : state_(std::make_shared<HttpServerState>(std::move(options), handler)) {
+    const int threads = state_->options().io_threads;
+    for (int i = 0; i < threads; ++i) threads_.push_back(std::make_shared<IoThread>());
+    acceptor_.emplace(threads_[0]->context());
+    retry_timer_.emplace(threads_[0]->context());
+  }
+
+  ~Impl() { Shutdown(0); }
+
+  absl::Status Listen() {
+    const Options& options = state_->options();
+    error_code error;
+    const asio::ip::address address = asio::ip::make_address(options.address, error);
+    if (error) {
+      return absl::InvalidArgumentError(
+          StrCat("cannot parse listen address '", options.address, "': ", error.message()));
+    }
+    const tcp::endpoint endpoint(address, static_cast<unsigned short>(options.port));
+    const std::string where = StrCat(options.address, ":", options.port);
+    if (acceptor_->open(endpoint.protocol(), error) ||
+        acceptor_->set_option(asio::socket_base::reuse_address(true), error) ||
+        acceptor_->bind(endpoint, error) || acceptor_->listen(options.backlog, error)) {
+      return absl::UnavailableError(StrCat("cannot listen on ", where, ": ", error.message()));
+    }
+    port_ = acceptor_->local_endpoint(error).port();
+    for (const std::shared_ptr<IoThread>& thread : threads_) thread->Start();
+    started_ = true;
+    threads_[0]->Post([this] { Accept(); });
+    return absl::OkStatus();
+  }
+
+  int port() const { return port_; }
+  size_t open_connections() const { return state_->open_connections(); }
+
+  void Shutdown(int64_t drain_timeout_ms) {
+    if (shut_down_) return;
+    shut_down_ = true;
+    if (!started_) {  // Listen() failed: no loop ever ran
+      for (const std::shared_ptr<IoThread>& thread : threads_) thread->Stop();
+      return;
+    }
+    // 1. No new connections.
+    absl::Notification stopped_accepting;
+    if (!threads_[0]->Post([this, &stopped_accepting] {
+          error_code ignored;
+          acceptor_->close(ignored);
+          retry_timer_->cancel();
+          stopped_accepting.Notify();
+        })) {
+      stopped_accepting.Notify();
+    }
+    stopped_accepting.WaitForNotification();
+    // 2. Idle connections close now; busy ones after their last answer.
+    for (const std::shared_ptr<HttpConnection>& connection : state_->StartDraining()) {
+      connection->io()->Post([connection] { connection->BeginDrain(); });
+    }
+    // 3. Whatever is still open when the drain time is up is closed, cancelling its requests.
+    if (!state_->WaitUntilNoConnections(drain_timeout_ms)) {
+      for (const std::shared_ptr<HttpConnection>& connection : state_->OpenConnections()) {
+        connection->io()->Post([connection] { connection->Close(); });
+      }
+      state_->WaitUntilNoConnections(kForceCloseWaitMs);
+    }
+    // 4. Stop the loops (running what was already queued).
+    for (const std::shared_ptr<IoThread>& thread : threads_) thread->Stop();
+  }
+
+ private:
+  // On threads_[0].
+  void Accept() {
+    const std::shared_ptr<IoThread>& target = threads_[next_thread_++ % threads_.size()];
+    acceptor_->async_accept(
+        target->context(), [this, target](const error_code& error, tcp::socket socket) {
+          if (error == asio::error::operation_aborted || !acceptor_->is_open()) return;
+          if (error) {
+            retry_timer_->expires_after(kAcceptRetryDelay);
+            retry_timer_->async_wait([this](const error_code& wait_error) {
+              if (!wait_error) Accept();
+            });
+            return;
+          }
+          error_code ignored;
+          socket.set_option(tcp::no_delay(true), ignored);
+          auto connection = std::make_shared<HttpConnection>(std::move(socket), target, state_);
+          target->Post([connection] { connection->Start(); });
+          Accept();
+        });
+  }
+
+  // Declared first so they are destroyed last: the acceptor and connections are bound to them.
+  std::vector<std::shared_ptr<IoThread>> threads_;
+  std::shared_ptr<HttpServerState> state_;
+  std::optional<tcp::acceptor> acceptor_;
+  std::optional<asio::steady_timer> retry_timer_;
+  size_t next_thread_ = 0;
+  int port_ = 0;
+  bool started_ = false;
+  bool shut_down_ = false;
+};
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
+                                                               HttpHandler* handler) {
+  if (handler == nullptr) return absl::InvalidArgumentError("handler must not be null");
+  if (absl::Status status = ValidateOptions(options); !status.ok()) return status;
+  auto impl = std::make_unique<Impl>(std::move(options), handler);
+  if (absl::Status status = impl->Listen(); !status.ok()) return status;
+  return std::make_unique<HttpServer>(std::move(impl));
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::port() const { return impl_->port(); }
+
+void HttpServer::Shutdown(int64_t drain_timeout_ms) { impl_->Shutdown(drain_timeout_ms); }
+
+size_t HttpServer::open_connections() const { return impl_->open_connections(); }
+
+}  // namespace brigade::frontend

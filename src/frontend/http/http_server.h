@@ -1,0 +1,101 @@
+#ifndef BRIGADE_FRONTEND_HTTP_HTTP_SERVER_H_
+#define BRIGADE_FRONTEND_HTTP_HTTP_SERVER_H_
+
+// HttpServer: a small HTTP/1.1 server (Boost.Beast's parser on Asio) that moves requests to an
+// HttpHandler and the handler's responses back. It knows nothing about KServe.
+//
+//   * One acceptor; connections are spread round-robin over `io_threads` threads, each running
+//     its own io_context, so one connection is only ever touched by one thread. TCP_NODELAY on.
+//   * Keep-alive and pipelining: requests on a connection are dispatched as they arrive (up to
+//     `max_pipelined_requests` unanswered, then reading pauses) and answered strictly in order;
+//     answers that are ready together go out in one write. `Connection: close` is honoured.
+//   * Bodies: a Content-Length body is read straight into a BodyBuffer of that size (no
+//     intermediate copy); chunked bodies go through the parser. A declared length over
+//     `max_body_bytes` is answered 413 without reading the body, then the connection is closed.
+//     `Expect: 100-continue` is answered before the body is read.
+//   * Errors the transport detects itself: malformed HTTP → 400, header over `max_header_bytes`
+//     → 431, request not complete `read_timeout_ms` after its first byte → 408; each closes the
+//     connection after its response. Idle connections close after `idle_timeout_ms`; a response
+//     that cannot be written within `write_timeout_ms` closes its connection.
+//   * Stage stamps: a request's t0 (HttpRequest::arrival_ns) is when its first byte was read;
+//     t5 is reported through HttpResponse::on_sent once the last byte is written.
+//   * Disconnects: when the client goes away (EOF or error) with requests unanswered, the cancel
+//     callbacks their handlers registered run. An EOF is treated as the client leaving (as Go's
+//     net/http does); answers already produced are still written, in case it only half-closed.
+//
+// Thread safety: Create/Shutdown/destruction from one owner thread; port() from any.
+// Lifetime: `handler` is borrowed and must outlive the server (requests are only dispatched while
+// it runs). Responders may outlive it; their answers are then discarded.
+// Failure: Create returns INVALID_ARGUMENT for bad options and UNAVAILABLE when the address
+// cannot be bound.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "frontend/http/http_handler.h"
+
+namespace brigade::frontend {
+
+class HttpServer {
+ public:
+  struct Options {
+    // Address to listen on; "0.0.0.0" for all IPv4 interfaces, "::" for all of IPv6 and IPv4.
+    std::string address = "0.0.0.0";
+    // 0 picks a free port (read it back with port()).
+    int port = 8000;
+    // Threads running connections. Two keep the transport off the critical path on small hosts
+    // without competing with the compute threads; raise it with the core count.
+    int io_threads = 2;
+    // Largest request body; beyond it the request gets 413 (Triton's default: 64 MiB).
+    size_t max_body_bytes = size_t{64} << 20;
+    // Largest request line plus headers; beyond it the request gets 431.
+    uint32_t max_header_bytes = 16 * 1024;
+    // A connection without a request in progress or in flight is closed after this long.
+    int64_t idle_timeout_ms = 60'000;
+    // A request must be fully received this long after its first byte (else 408).
+    int64_t read_timeout_ms = 30'000;
+    // A response must be fully handed to the kernel this long after its write began.
+    int64_t write_timeout_ms = 30'000;
+    // How long a connection being closed after a response keeps reading (and discarding) what
+    // the client still sends, so the client reads the response instead of a reset.
+    int64_t linger_timeout_ms = 2'000;
+    // Unanswered requests per connection before the server stops reading from it.
+    int max_pipelined_requests = 16;
+    // listen() backlog.
+    int backlog = 1024;
+    // Source of t0/t5 stamps. Timeouts use the real steady clock regardless.
+    const Clock* clock = Clock::Real();
+  };
+
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Create(Options options, HttpHandler* handler);
+  class Impl;
+  // Use Create(); public only for std::make_unique (Impl is private to http_server.cc).
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+  // Shutdown(0) if Shutdown was not called.
+  ~HttpServer();
+
+  // The bound port.
+  int port() const;
+
+  // Graceful stop: stops accepting, closes idle connections at once, lets requests already
+  // received finish (their last response says `Connection: close`) for up to `drain_timeout_ms`,
+  // then closes whatever is left (cancelling its requests) and stops the io threads. Blocks until
+  // done; idempotent.
+  void Shutdown(int64_t drain_timeout_ms);
+
+  // Connections currently open (for tests and metrics).
+  size_t open_connections() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_HTTP_HTTP_SERVER_H_

@@ -1,0 +1,138 @@
+#include "frontend/http/kserve_route.h"
+
+#include <optional>
+#include <vector>
+
+#include "core/strings.h"
+
+namespace brigade::frontend {
+namespace {
+
+enum class Verb { kGet, kPost };
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes one path segment; nullopt on a malformed escape.
+std::optional<std::string> Decode(std::string_view segment) {
+  std::string out;
+  out.reserve(segment.size());
+  for (size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] != '%') {
+      out.push_back(segment[i]);
+      continue;
+    }
+    if (i + 2 >= segment.size()) return std::nullopt;
+    const int high = HexValue(segment[i + 1]);
+    const int low = HexValue(segment[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return out;
+}
+
+RouteError NotFound(std::string_view path) {
+  return RouteError{404, "", StrCat("no endpoint at '", path, "'")};
+}
+
+std::variant<KServeRoute, RouteError> Accept(std::string_view method, std::string_view path,
+                                             Verb verb, KServeEndpoint endpoint,
+                                             std::string model = {}, std::string version = {}) {
+  const bool ok = verb == Verb::kGet ? (method == "GET" || method == "HEAD") : method == "POST";
+  if (!ok) {
+    const std::string_view allow = verb == Verb::kGet ? "GET, HEAD" : "POST";
+    return RouteError{405, std::string(allow),
+                      StrCat("method ", method, " is not allowed on '", path, "'; use ", allow)};
+  }
+  return KServeRoute{endpoint, std::move(model), std::move(version)};
+}
+
+}  // namespace
+
+std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
+                                                       std::string_view path) {
+  if (path == "/") return Accept(method, path, Verb::kGet, KServeEndpoint::kDashboard);
+  if (path == "/metrics") return Accept(method, path, Verb::kGet, KServeEndpoint::kMetrics);
+  // Split "/v2/a/b" into {"v2", "a", "b"}, decoding each segment.
+  if (!path.starts_with('/')) return NotFound(path);
+  std::vector<std::string> segments;
+  for (size_t start = 1; start <= path.size();) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::optional<std::string> segment = Decode(path.substr(start, end - start));
+    if (!segment || segment->empty()) return NotFound(path);
+    segments.push_back(std::move(*segment));
+    start = end + 1;
+  }
+  const size_t n = segments.size();
+  if (n == 0 || segments[0] != "v2") return NotFound(path);
+  if (n == 1) return Accept(method, path, Verb::kGet, KServeEndpoint::kServerMetadata);
+
+  const std::string& area = segments[1];
+  if (area == "health" && n == 3) {
+    if (segments[2] == "live") return Accept(method, path, Verb::kGet, KServeEndpoint::kServerLive);
+    if (segments[2] == "ready") {
+      return Accept(method, path, Verb::kGet, KServeEndpoint::kServerReady);
+    }
+    return NotFound(path);
+  }
+  if (area == "repository") {
+    if (n == 3 && segments[2] == "index") {
+      return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryIndex);
+    }
+    if (n == 5 && segments[2] == "models") {
+      if (segments[4] == "load") {
+        return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryLoad, segments[3]);
+      }
+      if (segments[4] == "unload") {
+        return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryUnload, segments[3]);
+      }
+    }
+    return NotFound(path);
+  }
+  if (area == "cache" && n == 3 && segments[2] == "invalidate") {
+    return Accept(method, path, Verb::kPost, KServeEndpoint::kCacheInvalidate);
+  }
+  if (area != "models" || n < 3) return NotFound(path);
+  if (n == 3 && segments[2] == "stats") {
+    return Accept(method, path, Verb::kGet, KServeEndpoint::kModelStats);
+  }
+  std::string model = segments[2];
+  std::string version;
+  size_t next = 3;
+  if (next < n && segments[next] == "versions") {
+    if (next + 1 >= n) return NotFound(path);
+    version = segments[next + 1];
+    next += 2;
+  }
+  if (next == n) {
+    return Accept(method, path, Verb::kGet, KServeEndpoint::kModelMetadata, std::move(model),
+                  std::move(version));
+  }
+  if (next + 1 != n) return NotFound(path);
+  const std::string& action = segments[next];
+  if (action == "ready") {
+    return Accept(method, path, Verb::kGet, KServeEndpoint::kModelReady, std::move(model),
+                  std::move(version));
+  }
+  if (action == "infer") {
+    return Accept(method, path, Verb::kPost, KServeEndpoint::kModelInfer, std::move(model),
+                  std::move(version));
+  }
+  if (action == "config") {
+    return Accept(method, path, Verb::kGet, KServeEndpoint::kModelConfig, std::move(model),
+                  std::move(version));
+  }
+  if (action == "stats") {
+    return Accept(method, path, Verb::kGet, KServeEndpoint::kModelStats, std::move(model),
+                  std::move(version));
+  }
+  return NotFound(path);
+}
+
+}  // namespace brigade::frontend

@@ -1,0 +1,45 @@
+#ifndef BRIGADE_FRONTEND_HTTP_REPOSITORY_CODEC_H_
+#define BRIGADE_FRONTEND_HTTP_REPOSITORY_CODEC_H_
+
+// Bodies of Triton's model repository extension (HTTP):
+//   POST /v2/repository/index              in: {} or {"ready": bool} (or no body)
+//                                          out: [{"name","version","state","reason"}]
+//   POST /v2/repository/models/{m}/load    in: {} or {"parameters": {"config": "<JSON string>"}}
+//   POST /v2/repository/models/{m}/unload  in: {} or {"parameters": {"unload_dependents": bool}}
+//
+// `version` and `reason` are omitted when empty, as Triton does. Load parameters `file:<path>`
+// (model files inside the request) are UNIMPLEMENTED; any other unknown field or parameter is
+// INVALID_ARGUMENT naming it. `unload_dependents` is accepted and has no effect (Brigade has no
+// ensembles, so no model depends on another). Pure functions; thread-compatible.
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "frontend/http/body_buffer.h"
+#include "server/inference_server.h"
+
+namespace brigade::frontend {
+
+// The `ready` flag of an index request (false when absent).
+absl::StatusOr<bool> DecodeRepositoryIndexRequest(const BodyBuffer& body);
+
+absl::StatusOr<LoadModelRequest> DecodeLoadModelRequest(std::string_view model_name,
+                                                        const BodyBuffer& body);
+
+absl::Status DecodeUnloadModelRequest(const BodyBuffer& body);
+
+std::string EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries);
+
+// Brigade's cache invalidation request (POST /v2/cache/invalidate): an optional JSON object
+// {"model_name": "m", "model_version": "3"}; empty body or {} = every model.
+struct CacheInvalidateRequest {
+  std::string model_name;      // empty = all models
+  int64_t model_version = -1;  // -1 = all versions
+};
+absl::StatusOr<CacheInvalidateRequest> DecodeCacheInvalidateRequest(const BodyBuffer& body);
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_HTTP_REPOSITORY_CODEC_H_

@@ -1,0 +1,33 @@
+#ifndef BRIGADE_FRONTEND_STATUS_MAP_H_
+#define BRIGADE_FRONTEND_STATUS_MAP_H_
+
+// The one table that turns an absl::Status code into what each protocol's client sees.
+// Follows Triton's mapping (ecosystem.md §1.2) where Triton has one, so existing clients branch
+// on the same statuses; additions are marked in status_map.cc.
+
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace brigade::frontend {
+
+struct ProtocolStatus {
+  int http_status;          // e.g. 400
+  int grpc_code;            // grpc::StatusCode value, e.g. 3 (INVALID_ARGUMENT)
+  std::string_view reason;  // HTTP reason phrase, e.g. "Bad Request"
+};
+
+ProtocolStatus MapStatus(absl::StatusCode code);
+
+inline int HttpStatusFor(const absl::Status& status) {
+  return MapStatus(status.code()).http_status;
+}
+inline int GrpcCodeFor(const absl::Status& status) { return MapStatus(status.code()).grpc_code; }
+
+// Payload key under which an UNAVAILABLE status carries a suggested retry delay in seconds
+// (decimal text); the HTTP front end turns it into `Retry-After`, gRPC into trailing metadata.
+inline constexpr std::string_view kRetryAfterPayload = "brigade/retry-after-seconds";
+
+}  // namespace brigade::frontend
+
+#endif  // BRIGADE_FRONTEND_STATUS_MAP_H_
