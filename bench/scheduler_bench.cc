@@ -58,7 +58,7 @@
 #include "engine/builtin/builtin_backend.h"
 #include "repo/config_parser.h"
 #include "repo/model_version.h"
-#include "schedule/scheduler.h"
+#include "scheduler/scheduler.h"
 #include "server/default_backends.h"
 
 namespace brigade::bench {
@@ -165,7 +165,7 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
 struct Config {
   std::string name;
   bool batching = true;
-  schedule::BatchPolicyKind policy = schedule::BatchPolicyKind::kFixedDelay;
+  scheduler::BatchPolicyKind policy = scheduler::BatchPolicyKind::kFixedDelay;
   int64_t delay_us = 0;
   bool admission_control = false;
   // Rows per batch for this run; 0 = flags.max_batch.
@@ -185,21 +185,21 @@ class Target {
   virtual ~Target() = default;
   virtual void Enqueue(std::unique_ptr<InferRequest> request) = 0;
   virtual void Drain() = 0;
-  virtual schedule::SchedulerSnapshot Snapshot() const = 0;
+  virtual scheduler::SchedulerSnapshot Snapshot() const = 0;
 };
 
 class SchedulerTarget final : public Target {
  public:
-  explicit SchedulerTarget(std::unique_ptr<schedule::Scheduler> scheduler)
+  explicit SchedulerTarget(std::unique_ptr<scheduler::Scheduler> scheduler)
       : scheduler_(std::move(scheduler)) {}
   void Enqueue(std::unique_ptr<InferRequest> request) override {
     scheduler_->Enqueue(std::move(request));
   }
   void Drain() override { scheduler_->Drain(); }
-  schedule::SchedulerSnapshot Snapshot() const override { return scheduler_->Snapshot(); }
+  scheduler::SchedulerSnapshot Snapshot() const override { return scheduler_->Snapshot(); }
 
  private:
-  std::unique_ptr<schedule::Scheduler> scheduler_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;
 };
 
 class VersionTarget final : public Target {
@@ -210,7 +210,7 @@ class VersionTarget final : public Target {
     version_->Enqueue(std::move(request));
   }
   void Drain() override { version_->Drain(); }
-  schedule::SchedulerSnapshot Snapshot() const override { return version_->scheduler_snapshot(); }
+  scheduler::SchedulerSnapshot Snapshot() const override { return version_->scheduler_snapshot(); }
 
  private:
   std::shared_ptr<repo::ModelVersion> version_;
@@ -311,12 +311,12 @@ class Bench {
     config.clear_dynamic_batching();
     config.clear_adaptive_batching();
     if (bench.max_rows > 0) config.set_max_batch_size(bench.max_rows);
-    if (bench.batching && bench.policy == schedule::BatchPolicyKind::kFixedDelay) {
+    if (bench.batching && bench.policy == scheduler::BatchPolicyKind::kFixedDelay) {
       config.mutable_dynamic_batching()->set_max_queue_delay_microseconds(
           static_cast<uint64_t>(bench.delay_us));
     } else if (bench.batching) {
       auto* adaptive = config.mutable_adaptive_batching();
-      adaptive->set_policy(bench.policy == schedule::BatchPolicyKind::kQueueFormula
+      adaptive->set_policy(bench.policy == scheduler::BatchPolicyKind::kQueueFormula
                                ? config::ModelAdaptiveBatching::QUEUE_FORMULA
                                : config::ModelAdaptiveBatching::P99_MODEL);
       adaptive->set_target_p99_microseconds(static_cast<uint64_t>(flags_.slo_us));
@@ -326,7 +326,7 @@ class Bench {
   }
 
   std::unique_ptr<Target> MakeBuiltin(const Config& config) const {
-    schedule::Scheduler::Options options;
+    scheduler::Scheduler::Options options;
     options.model_name = "bench";
     options.instance_count = flags_.instances;
     options.intra_op_threads = flags_.intra_op_threads;
@@ -339,7 +339,7 @@ class Bench {
     options.queue.target_p99_us = flags_.slo_us;
     options.queue.admission_control = config.admission_control;
     auto stats = std::make_shared<observe::ModelStats>("bench", "1", flags_.max_batch);
-    auto scheduler = schedule::Scheduler::Create(options, builtin_, std::move(stats));
+    auto scheduler = scheduler::Scheduler::Create(options, builtin_, std::move(stats));
     if (!scheduler.ok()) Die("cannot start the scheduler", scheduler.status());
     return std::make_unique<SchedulerTarget>(*std::move(scheduler));
   }
@@ -384,7 +384,7 @@ struct Result {
   double slo_met_percent = 0;  // of all measured arrivals: answered OK within the SLO
   double busy_percent = 0;     // instances' time spent executing batches, of the whole run
   double stolen_ms = -1;       // CPU time the hypervisor took from this VM during the run
-  schedule::SchedulerSnapshot snapshot;
+  scheduler::SchedulerSnapshot snapshot;
 };
 
 double Percentile(std::vector<int64_t>& values, double q) {
@@ -499,7 +499,7 @@ Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, dou
 // Saturation throughput with batches of `rows` rows: keep the queue deep for capacity_s seconds
 // (the first quarter not counted).
 double MeasureCapacity(const Flags& flags, const Bench& bench, int rows) {
-  Config config{"capacity", true, schedule::BatchPolicyKind::kFixedDelay, 0, false, rows};
+  Config config{"capacity", true, scheduler::BatchPolicyKind::kFixedDelay, 0, false, rows};
   std::unique_ptr<Target> scheduler = bench.Make(config);
   std::atomic<int64_t> answered{0};
   std::vector<Outcome> outcomes(1);
@@ -537,23 +537,23 @@ int Main(int argc, char** argv) {
            std::find(flags.configs.begin(), flags.configs.end(), key) != flags.configs.end();
   };
   if (wanted("none")) {
-    configs.push_back({"no batching", false, schedule::BatchPolicyKind::kFixedDelay, 0, false});
+    configs.push_back({"no batching", false, scheduler::BatchPolicyKind::kFixedDelay, 0, false});
   }
   if (wanted("fixed")) {
     for (int64_t delay_us : flags.delays_us) {
       configs.push_back({StrCat("fixed delay ", delay_us, " us"), true,
-                         schedule::BatchPolicyKind::kFixedDelay, delay_us, false});
+                         scheduler::BatchPolicyKind::kFixedDelay, delay_us, false});
     }
   }
   if (wanted("formula")) {
-    configs.push_back({"seeds' formula", true, schedule::BatchPolicyKind::kQueueFormula, 0, false});
+    configs.push_back({"seeds' formula", true, scheduler::BatchPolicyKind::kQueueFormula, 0, false});
   }
   if (wanted("p99")) {
-    configs.push_back({"p99 model", true, schedule::BatchPolicyKind::kP99Model, 0, false});
+    configs.push_back({"p99 model", true, scheduler::BatchPolicyKind::kP99Model, 0, false});
   }
   if (wanted("p99_admission")) {
     configs.push_back(
-        {"p99 model + admission", true, schedule::BatchPolicyKind::kP99Model, 0, true});
+        {"p99 model + admission", true, scheduler::BatchPolicyKind::kP99Model, 0, true});
   }
 
   // Capacity: the best saturated throughput over batch caps 1, 2, 4, ..., max_batch (a small
@@ -594,12 +594,12 @@ int Main(int argc, char** argv) {
           r.slo_met_percent, r.busy_percent,
           r.stolen_ms < 0 ? "-" : StrCat(static_cast<int64_t>(r.stolen_ms)).c_str());
       std::fflush(stdout);
-      if (config.policy == schedule::BatchPolicyKind::kP99Model) {
+      if (config.policy == scheduler::BatchPolicyKind::kP99Model) {
         const auto& s = r.snapshot;
         std::string reasons;
-        for (int i = 1; i < schedule::kNumBatchReasons; ++i) {
+        for (int i = 1; i < scheduler::kNumBatchReasons; ++i) {
           if (s.reasons[static_cast<size_t>(i)] == 0) continue;
-          reasons += StrCat(" ", schedule::BatchReasonName(static_cast<schedule::BatchReason>(i)),
+          reasons += StrCat(" ", scheduler::BatchReasonName(static_cast<scheduler::BatchReason>(i)),
                             "=", s.reasons[static_cast<size_t>(i)]);
         }
         std::printf(

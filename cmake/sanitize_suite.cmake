@@ -21,8 +21,8 @@ set(BRIGADE_SANITIZE_TESTS
   cache_request_coalescer_test cache_invalidation_test cache_response_cache_test
   cache_redis_test
   # the scheduler (fake clocks)
-  schedule_batch_queue_test schedule_batch_policy_test schedule_latency_profile_test
-  schedule_response_orderer_test schedule_scheduler_test
+  scheduler_batch_queue_test scheduler_batch_policy_test scheduler_latency_profile_test
+  scheduler_response_orderer_test scheduler_scheduler_test
   # statistics, metrics, tracing, the OTLP exporter (Asio client, worker thread)
   observe_model_stats_test observe_metrics_test observe_request_metrics_test
   observe_trace_context_test observe_tracing_test observe_access_log_test

@@ -210,7 +210,7 @@ output [
     label_filename: "labels.txt"
   }}
 ]
-# Brigade's adaptive batcher (src/schedule/p99_model_policy.h): a lone request runs at once
+# Brigade's adaptive batcher (src/scheduler/p99_model_policy.h): a lone request runs at once
 # instead of waiting for company, and batches grow with the load as the latency profile allows.
 adaptive_batching {{
   policy: P99_MODEL

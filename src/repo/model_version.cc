@@ -108,11 +108,11 @@ absl::StatusOr<std::vector<IoSpec>> Reconcile(std::string_view model, std::strin
   return specs;
 }
 
-schedule::QueuePolicy QueuePolicyFrom(const config::ModelQueuePolicy& policy) {
-  schedule::QueuePolicy out;
+scheduler::QueuePolicy QueuePolicyFrom(const config::ModelQueuePolicy& policy) {
+  scheduler::QueuePolicy out;
   out.timeout_action = policy.timeout_action() == config::ModelQueuePolicy::DELAY
-                           ? schedule::QueuePolicy::TimeoutAction::kDelay
-                           : schedule::QueuePolicy::TimeoutAction::kReject;
+                           ? scheduler::QueuePolicy::TimeoutAction::kDelay
+                           : scheduler::QueuePolicy::TimeoutAction::kReject;
   out.default_timeout_us = static_cast<int64_t>(policy.default_timeout_microseconds());
   out.allow_timeout_override = policy.allow_timeout_override();
   out.max_queue_size = policy.max_queue_size();
@@ -122,9 +122,9 @@ schedule::QueuePolicy QueuePolicyFrom(const config::ModelQueuePolicy& policy) {
 // Maps config.pbtxt (validated) to the scheduler: dynamic_batching's batch rule (only when the
 // model batches), its queue policies, priorities, ordering and admission control (always), and
 // Brigade's adaptive_batching.
-schedule::Scheduler::Options SchedulerOptions(const ModelVersion::Options& options,
+scheduler::Scheduler::Options SchedulerOptions(const ModelVersion::Options& options,
                                               const config::ModelConfig& config) {
-  schedule::Scheduler::Options out;
+  scheduler::Scheduler::Options out;
   out.model_name = config.name();
   out.version = options.version;
   out.clock = options.clock;
@@ -167,8 +167,8 @@ schedule::Scheduler::Options SchedulerOptions(const ModelVersion::Options& optio
     const auto& adaptive = config.adaptive_batching();
     out.queue.dynamic_batching = true;
     out.queue.policy = adaptive.policy() == config::ModelAdaptiveBatching::QUEUE_FORMULA
-                           ? schedule::BatchPolicyKind::kQueueFormula
-                           : schedule::BatchPolicyKind::kP99Model;
+                           ? scheduler::BatchPolicyKind::kQueueFormula
+                           : scheduler::BatchPolicyKind::kP99Model;
     out.queue.target_p99_us = static_cast<int64_t>(adaptive.target_p99_microseconds());
     out.queue.adaptive_max_batch_size = adaptive.max_batch_size();
     if (adaptive.profile_half_life_microseconds() > 0) {
@@ -246,14 +246,14 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
 
   auto stats = std::make_shared<observe::ModelStats>(name, std::to_string(options.version),
                                                      config.max_batch_size());
-  schedule::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
+  scheduler::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
   BRIGADE_ASSIGN_OR_RETURN(WarmupPlan warmup,
                            BuildWarmupPlan(config, signature, options.model_dir));
   scheduler_options.warmups = std::move(warmup.runs);
   scheduler_options.warmup_required = warmup.required;
   BRIGADE_ASSIGN_OR_RETURN(
-      std::unique_ptr<schedule::Scheduler> scheduler,
-      schedule::Scheduler::Create(std::move(scheduler_options), std::move(model), stats));
+      std::unique_ptr<scheduler::Scheduler> scheduler,
+      scheduler::Scheduler::Create(std::move(scheduler_options), std::move(model), stats));
   observe::ModelRequestMetrics* metrics = options.metrics;
   auto loaded = std::make_shared<ModelVersion>(
       ConstructionTag(), options.version, std::move(options.fingerprint), std::move(config),
@@ -265,7 +265,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
 ModelVersion::ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
                            config::ModelConfig config, std::vector<IoSpec> inputs,
                            std::vector<IoSpec> outputs, std::shared_ptr<observe::ModelStats> stats,
-                           std::unique_ptr<schedule::Scheduler> scheduler)
+                           std::unique_ptr<scheduler::Scheduler> scheduler)
     : version_(version),
       fingerprint_(std::move(fingerprint)),
       config_(std::move(config)),

@@ -28,7 +28,7 @@
 #include "observe/model_stats.h"
 #include "observe/request_metrics.h"
 #include "repo/model_config.pb.h"
-#include "schedule/scheduler.h"
+#include "scheduler/scheduler.h"
 
 namespace brigade::repo {
 
@@ -94,7 +94,7 @@ class ModelVersion {
   std::shared_ptr<observe::ModelStats> stats_ptr() const { return stats_; }
   size_t queue_size() const { return scheduler_->queue_size(); }
   // The scheduler's decisions and live load (for the scheduler's metrics families).
-  schedule::SchedulerSnapshot scheduler_snapshot() const { return scheduler_->Snapshot(); }
+  scheduler::SchedulerSnapshot scheduler_snapshot() const { return scheduler_->Snapshot(); }
 
   // Finishes queued work and stops the instances; later requests get UNAVAILABLE. Idempotent.
   void Drain() { scheduler_->Drain(); }
@@ -107,7 +107,7 @@ class ModelVersion {
   ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
                config::ModelConfig config, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
                std::shared_ptr<observe::ModelStats> stats,
-               std::unique_ptr<schedule::Scheduler> scheduler);
+               std::unique_ptr<scheduler::Scheduler> scheduler);
 
  private:
   const int64_t version_;
@@ -116,7 +116,7 @@ class ModelVersion {
   const std::vector<IoSpec> inputs_;
   const std::vector<IoSpec> outputs_;
   const std::shared_ptr<observe::ModelStats> stats_;
-  const std::unique_ptr<schedule::Scheduler> scheduler_;
+  const std::unique_ptr<scheduler::Scheduler> scheduler_;
   observe::ModelRequestMetrics* metrics_ = nullptr;
 };
 

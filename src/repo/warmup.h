@@ -20,12 +20,12 @@
 #include "core/tensor.h"
 #include "engine/model.h"
 #include "repo/model_config.pb.h"
-#include "schedule/scheduler.h"
+#include "scheduler/scheduler.h"
 
 namespace brigade::repo {
 
 struct WarmupPlan {
-  std::vector<schedule::WarmupRun> runs;
+  std::vector<scheduler::WarmupRun> runs;
   bool required = false;
 };
 

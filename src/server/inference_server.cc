@@ -13,7 +13,7 @@
 #include "core/strings.h"
 #include "observe/failure_reason.h"
 #include "repo/model_repository.h"
-#include "schedule/scheduler_metrics.h"
+#include "scheduler/scheduler_metrics.h"
 #include "server/default_backends.h"
 #include "server/request_validator.h"
 #include "spdlog/spdlog.h"
@@ -345,11 +345,11 @@ std::string InferenceServer::MetricsText() const {
   std::string text = impl_->observer_->RenderMetrics(
       stats.ok() ? *stats : std::vector<observe::ModelStatsSnapshot>{});
   // Why each version's scheduler batched, waited, refused or dropped what it did.
-  std::vector<schedule::SchedulerSnapshot> schedulers;
+  std::vector<scheduler::SchedulerSnapshot> schedulers;
   for (const auto& model : impl_->repo_->ReadyModels()) {
     schedulers.push_back(model->scheduler_snapshot());
   }
-  schedule::AppendSchedulerMetrics(schedulers, &text);
+  scheduler::AppendSchedulerMetrics(schedulers, &text);
   // The response cache per model and tier, and the health of its Redis tier.
   const std::vector<cache::ResponseCacheStats> caches = impl_->cache_manager_->Stats();
   cache::AppendCacheMetrics(caches, impl_->cache_manager_->RedisStats(), &text);

@@ -91,7 +91,7 @@ class InferenceServer {
     int repository_poll_secs = 15;
     // Abort start-up if any model fails to load (Triton's --exit-on-error, default true).
     bool exit_on_error = true;
-    // Pin instance threads to cores (see schedule/cpu_affinity.h).
+    // Pin instance threads to cores (see scheduler/cpu_affinity.h).
     bool pin_threads = true;
     // Response cache (models opt in with `response_cache { enable: true }` in config.pbtxt).
     // Redis tier: host (an IP address) and port; empty host = memory tier only.

@@ -1,4 +1,4 @@
-#include "schedule/response_orderer.h"
+#include "scheduler/response_orderer.h"
 
 #include <algorithm>
 #include <thread>
@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 // Records the order in which requests are answered.
@@ -78,4 +78,4 @@ TEST(ResponseOrdererTest, ConcurrentCompletionsAreAnsweredInSequenceOrder) {
 }
 
 }  // namespace
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_SCHEDULER_STATS_H_
-#define BRIGADE_SCHEDULE_SCHEDULER_STATS_H_
+#ifndef BRIGADE_SCHEDULER_SCHEDULER_STATS_H_
+#define BRIGADE_SCHEDULER_SCHEDULER_STATS_H_
 
 // SchedulerStats: why the scheduler did what it did — admissions and refusals by reason, requests
 // that left the queue without running, and for every batch its size, the reason it left, how
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "schedule/batch_policy.h"
-#include "schedule/batch_queue.h"
-#include "schedule/latency_profile.h"
+#include "scheduler/batch_policy.h"
+#include "scheduler/batch_queue.h"
+#include "scheduler/latency_profile.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // Durations in fixed microsecond buckets: counts[i] holds values <= kUpperBoundsUs[i] (and
 // above the previous bound); the last count is everything above the last bound (+Inf).
@@ -98,6 +98,6 @@ class SchedulerStats {
   SchedulerSnapshot snapshot_;
 };
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_SCHEDULER_STATS_H_
+#endif  // BRIGADE_SCHEDULER_SCHEDULER_STATS_H_

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_BATCH_QUEUE_H_
-#define BRIGADE_SCHEDULE_BATCH_QUEUE_H_
+#ifndef BRIGADE_SCHEDULER_BATCH_QUEUE_H_
+#define BRIGADE_SCHEDULER_BATCH_QUEUE_H_
 
 // BatchQueue: the pending requests of one model version, the queue policies that admit and time
 // them out, and the batch policy that turns them into batches. Pure logic, no threads and no
@@ -51,10 +51,10 @@
 
 #include "core/deadline.h"
 #include "core/infer_request.h"
-#include "schedule/batch_policy.h"
-#include "schedule/load_tracker.h"
+#include "scheduler/batch_policy.h"
+#include "scheduler/load_tracker.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // Triton's ModelQueuePolicy for one priority level.
 struct QueuePolicy {
@@ -224,6 +224,6 @@ int RequestRows(const InferRequest& request, int max_batch_size);
 // The policy `options` names.
 std::unique_ptr<BatchPolicy> MakeBatchPolicy(const BatchQueueOptions& options);
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_BATCH_QUEUE_H_
+#endif  // BRIGADE_SCHEDULER_BATCH_QUEUE_H_

@@ -1,11 +1,11 @@
-#include "schedule/batch_queue.h"
+#include "scheduler/batch_queue.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "schedule/p99_model_policy.h"
+#include "scheduler/p99_model_policy.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 int RequestRows(const InferRequest& request, int max_batch_size) {
   if (max_batch_size <= 0) return 1;
@@ -310,4 +310,4 @@ std::vector<QueuedRequest> BatchQueue::TakeAll() {
   return all;
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

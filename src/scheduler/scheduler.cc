@@ -1,14 +1,14 @@
-#include "schedule/scheduler.h"
+#include "scheduler/scheduler.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/cord.h"
 #include "core/strings.h"
-#include "schedule/cpu_affinity.h"
+#include "scheduler/cpu_affinity.h"
 #include "spdlog/spdlog.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 int ChooseIntraOpThreads(const Scheduler::Options& options) {
@@ -399,4 +399,4 @@ SchedulerSnapshot Scheduler::Snapshot() const {
   return snapshot;
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

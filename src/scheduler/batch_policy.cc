@@ -1,10 +1,10 @@
-#include "schedule/batch_policy.h"
+#include "scheduler/batch_policy.h"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 std::string_view BatchReasonName(BatchReason reason) {
   switch (reason) {
@@ -125,4 +125,4 @@ BatchChoice QueueFormulaPolicy::Choose(const BatchView& view) const {
   return {std::clamp(size, 1, cap), INT64_MAX, reason};
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

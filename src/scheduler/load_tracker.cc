@@ -1,10 +1,10 @@
-#include "schedule/load_tracker.h"
+#include "scheduler/load_tracker.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 double RateMeter::Decayed(int64_t now_ns) const {
   if (sum_ <= 0 || now_ns <= last_ns_ || half_life_ns_ <= 0) return sum_;
@@ -62,4 +62,4 @@ LoadSignals LoadTracker::Signals(int64_t now_ns) const {
   return signals;
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

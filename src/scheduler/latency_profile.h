@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_LATENCY_PROFILE_H_
-#define BRIGADE_SCHEDULE_LATENCY_PROFILE_H_
+#ifndef BRIGADE_SCHEDULER_LATENCY_PROFILE_H_
+#define BRIGADE_SCHEDULER_LATENCY_PROFILE_H_
 
 // LatencyProfile: what a batch of a given size costs on a given instance, learnt online from every
 // executed batch. It is the model the adaptive batch policies and admission control predict with.
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // A histogram of durations on log-spaced buckets (ratio 1.15 from 1 µs to ~100 s, values outside
 // clamp to the end buckets) whose counts decay exponentially with age. Each bucket also keeps the
@@ -156,6 +156,6 @@ class LatencyProfile {
   uint64_t recorded_ = 0;
 };
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_LATENCY_PROFILE_H_
+#endif  // BRIGADE_SCHEDULER_LATENCY_PROFILE_H_

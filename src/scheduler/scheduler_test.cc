@@ -1,4 +1,4 @@
-#include "schedule/scheduler.h"
+#include "scheduler/scheduler.h"
 
 #include <atomic>
 #include <map>
@@ -13,7 +13,7 @@
 #include "observe/metrics_registry.h"
 #include "observe/request_metrics.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 std::shared_ptr<engine::Model> AddSubModel(int max_batch_size) {
@@ -585,4 +585,4 @@ TEST(SchedulerTest, TheP99PolicyNeedsATarget) {
 }
 
 }  // namespace
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_SCHEDULER_H_
-#define BRIGADE_SCHEDULE_SCHEDULER_H_
+#ifndef BRIGADE_SCHEDULER_SCHEDULER_H_
+#define BRIGADE_SCHEDULER_SCHEDULER_H_
 
 // Scheduler: the queue and the instances of one loaded model version.
 //
@@ -52,12 +52,12 @@
 #include "engine/model.h"
 #include "observe/model_stats.h"
 #include "observe/request_metrics.h"
-#include "schedule/batch_queue.h"
-#include "schedule/batch_runner.h"
-#include "schedule/response_orderer.h"
-#include "schedule/scheduler_stats.h"
+#include "scheduler/batch_queue.h"
+#include "scheduler/batch_runner.h"
+#include "scheduler/response_orderer.h"
+#include "scheduler/scheduler_stats.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // One warm-up: inputs (in signature order) run on every instance before it takes traffic, and
 // what messages call it (the config's model_warmup name).
@@ -169,6 +169,6 @@ class Scheduler {
   std::thread timer_thread_ ABSL_GUARDED_BY(drain_mu_);
 };
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_SCHEDULER_H_
+#endif  // BRIGADE_SCHEDULER_SCHEDULER_H_

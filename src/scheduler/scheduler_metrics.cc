@@ -1,4 +1,4 @@
-#include "schedule/scheduler_metrics.h"
+#include "scheduler/scheduler_metrics.h"
 
 #include <cmath>
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include "observe/histogram.h"
 #include "observe/prometheus_text.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 using observe::HistogramBuckets;
@@ -240,4 +240,4 @@ void AppendSchedulerMetrics(std::span<const SchedulerSnapshot> schedulers, std::
   }
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

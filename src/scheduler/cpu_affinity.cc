@@ -1,4 +1,4 @@
-#include "schedule/cpu_affinity.h"
+#include "scheduler/cpu_affinity.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -8,7 +8,7 @@
 
 #include "core/strings.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 std::vector<int> AvailableCpus() {
   cpu_set_t set;
@@ -51,4 +51,4 @@ absl::Status PinCurrentThread(const std::vector<int>& cpus) {
   return absl::OkStatus();
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,9 +1,9 @@
-#include "schedule/response_orderer.h"
+#include "scheduler/response_orderer.h"
 
 #include <utility>
 #include <vector>
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 void ResponseOrderer::Complete(uint64_t sequence, std::unique_ptr<InferRequest> request,
                                absl::StatusOr<InferResponse> result) {
@@ -50,4 +50,4 @@ void ResponseOrderer::Deposit(uint64_t sequence, Entry entry) {
   }
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,9 +1,9 @@
-#include "schedule/scheduler_stats.h"
+#include "scheduler/scheduler_stats.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 void DurationHistogram::Add(int64_t duration_ns) {
   const int64_t us = std::max<int64_t>(0, duration_ns) / 1000;
@@ -84,4 +84,4 @@ void SchedulerStats::RecordOutcome(int64_t predicted_p50_ns, int64_t predicted_p
       static_cast<double>(std::llabs(service_ns - predicted_p50_ns)) / 1000.0;
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

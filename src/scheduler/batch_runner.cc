@@ -1,4 +1,4 @@
-#include "schedule/batch_runner.h"
+#include "scheduler/batch_runner.h"
 
 #include <utility>
 
@@ -6,7 +6,7 @@
 #include "core/strings.h"
 #include "observe/failure_reason.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 BatchRunner::BatchRunner(std::string model_name, int64_t version, int max_batch_size,
                          const engine::ModelSignature* signature, observe::ModelStats* stats,
@@ -155,4 +155,4 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   return absl::OkStatus();
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_BATCH_POLICY_H_
-#define BRIGADE_SCHEDULE_BATCH_POLICY_H_
+#ifndef BRIGADE_SCHEDULER_BATCH_POLICY_H_
+#define BRIGADE_SCHEDULER_BATCH_POLICY_H_
 
 // BatchPolicy: the rule that decides, when an idle instance asks for work, how many of the
 // queued rows to run now — or how long to wait for more — and, for admission control, when a
@@ -27,9 +27,9 @@
 #include <string_view>
 #include <vector>
 
-#include "schedule/load_tracker.h"
+#include "scheduler/load_tracker.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // Why a batch left (or why nothing did); one counter per value in the scheduler's snapshot.
 enum class BatchReason : uint8_t {
@@ -160,6 +160,6 @@ class QueueFormulaPolicy final : public BatchPolicy {
 // does not fit. With an empty profile, max_rows (nothing is known to be too slow).
 int LargestSizeWithin(const LatencyProfile& profile, int instance, int max_rows, int64_t budget_ns);
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_BATCH_POLICY_H_
+#endif  // BRIGADE_SCHEDULER_BATCH_POLICY_H_

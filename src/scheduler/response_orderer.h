@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_RESPONSE_ORDERER_H_
-#define BRIGADE_SCHEDULE_RESPONSE_ORDERER_H_
+#ifndef BRIGADE_SCHEDULER_RESPONSE_ORDERER_H_
+#define BRIGADE_SCHEDULER_RESPONSE_ORDERER_H_
 
 // ResponseOrderer: `preserve_ordering` — answers requests in the order they were admitted,
 // whatever instance ran them and whenever it finished.
@@ -25,7 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/infer_request.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 class ResponseOrderer {
  public:
@@ -51,6 +51,6 @@ class ResponseOrderer {
   bool releasing_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_RESPONSE_ORDERER_H_
+#endif  // BRIGADE_SCHEDULER_RESPONSE_ORDERER_H_

@@ -1,11 +1,11 @@
-#include "schedule/batch_policy.h"
+#include "scheduler/batch_policy.h"
 
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "schedule/p99_model_policy.h"
+#include "scheduler/p99_model_policy.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 constexpr int64_t kNow = 1'000'000'000;
@@ -441,4 +441,4 @@ TEST(BatchPolicyTest, ThePredictionChargesTheP99ModelsWaitForCompanyToAPartialBa
 }
 
 }  // namespace
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,4 +1,4 @@
-#include "schedule/p99_model_policy.h"
+#include "scheduler/p99_model_policy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 int P99ModelPolicy::NeededSize(const LatencyProfile& profile, int instance, int max_rows,
                                double rows_per_s, int instances, double headroom) {
@@ -162,4 +162,4 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
   return {0, std::min({latest_ns, give_up_ns, view.now_ns + wait_ns}), BatchReason::kWait};
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_SCHEDULER_METRICS_H_
-#define BRIGADE_SCHEDULE_SCHEDULER_METRICS_H_
+#ifndef BRIGADE_SCHEDULER_SCHEDULER_METRICS_H_
+#define BRIGADE_SCHEDULER_SCHEDULER_METRICS_H_
 
 // AppendSchedulerMetrics: the scheduler's decisions as Prometheus text families, so every
 // batching and admission decision can be explained from a scrape of GET /metrics. Every series
@@ -37,14 +37,14 @@
 #include <span>
 #include <string>
 
-#include "schedule/scheduler_stats.h"
+#include "scheduler/scheduler_stats.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // Appends the families above for `schedulers` (one snapshot per loaded version) to `out`;
 // appends nothing when `schedulers` is empty.
 void AppendSchedulerMetrics(std::span<const SchedulerSnapshot> schedulers, std::string* out);
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_SCHEDULER_METRICS_H_
+#endif  // BRIGADE_SCHEDULER_SCHEDULER_METRICS_H_

@@ -1,4 +1,4 @@
-#include "schedule/scheduler_metrics.h"
+#include "scheduler/scheduler_metrics.h"
 
 #include <memory>
 #include <string>
@@ -8,10 +8,10 @@
 #include "engine/builtin/builtin_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "schedule/scheduler.h"
+#include "scheduler/scheduler.h"
 #include "testing/promtool.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 using ::testing::HasSubstr;
@@ -183,4 +183,4 @@ TEST(SchedulerMetricsTest, ALiveSchedulersMetricsPassPromtoolWithoutLints) {
 }
 
 }  // namespace
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

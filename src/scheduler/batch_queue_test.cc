@@ -1,4 +1,4 @@
-#include "schedule/batch_queue.h"
+#include "scheduler/batch_queue.h"
 
 #include <memory>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "core/clock.h"
 #include "gtest/gtest.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 std::unique_ptr<InferRequest> MakeRequest(std::string id, int rows, int width = 4,
@@ -445,4 +445,4 @@ TEST(BatchQueueTest, AnInjectedPolicyDecidesTheSize) {
 }
 
 }  // namespace
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

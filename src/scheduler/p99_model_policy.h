@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_P99_MODEL_POLICY_H_
-#define BRIGADE_SCHEDULE_P99_MODEL_POLICY_H_
+#ifndef BRIGADE_SCHEDULER_P99_MODEL_POLICY_H_
+#define BRIGADE_SCHEDULER_P99_MODEL_POLICY_H_
 
 // P99ModelPolicy: picks each batch's size and wait from the online latency profile so that the
 // oldest waiting request's predicted p99 completion meets its SLO, while the instances keep up
@@ -56,9 +56,9 @@
 
 #include <cstdint>
 
-#include "schedule/batch_policy.h"
+#include "scheduler/batch_policy.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 class P99ModelPolicy final : public BatchPolicy {
  public:
@@ -137,6 +137,6 @@ class P99ModelPolicy final : public BatchPolicy {
   const Options options_;
 };
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_P99_MODEL_POLICY_H_
+#endif  // BRIGADE_SCHEDULER_P99_MODEL_POLICY_H_

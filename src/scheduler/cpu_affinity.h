@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_CPU_AFFINITY_H_
-#define BRIGADE_SCHEDULE_CPU_AFFINITY_H_
+#ifndef BRIGADE_SCHEDULER_CPU_AFFINITY_H_
+#define BRIGADE_SCHEDULER_CPU_AFFINITY_H_
 
 // Placement of instance threads on cores.
 //
@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // Cores this process may run on (its affinity mask), ascending; never empty.
 std::vector<int> AvailableCpus();
@@ -23,6 +23,6 @@ std::vector<int> InstanceCpus(int index, int threads, const std::vector<int>& cp
 // Pins the calling thread to `cpus`. INVALID_ARGUMENT if a CPU is not available.
 absl::Status PinCurrentThread(const std::vector<int>& cpus);
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_CPU_AFFINITY_H_
+#endif  // BRIGADE_SCHEDULER_CPU_AFFINITY_H_

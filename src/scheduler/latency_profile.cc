@@ -1,10 +1,10 @@
-#include "schedule/latency_profile.h"
+#include "scheduler/latency_profile.h"
 
 #include <algorithm>
 #include <cmath>
 #include <span>
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 constexpr double kBucketRatio = 1.15;
@@ -251,4 +251,4 @@ std::vector<LatencyProfile::Point> LatencyProfile::Points(int64_t now_ns) const 
   return points;
 }
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

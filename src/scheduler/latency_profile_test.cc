@@ -1,9 +1,9 @@
-#include "schedule/latency_profile.h"
+#include "scheduler/latency_profile.h"
 
 #include "gtest/gtest.h"
-#include "schedule/load_tracker.h"
+#include "scheduler/load_tracker.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 namespace {
 
 constexpr int64_t kNow = 1'000'000'000;
@@ -138,4 +138,4 @@ TEST(LatencyProfileTest, ThePooledLineIsFittedOnceTwoSizesHaveSamples) {
 }
 
 }  // namespace
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_BATCH_RUNNER_H_
-#define BRIGADE_SCHEDULE_BATCH_RUNNER_H_
+#ifndef BRIGADE_SCHEDULER_BATCH_RUNNER_H_
+#define BRIGADE_SCHEDULER_BATCH_RUNNER_H_
 
 // BatchRunner: executes one batch of requests on one ModelInstance and answers every request in
 // it. The three timed steps are Triton's compute_input / compute_infer / compute_output:
@@ -35,9 +35,9 @@
 #include "engine/model.h"
 #include "observe/model_stats.h"
 #include "observe/request_metrics.h"
-#include "schedule/batch_queue.h"
+#include "scheduler/batch_queue.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 class BatchRunner {
  public:
@@ -66,6 +66,6 @@ class BatchRunner {
   observe::ModelRequestMetrics* const metrics_;
 };
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_BATCH_RUNNER_H_
+#endif  // BRIGADE_SCHEDULER_BATCH_RUNNER_H_

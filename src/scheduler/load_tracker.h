@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SCHEDULE_LOAD_TRACKER_H_
-#define BRIGADE_SCHEDULE_LOAD_TRACKER_H_
+#ifndef BRIGADE_SCHEDULER_LOAD_TRACKER_H_
+#define BRIGADE_SCHEDULER_LOAD_TRACKER_H_
 
 // LoadTracker: the live signals the batch policies and admission control decide with — the
 // latency profile, the arrival rate, the instances' utilization and which instances are busy
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "schedule/latency_profile.h"
+#include "scheduler/latency_profile.h"
 
-namespace brigade::schedule {
+namespace brigade::scheduler {
 
 // An exponentially decaying sum of amounts (rows, busy nanoseconds) read as a rate: with a steady
 // input of r per second it reads r once a few half-lives have passed.
@@ -81,6 +81,6 @@ class LoadTracker {
   std::vector<int64_t> busy_until_ns_;
 };
 
-}  // namespace brigade::schedule
+}  // namespace brigade::scheduler
 
-#endif  // BRIGADE_SCHEDULE_LOAD_TRACKER_H_
+#endif  // BRIGADE_SCHEDULER_LOAD_TRACKER_H_
