@@ -4,7 +4,7 @@
 // The model is either the builtin identity backend with a controlled cost (default: a batch of b
 // rows spins compute_us + b * per_row_us of CPU, engine/builtin/builtin_backend.h), or a real
 // model from a Triton-layout directory (--model_dir=<repo>/<model>: its config.pbtxt and version
-// 1, loaded through repo::ModelVersion with the server's backends, so TorchScript and ONNX models
+// 1, loaded through repository::ModelVersion with the server's backends, so TorchScript and ONNX models
 // run exactly as `brigade serve` runs them). Either way `instances` instance threads run it,
 // pinned, each with `intra_op_threads` compute threads. For each load (fraction of the capacity
 // measured first with full batches) and each configuration, arrivals are drawn from an
@@ -56,8 +56,8 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
-#include "repo/config_parser.h"
-#include "repo/model_version.h"
+#include "repository/config_parser.h"
+#include "repository/model_version.h"
 #include "scheduler/scheduler.h"
 #include "server/default_backends.h"
 
@@ -204,7 +204,7 @@ class SchedulerTarget final : public Target {
 
 class VersionTarget final : public Target {
  public:
-  explicit VersionTarget(std::shared_ptr<repo::ModelVersion> version)
+  explicit VersionTarget(std::shared_ptr<repository::ModelVersion> version)
       : version_(std::move(version)) {}
   void Enqueue(std::unique_ptr<InferRequest> request) override {
     version_->Enqueue(std::move(request));
@@ -213,7 +213,7 @@ class VersionTarget final : public Target {
   scheduler::SchedulerSnapshot Snapshot() const override { return version_->scheduler_snapshot(); }
 
  private:
-  std::shared_ptr<repo::ModelVersion> version_;
+  std::shared_ptr<repository::ModelVersion> version_;
 };
 
 // The model under test and how to build a Target for one Config.
@@ -260,7 +260,7 @@ class Bench {
     std::string dir = flags->model_dir;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    absl::StatusOr<repo::ParsedConfig> parsed = repo::ReadModelConfigFile(dir, name);
+    absl::StatusOr<repository::ParsedConfig> parsed = repository::ReadModelConfigFile(dir, name);
     if (!parsed.ok()) Die("cannot read the model config", parsed.status());
     config_ = parsed->config;
     if (config_.max_batch_size() <= 0) {
@@ -274,8 +274,8 @@ class Bench {
     model_dir_ = dir;
     backends_ = MakeDefaultBackendRegistry();
     // Load once to learn the inputs (the config may leave them to the backend).
-    std::shared_ptr<repo::ModelVersion> probe = LoadVersion(config_);
-    for (const repo::IoSpec& spec : probe->inputs()) {
+    std::shared_ptr<repository::ModelVersion> probe = LoadVersion(config_);
+    for (const repository::IoSpec& spec : probe->inputs()) {
       Shape shape = spec.model_shape;
       for (int64_t& dim : shape) dim = dim < 0 ? 1 : dim;
       absl::StatusOr<Tensor> zeros = Tensor::Zeros(spec.dtype, shape);
@@ -286,22 +286,22 @@ class Bench {
     description_ = StrCat("model '", name, "' (", probe->platform(), ")");
   }
 
-  std::shared_ptr<repo::ModelVersion> LoadVersion(config::ModelConfig config) const {
+  std::shared_ptr<repository::ModelVersion> LoadVersion(config::ModelConfig config) const {
     config.clear_instance_group();
     auto* group = config.add_instance_group();
     group->set_count(flags_.instances);
     group->set_kind(config::ModelInstanceGroup::KIND_CPU);
     group->set_intra_op_threads(flags_.intra_op_threads);
-    absl::Status valid = repo::ValidateModelConfig(config.name(), &config);
+    absl::Status valid = repository::ValidateModelConfig(config.name(), &config);
     if (!valid.ok()) Die("invalid benchmark config", valid);
-    repo::ModelVersion::Options options;
+    repository::ModelVersion::Options options;
     options.model_dir = model_dir_;
     options.version = 1;
     options.config = std::move(config);
     options.backends = backends_.get();
     options.pin_threads = true;
-    absl::StatusOr<std::shared_ptr<repo::ModelVersion>> version =
-        repo::ModelVersion::Load(std::move(options));
+    absl::StatusOr<std::shared_ptr<repository::ModelVersion>> version =
+        repository::ModelVersion::Load(std::move(options));
     if (!version.ok()) Die("cannot load the model", version.status());
     return *std::move(version);
   }

@@ -2,7 +2,7 @@
 #define BRIGADE_ANALYZE_CONFIG_GENERATOR_H_
 
 // The config.pbtxt of one sweep point: the variant's own configuration with the swept knobs
-// replaced, validated exactly as `brigade serve` validates it (repo::ValidateModelConfig), so a
+// replaced, validated exactly as `brigade serve` validates it (repository::ValidateModelConfig), so a
 // point that the server would refuse fails here with the server's message.
 //
 // What a point sets, and what it leaves alone:
@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyze/sweep_space.h"
-#include "repo/model_config.pb.h"
+#include "repository/model_config.pb.h"
 
 namespace brigade::analyze {
 

@@ -38,7 +38,7 @@
 #include "analyze/eval_set.h"
 #include "analyze/sweep_space.h"
 #include "client/loadgen/bench_runner.h"
-#include "repo/model_config.pb.h"
+#include "repository/model_config.pb.h"
 
 namespace brigade::analyze {
 

@@ -12,7 +12,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "observe/failure_reason.h"
-#include "repo/model_repository.h"
+#include "repository/model_repository.h"
 #include "scheduler/scheduler_metrics.h"
 #include "server/default_backends.h"
 #include "server/request_validator.h"
@@ -35,12 +35,12 @@ class InferenceServer::Impl {
       owned_backends_ = MakeDefaultBackendRegistry();
       backends_ = owned_backends_.get();
     }
-    repo::ModelRepository::Options repo_options;
+    repository::ModelRepository::Options repo_options;
     repo_options.root = options_.model_repository;
-    repo_options.mode = options_.control_mode == ModelControlMode::kPoll ? repo::ControlMode::kPoll
+    repo_options.mode = options_.control_mode == ModelControlMode::kPoll ? repository::ControlMode::kPoll
                         : options_.control_mode == ModelControlMode::kExplicit
-                            ? repo::ControlMode::kExplicit
-                            : repo::ControlMode::kNone;
+                            ? repository::ControlMode::kExplicit
+                            : repository::ControlMode::kNone;
     repo_options.startup_models = options_.startup_models;
     repo_options.poll_interval_secs = options_.repository_poll_secs;
     repo_options.backends = backends_;
@@ -71,7 +71,7 @@ class InferenceServer::Impl {
 
     std::vector<absl::Status> errors;
     BRIGADE_ASSIGN_OR_RETURN(repo_,
-                             repo::ModelRepository::Create(std::move(repo_options), &errors));
+                             repository::ModelRepository::Create(std::move(repo_options), &errors));
     // Changes during Create() arrived before repo_ was set; catch up now.
     for (const auto& model : repo_->ReadyModels()) SyncCache(model->name());
     if (!errors.empty() && options_.exit_on_error) {
@@ -90,7 +90,7 @@ class InferenceServer::Impl {
       request->Complete(absl::UnavailableError("server is shutting down"));
       return;
     }
-    absl::StatusOr<std::shared_ptr<repo::ModelVersion>> model =
+    absl::StatusOr<std::shared_ptr<repository::ModelVersion>> model =
         repo_->Get(request->model_name, request->model_version);
     if (!model.ok()) {
       request->Complete(model.status());
@@ -129,7 +129,7 @@ class InferenceServer::Impl {
         };
     if (cache != nullptr) {
       // Everything Serve needs is read before the model handle moves into the miss callback.
-      std::shared_ptr<repo::ModelVersion> version = *std::move(model);
+      std::shared_ptr<repository::ModelVersion> version = *std::move(model);
       const int64_t version_number = version->version();
       const std::string& fingerprint = version->fingerprint();  // kept alive by the callback
       auto stats_handle = version->stats_ptr();
@@ -146,7 +146,7 @@ class InferenceServer::Impl {
   void SyncCache(const std::string& name) {
     if (repo_ == nullptr) return;
     std::shared_ptr<cache::ResponseCache> cache;
-    absl::StatusOr<std::shared_ptr<repo::ModelVersion>> latest = repo_->Get(name, -1);
+    absl::StatusOr<std::shared_ptr<repository::ModelVersion>> latest = repo_->Get(name, -1);
     if (latest.ok()) {
       absl::StatusOr<std::optional<cache::ResponseCacheOptions>> options =
           cache::ResponseCacheOptionsFromConfig(name, (*latest)->config().response_cache());
@@ -183,16 +183,16 @@ class InferenceServer::Impl {
   }
 
   absl::StatusOr<ModelMetadata> Metadata(std::string_view name, int64_t version) const {
-    BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repo::ModelVersion> model, repo_->Get(name, version));
+    BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repository::ModelVersion> model, repo_->Get(name, version));
     ModelMetadata metadata;
     metadata.name = model->name();
     BRIGADE_ASSIGN_OR_RETURN(std::vector<int64_t> versions, repo_->ReadyVersions(name));
     for (int64_t v : versions) metadata.versions.push_back(std::to_string(v));
     metadata.platform = model->platform();
-    for (const repo::IoSpec& io : model->inputs()) {
+    for (const repository::IoSpec& io : model->inputs()) {
       metadata.inputs.push_back({io.name, io.dtype, io.shape});
     }
-    for (const repo::IoSpec& io : model->outputs()) {
+    for (const repository::IoSpec& io : model->outputs()) {
       metadata.outputs.push_back({io.name, io.dtype, io.shape});
     }
     return metadata;
@@ -202,7 +202,7 @@ class InferenceServer::Impl {
                                                                       int64_t version) const {
     std::vector<observe::ModelStatsSnapshot> out;
     if (!name.empty() && version >= 0) {
-      BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repo::ModelVersion> model,
+      BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repository::ModelVersion> model,
                                repo_->Get(name, version));
       out.push_back(SnapshotOf(*model));
       return out;
@@ -215,7 +215,7 @@ class InferenceServer::Impl {
   }
 
   // Triton's counters plus Brigade's per-stage percentiles.
-  observe::ModelStatsSnapshot SnapshotOf(const repo::ModelVersion& model) const {
+  observe::ModelStatsSnapshot SnapshotOf(const repository::ModelVersion& model) const {
     observe::ModelStatsSnapshot snapshot = model.stats().Snapshot();
     snapshot.stage_latency = observer_->StageSummary(snapshot.name, snapshot.version);
     return snapshot;
@@ -243,7 +243,7 @@ class InferenceServer::Impl {
   std::map<std::string, std::shared_ptr<cache::ResponseCache>, std::less<>> caches_
       ABSL_GUARDED_BY(caches_mu_);
   std::atomic<size_t> cached_models_{0};
-  std::unique_ptr<repo::ModelRepository> repo_;
+  std::unique_ptr<repository::ModelRepository> repo_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
   mutable absl::Mutex idle_mu_;
@@ -275,7 +275,7 @@ ServerMetadata InferenceServer::Metadata() const {
 }
 
 absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t version) const {
-  absl::StatusOr<std::shared_ptr<repo::ModelVersion>> model = impl_->repo_->Get(name, version);
+  absl::StatusOr<std::shared_ptr<repository::ModelVersion>> model = impl_->repo_->Get(name, version);
   if (model.ok()) return !impl_->draining_.load(std::memory_order_acquire);
   if (model.status().code() == absl::StatusCode::kUnavailable) return false;
   return model.status();
@@ -288,7 +288,7 @@ absl::StatusOr<ModelMetadata> InferenceServer::GetModelMetadata(std::string_view
 
 absl::StatusOr<config::ModelConfig> InferenceServer::GetModelConfig(std::string_view name,
                                                                     int64_t version) const {
-  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repo::ModelVersion> model,
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repository::ModelVersion> model,
                            impl_->repo_->Get(name, version));
   return model->config();
 }
@@ -300,7 +300,7 @@ void InferenceServer::Infer(std::unique_ptr<InferRequest> request) {
 absl::StatusOr<std::vector<RepositoryIndexEntry>> InferenceServer::RepositoryIndex(
     bool ready_only) const {
   std::vector<RepositoryIndexEntry> out;
-  for (repo::IndexEntry& entry : impl_->repo_->Index(ready_only)) {
+  for (repository::IndexEntry& entry : impl_->repo_->Index(ready_only)) {
     out.push_back({std::move(entry.name), std::move(entry.version), std::move(entry.state),
                    std::move(entry.reason)});
   }

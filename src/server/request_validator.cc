@@ -11,7 +11,7 @@ namespace {
 
 // The model-side shape for a reshaped input: the batch dimension (if any) followed by the
 // config's reshape dims, a -1 there resolved from the element count.
-absl::StatusOr<Shape> ReshapedShape(const repo::IoSpec& io, const Tensor& tensor, bool batching) {
+absl::StatusOr<Shape> ReshapedShape(const repository::IoSpec& io, const Tensor& tensor, bool batching) {
   Shape shape;
   int64_t known = 1;
   int unknown = -1;
@@ -41,16 +41,16 @@ absl::StatusOr<Shape> ReshapedShape(const repo::IoSpec& io, const Tensor& tensor
 
 }  // namespace
 
-absl::Status PrepareRequest(const repo::ModelVersion& model, InferRequest* request) {
+absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest* request) {
   const std::string& name = model.name();
   const bool batching = model.max_batch_size() > 0;
-  const std::vector<repo::IoSpec>& specs = model.inputs();
+  const std::vector<repository::IoSpec>& specs = model.inputs();
 
   // Unknown or repeated inputs.
   for (size_t i = 0; i < request->inputs.size(); ++i) {
     const std::string& input_name = request->inputs[i].name;
     bool known = false;
-    for (const repo::IoSpec& spec : specs) known |= spec.name == input_name;
+    for (const repository::IoSpec& spec : specs) known |= spec.name == input_name;
     if (!known) {
       return absl::InvalidArgumentError(
           StrCat("model '", name, "' has no input named '", input_name, "'"));
@@ -66,7 +66,7 @@ absl::Status PrepareRequest(const repo::ModelVersion& model, InferRequest* reque
   std::vector<InferInput> ordered;
   ordered.reserve(specs.size());
   int64_t batch_size = -1;
-  for (const repo::IoSpec& spec : specs) {
+  for (const repository::IoSpec& spec : specs) {
     InferInput* input = nullptr;
     for (InferInput& candidate : request->inputs) {
       if (candidate.name == spec.name) input = &candidate;
@@ -128,7 +128,7 @@ absl::Status PrepareRequest(const repo::ModelVersion& model, InferRequest* reque
   for (size_t i = 0; i < request->outputs.size(); ++i) {
     const std::string& output_name = request->outputs[i].name;
     bool known = false;
-    for (const repo::IoSpec& spec : model.outputs()) known |= spec.name == output_name;
+    for (const repository::IoSpec& spec : model.outputs()) known |= spec.name == output_name;
     if (!known) {
       return absl::InvalidArgumentError(
           StrCat("model '", name, "' has no output named '", output_name, "'"));

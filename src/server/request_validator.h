@@ -17,11 +17,11 @@
 
 #include "absl/status/status.h"
 #include "core/infer_request.h"
-#include "repo/model_version.h"
+#include "repository/model_version.h"
 
 namespace brigade {
 
-absl::Status PrepareRequest(const repo::ModelVersion& model, InferRequest* request);
+absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest* request);
 
 }  // namespace brigade
 

@@ -7,7 +7,7 @@
 #include "engine/onnx/test_util/onnx_builder.h"
 #endif
 #include "core/strings.h"
-#include "repo/config_parser.h"
+#include "repository/config_parser.h"
 #include "testing/temp_repository.h"
 
 namespace brigade {
@@ -15,17 +15,17 @@ namespace {
 
 class RequestValidatorTest : public ::testing::Test {
  protected:
-  std::shared_ptr<repo::ModelVersion> Load(std::string_view name, std::string_view text) {
+  std::shared_ptr<repository::ModelVersion> Load(std::string_view name, std::string_view text) {
     temp_.AddModel(name, text);
-    auto parsed = repo::ParseModelConfigText(text, "config");
+    auto parsed = repository::ParseModelConfigText(text, "config");
     EXPECT_TRUE(parsed.ok());
-    EXPECT_TRUE(repo::ValidateModelConfig(name, &parsed->config).ok());
-    repo::ModelVersion::Options options;
+    EXPECT_TRUE(repository::ValidateModelConfig(name, &parsed->config).ok());
+    repository::ModelVersion::Options options;
     options.model_dir = temp_.path() + "/" + std::string(name);
     options.config = parsed->config;
     options.backends = &backends_;
     options.pin_threads = false;
-    auto model = repo::ModelVersion::Load(options);
+    auto model = repository::ModelVersion::Load(options);
     EXPECT_TRUE(model.ok()) << model.status();
     return *model;
   }
@@ -43,7 +43,7 @@ class RequestValidatorTest : public ::testing::Test {
 
   static Tensor Int32(Shape shape) { return *Tensor::Zeros(DataType::kInt32, shape); }
 
-  static void ExpectInvalid(const repo::ModelVersion& model, InferRequest& request,
+  static void ExpectInvalid(const repository::ModelVersion& model, InferRequest& request,
                             std::string_view fragment) {
     const absl::Status status = PrepareRequest(model, &request);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
@@ -52,7 +52,7 @@ class RequestValidatorTest : public ::testing::Test {
 
   testing::TempRepository temp_;
   engine::BackendRegistry backends_;
-  std::shared_ptr<repo::ModelVersion> add_sub_;
+  std::shared_ptr<repository::ModelVersion> add_sub_;
 };
 
 TEST_F(RequestValidatorTest, InputsAreReorderedToTheModelsOrder) {
@@ -140,7 +140,7 @@ class OptionalInputValidatorTest : public RequestValidatorTest {
     RequestValidatorTest::SetUp();
     backends_.Register(std::make_unique<engine::OnnxBackend>());
   }
-  std::shared_ptr<repo::ModelVersion> LoadOnnx(std::string_view name, std::string_view config,
+  std::shared_ptr<repository::ModelVersion> LoadOnnx(std::string_view name, std::string_view config,
                                                const engine::onnx::OnnxBuilder& graph) {
     temp_.WriteFile(StrCat(name, "/1/model.onnx"), graph.Serialize());
     return Load(name, config);

@@ -32,7 +32,7 @@ PB = None  # grpc_service_pb2
 STUB_MODULE = None  # grpc_service_pb2_grpc
 
 SRC_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "src"))
-PROTOS = ["frontend/grpc/grpc_service.proto", "repo/model_config.proto"]
+PROTOS = ["frontend/grpc/grpc_service.proto", "repository/model_config.proto"]
 
 
 def generate_stubs(out_dir):

@@ -39,7 +39,7 @@ from fashion_mnist import load_test_set
 
 SRC_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "src"))
 PROTOS = ["frontend/grpc/grpc_service.proto", "frontend/grpc/cache_admin.proto",
-          "repo/model_config.proto"]
+          "repository/model_config.proto"]
 
 IDENTITY = """
 name: "{name}"

@@ -1,4 +1,4 @@
-#include "repo/model_repository.h"
+#include "repository/model_repository.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,10 +9,10 @@
 #include "core/strings.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "repo/version_policy.h"
+#include "repository/version_policy.h"
 #include "spdlog/spdlog.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 namespace fs = std::filesystem;
@@ -404,4 +404,4 @@ std::vector<IndexEntry> ModelRepository::Index(bool ready_only) const {
   return entries;
 }
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository

@@ -1,4 +1,4 @@
-#include "repo/warmup.h"
+#include "repository/warmup.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,9 +7,9 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "repo/config_parser.h"
+#include "repository/config_parser.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
@@ -114,4 +114,4 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
   return plan;
 }
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository

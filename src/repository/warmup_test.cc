@@ -1,4 +1,4 @@
-#include "repo/warmup.h"
+#include "repository/warmup.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,9 +7,9 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "repo/config_parser.h"
+#include "repository/config_parser.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 namespace fs = std::filesystem;
@@ -173,4 +173,4 @@ TEST_F(WarmupTest, AModelThatDoesNotBatchGetsNoBatchDimension) {
 }
 
 }  // namespace
-}  // namespace brigade::repo
+}  // namespace brigade::repository

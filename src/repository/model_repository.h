@@ -1,5 +1,5 @@
-#ifndef BRIGADE_REPO_MODEL_REPOSITORY_H_
-#define BRIGADE_REPO_MODEL_REPOSITORY_H_
+#ifndef BRIGADE_REPOSITORY_MODEL_REPOSITORY_H_
+#define BRIGADE_REPOSITORY_MODEL_REPOSITORY_H_
 
 // ModelRepository: the models in a Triton-layout directory and the lifecycle of their versions.
 //
@@ -37,10 +37,10 @@
 #include "absl/synchronization/mutex.h"
 #include "core/clock.h"
 #include "engine/backend.h"
-#include "repo/config_parser.h"
-#include "repo/model_version.h"
+#include "repository/config_parser.h"
+#include "repository/model_version.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 
 enum class ControlMode { kNone, kPoll, kExplicit };
 
@@ -148,6 +148,6 @@ class ModelRepository {
   std::thread poll_thread_;
 };
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository
 
-#endif  // BRIGADE_REPO_MODEL_REPOSITORY_H_
+#endif  // BRIGADE_REPOSITORY_MODEL_REPOSITORY_H_

@@ -1,4 +1,4 @@
-#include "repo/model_repository.h"
+#include "repository/model_repository.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 namespace fs = std::filesystem;
@@ -283,4 +283,4 @@ TEST_F(RepositoryTest, AMissingRepositoryFailsCreate) {
 }
 
 }  // namespace
-}  // namespace brigade::repo
+}  // namespace brigade::repository

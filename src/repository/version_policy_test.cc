@@ -1,11 +1,11 @@
-#include "repo/version_policy.h"
+#include "repository/version_policy.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include "gtest/gtest.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 TEST(VersionPolicyTest, DefaultServesTheHighestVersion) {
@@ -48,4 +48,4 @@ TEST(VersionPolicyTest, OnlyNumericDirectoriesAreVersions) {
 }
 
 }  // namespace
-}  // namespace brigade::repo
+}  // namespace brigade::repository

@@ -1,11 +1,11 @@
-#include "repo/version_policy.h"
+#include "repository/version_policy.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "core/strings.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 
 VersionSelection SelectVersions(const config::ModelVersionPolicy& policy,
                                 std::vector<int64_t> available) {
@@ -56,4 +56,4 @@ std::vector<int64_t> ListVersionDirs(const std::string& model_dir) {
   return versions;
 }
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_REPO_CONFIG_PARSER_H_
-#define BRIGADE_REPO_CONFIG_PARSER_H_
+#ifndef BRIGADE_REPOSITORY_CONFIG_PARSER_H_
+#define BRIGADE_REPOSITORY_CONFIG_PARSER_H_
 
 // Reading, validating and completing a model's config.pbtxt.
 //
@@ -16,9 +16,9 @@
 
 #include "absl/status/statusor.h"
 #include "core/data_type.h"
-#include "repo/model_config.pb.h"
+#include "repository/model_config.pb.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 
 struct ParsedConfig {
   config::ModelConfig config;
@@ -56,6 +56,6 @@ absl::StatusOr<std::string> ModelConfigToJson(const config::ModelConfig& config)
 DataType FromConfigDataType(config::DataType type);
 config::DataType ToConfigDataType(DataType type);
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository
 
-#endif  // BRIGADE_REPO_CONFIG_PARSER_H_
+#endif  // BRIGADE_REPOSITORY_CONFIG_PARSER_H_

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_REPO_VERSION_POLICY_H_
-#define BRIGADE_REPO_VERSION_POLICY_H_
+#ifndef BRIGADE_REPOSITORY_VERSION_POLICY_H_
+#define BRIGADE_REPOSITORY_VERSION_POLICY_H_
 
 // Which versions of a model to serve, from the versions present on disk and the config's
 // version_policy (Triton semantics):
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "repo/model_config.pb.h"
+#include "repository/model_config.pb.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 
 struct VersionSelection {
   std::vector<int64_t> versions;  // ascending
@@ -28,6 +28,6 @@ VersionSelection SelectVersions(const config::ModelVersionPolicy& policy,
 // Numeric subdirectories of `model_dir`, ascending; other entries are ignored, as in Triton.
 std::vector<int64_t> ListVersionDirs(const std::string& model_dir);
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository
 
-#endif  // BRIGADE_REPO_VERSION_POLICY_H_
+#endif  // BRIGADE_REPOSITORY_VERSION_POLICY_H_

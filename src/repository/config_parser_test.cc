@@ -1,10 +1,10 @@
-#include "repo/config_parser.h"
+#include "repository/config_parser.h"
 
 #include <algorithm>
 
 #include "gtest/gtest.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 // A Triton config for an ONNX model using sections Brigade does not implement, plus a field
@@ -195,4 +195,4 @@ TEST(ConfigParserTest, AdaptiveBatchingOverridesTheFixedDelayAndSaysSo) {
 }
 
 }  // namespace
-}  // namespace brigade::repo
+}  // namespace brigade::repository

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_REPO_MODEL_VERSION_H_
-#define BRIGADE_REPO_MODEL_VERSION_H_
+#ifndef BRIGADE_REPOSITORY_MODEL_VERSION_H_
+#define BRIGADE_REPOSITORY_MODEL_VERSION_H_
 
 // ModelVersion: one loaded, warmed-up, servable version of a model — its completed config, the
 // backend's Model, the statistics, and the Scheduler whose instances execute it.
@@ -27,10 +27,10 @@
 #include "engine/backend.h"
 #include "observe/model_stats.h"
 #include "observe/request_metrics.h"
-#include "repo/model_config.pb.h"
+#include "repository/model_config.pb.h"
 #include "scheduler/scheduler.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 
 // An input or output as clients see it, aligned with the backend signature's order.
 struct IoSpec {
@@ -120,6 +120,6 @@ class ModelVersion {
   observe::ModelRequestMetrics* metrics_ = nullptr;
 };
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository
 
-#endif  // BRIGADE_REPO_MODEL_VERSION_H_
+#endif  // BRIGADE_REPOSITORY_MODEL_VERSION_H_

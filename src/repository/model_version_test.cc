@@ -1,4 +1,4 @@
-#include "repo/model_version.h"
+#include "repository/model_version.h"
 
 #include <filesystem>
 #include <fstream>
@@ -9,14 +9,14 @@
 #include "absl/synchronization/mutex.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
-#include "repo/config_parser.h"
+#include "repository/config_parser.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
 #include "engine/onnx/onnx_backend.h"
 #include "engine/onnx/test_util/onnx_builder.h"
 #endif
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 namespace fs = std::filesystem;
@@ -165,4 +165,4 @@ TEST(ModelVersionTest, AWarmupThatOmitsAnOptionalInputRunsTheModelWithItsDefault
 #endif  // BRIGADE_HAVE_ONNX
 
 }  // namespace
-}  // namespace brigade::repo
+}  // namespace brigade::repository

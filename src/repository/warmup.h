@@ -1,5 +1,5 @@
-#ifndef BRIGADE_REPO_WARMUP_H_
-#define BRIGADE_REPO_WARMUP_H_
+#ifndef BRIGADE_REPOSITORY_WARMUP_H_
+#define BRIGADE_REPOSITORY_WARMUP_H_
 
 // The inputs a new model version runs before it takes traffic.
 //
@@ -19,10 +19,10 @@
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "engine/model.h"
-#include "repo/model_config.pb.h"
+#include "repository/model_config.pb.h"
 #include "scheduler/scheduler.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 
 struct WarmupPlan {
   std::vector<scheduler::WarmupRun> runs;
@@ -33,6 +33,6 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
                                            const engine::ModelSignature& signature,
                                            const std::string& model_dir);
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository
 
-#endif  // BRIGADE_REPO_WARMUP_H_
+#endif  // BRIGADE_REPOSITORY_WARMUP_H_

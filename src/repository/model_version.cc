@@ -1,4 +1,4 @@
-#include "repo/model_version.h"
+#include "repository/model_version.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,10 +6,10 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "repo/config_parser.h"
-#include "repo/warmup.h"
+#include "repository/config_parser.h"
+#include "repository/warmup.h"
 
-namespace brigade::repo {
+namespace brigade::repository {
 namespace {
 
 // Queue bound when the config sets none (Triton's default is unbounded; ours never is).
@@ -276,4 +276,4 @@ ModelVersion::ModelVersion(ConstructionTag, int64_t version, std::string fingerp
 
 ModelVersion::~ModelVersion() { scheduler_->Drain(); }
 
-}  // namespace brigade::repo
+}  // namespace brigade::repository
