@@ -75,7 +75,7 @@ void Print(const char* name, const char* input, Summary summary) {
 
 // Serves one request and waits for its answer; returns microseconds and whether it was a hit.
 std::pair<double, bool> ServeOnce(ResponseCache& cache, std::unique_ptr<InferRequest> request,
-                                  const std::shared_ptr<brigade::observe::ModelStats>& stats) {
+                                  const std::shared_ptr<brigade::telemetry::ModelStats>& stats) {
   absl::Notification done;
   bool hit = false;
   request->on_complete = [&](absl::StatusOr<InferResponse> result) {
@@ -93,7 +93,7 @@ std::pair<double, bool> ServeOnce(ResponseCache& cache, std::unique_ptr<InferReq
 
 void RunCases(const char* input, const std::vector<int64_t>& shape, size_t floats, int iterations,
               CacheManager& manager) {
-  auto stats = std::make_shared<brigade::observe::ModelStats>("bench", "1", 0);
+  auto stats = std::make_shared<brigade::telemetry::ModelStats>("bench", "1", 0);
   std::unique_ptr<InferRequest> probe = MakeRequest(shape, floats);
 
   {

@@ -27,13 +27,13 @@
 #include "benchmark/benchmark.h"
 #include "core/clock.h"
 #include "core/strings.h"
-#include "observe/access_log.h"
-#include "observe/request_metrics.h"
-#include "observe/span_processor.h"
-#include "observe/trace_file_exporter.h"
-#include "observe/tracer.h"
+#include "telemetry/access_log.h"
+#include "telemetry/request_metrics.h"
+#include "telemetry/span_processor.h"
+#include "telemetry/trace_file_exporter.h"
+#include "telemetry/tracer.h"
 
-namespace brigade::observe {
+namespace brigade::telemetry {
 
 enum class Mode { kOff = 0, kMetrics, kMetricsByName, kMetricsTrace1, kAll1, kTraceAlways };
 
@@ -141,10 +141,10 @@ void BM_Observe(benchmark::State& state, Mode mode) {
 }
 
 }  // namespace
-}  // namespace brigade::observe
+}  // namespace brigade::telemetry
 
 int main(int argc, char** argv) {
-  using brigade::observe::Mode;
+  using brigade::telemetry::Mode;
   benchmark::Initialize(&argc, argv);
   const std::pair<const char*, Mode> modes[] = {
       {"off", Mode::kOff},
@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
   for (int threads : {1, 2}) {
     for (const auto& [name, mode] : modes) {
       benchmark::RegisterBenchmark(fmt::format("BM_Observe/{}", name).c_str(),
-                                   brigade::observe::BM_Observe, mode)
+                                   brigade::telemetry::BM_Observe, mode)
           ->Threads(threads);
     }
   }

@@ -338,7 +338,7 @@ class Bench {
     options.queue.policy = config.policy;
     options.queue.target_p99_us = flags_.slo_us;
     options.queue.admission_control = config.admission_control;
-    auto stats = std::make_shared<observe::ModelStats>("bench", "1", flags_.max_batch);
+    auto stats = std::make_shared<telemetry::ModelStats>("bench", "1", flags_.max_batch);
     auto scheduler = scheduler::Scheduler::Create(options, builtin_, std::move(stats));
     if (!scheduler.ok()) Die("cannot start the scheduler", scheduler.status());
     return std::make_unique<SchedulerTarget>(*std::move(scheduler));

@@ -24,9 +24,9 @@ set(BRIGADE_SANITIZE_TESTS
   scheduler_batch_queue_test scheduler_batch_policy_test scheduler_latency_profile_test
   scheduler_response_orderer_test scheduler_scheduler_test
   # statistics, metrics, tracing, the OTLP exporter (Asio client, worker thread)
-  observe_model_stats_test observe_metrics_test observe_request_metrics_test
-  observe_trace_context_test observe_tracing_test observe_access_log_test
-  observe_otlp_exporter_test)
+  telemetry_model_stats_test telemetry_metrics_test telemetry_request_metrics_test
+  telemetry_trace_context_test telemetry_tracing_test telemetry_access_log_test
+  telemetry_otlp_exporter_test)
 
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).

@@ -6,17 +6,17 @@
 #include <vector>
 
 #include "cache/latency_histogram.h"
-#include "observe/histogram.h"
-#include "observe/prometheus_text.h"
+#include "telemetry/histogram.h"
+#include "telemetry/prometheus_text.h"
 
 namespace brigade::cache {
 namespace {
 
-using observe::HistogramBuckets;
-using observe::HistogramSnapshot;
-using observe::LabelPair;
-using observe::MetricType;
-using observe::PrometheusTextWriter;
+using telemetry::HistogramBuckets;
+using telemetry::HistogramSnapshot;
+using telemetry::LabelPair;
+using telemetry::MetricType;
+using telemetry::PrometheusTextWriter;
 
 constexpr std::string_view kPrefix = "brigade_response_cache_";
 

@@ -306,7 +306,7 @@ class ManagerTest : public RedisCacheTest {
   }
 
   std::atomic<int> runs_{0};
-  std::shared_ptr<observe::ModelStats> stats_ = std::make_shared<observe::ModelStats>("m", "1", 0);
+  std::shared_ptr<telemetry::ModelStats> stats_ = std::make_shared<telemetry::ModelStats>("m", "1", 0);
 };
 
 TEST_F(ManagerTest, AnswerStoredByOneProcessIsAHitForAnother) {

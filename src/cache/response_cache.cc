@@ -116,7 +116,7 @@ InferResponse ResponseCache::HitResponse(const CachedEntry& entry, const InferRe
 
 void ResponseCache::Serve(std::unique_ptr<InferRequest> request, int64_t version,
                           std::string_view model_fingerprint,
-                          std::shared_ptr<observe::ModelStats> stats, Runner run) {
+                          std::shared_ptr<telemetry::ModelStats> stats, Runner run) {
   const int64_t start_ns = clock_->NowNs();
   absl::StatusOr<CacheControl> control = ParseCacheControl(request->parameters);
   if (!control.ok()) {

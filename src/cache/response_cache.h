@@ -49,7 +49,7 @@
 #include "cache/request_coalescer.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
-#include "observe/model_stats.h"
+#include "telemetry/model_stats.h"
 
 namespace brigade::cache {
 
@@ -129,7 +129,7 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
   // version; `model_fingerprint` (may be empty) changes every key when the loaded model changes
   // without a version change. `stats` records cache_hit/cache_miss.
   void Serve(std::unique_ptr<InferRequest> request, int64_t version,
-             std::string_view model_fingerprint, std::shared_ptr<observe::ModelStats> stats,
+             std::string_view model_fingerprint, std::shared_ptr<telemetry::ModelStats> stats,
              Runner run);
 
   // Building blocks of Serve, for callers that compose the path themselves.

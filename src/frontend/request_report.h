@@ -26,7 +26,7 @@
 #include "core/infer_request.h"
 #include "core/infer_response.h"
 #include "core/stage_clock.h"
-#include "observe/trace_context.h"
+#include "telemetry/trace_context.h"
 #include "server/request_observer.h"
 
 namespace brigade::frontend {
@@ -52,7 +52,7 @@ struct RequestEnd {
   bool written = false;                // the whole answer reached the client
   int64_t sent_ns = 0;                 // t5, when written
   // The W3C trace context the request arrived with; null for none. Borrowed for the call.
-  const std::optional<observe::TraceContext>* parent = nullptr;
+  const std::optional<telemetry::TraceContext>* parent = nullptr;
   // What an OK request counts as when its answer was not written.
   absl::StatusCode unwritten_code = absl::StatusCode::kCancelled;
   std::string_view unwritten_message = "the answer was not written";

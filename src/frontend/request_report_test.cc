@@ -54,7 +54,7 @@ TEST(RequestReportTest, ReportsTheClientsNamesUntilAResponseResolvesThem) {
 TEST(RequestReportTest, AWrittenAnswerGetsT5AndKeepsItsStatusAndCode) {
   RequestReport report = Decoded();
   report.status = absl::NotFoundError("no such model");
-  const std::optional<observe::TraceContext> parent = observe::TraceContext{};
+  const std::optional<telemetry::TraceContext> parent = telemetry::TraceContext{};
   const RequestObserver::Done done = DoneFor(&report, {.protocol = Protocol::kHttp,
                                                        .protocol_code = 404,
                                                        .written = true,

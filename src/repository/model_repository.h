@@ -73,7 +73,7 @@ class ModelRepository {
     // After every lifecycle change of `model` (versions loaded, reloaded, retired, unloaded).
     std::function<void(const std::string& model)> on_model_changed;
     // The metrics handle of a version about to load (see ModelVersion::Options::metrics).
-    std::function<observe::ModelRequestMetrics*(const std::string& model, int64_t version)>
+    std::function<telemetry::ModelRequestMetrics*(const std::string& model, int64_t version)>
         metrics_for;
   };
 

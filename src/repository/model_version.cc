@@ -244,7 +244,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
       std::vector<IoSpec> outputs,
       Reconcile(name, "output", signature.outputs, batching, config.mutable_output()));
 
-  auto stats = std::make_shared<observe::ModelStats>(name, std::to_string(options.version),
+  auto stats = std::make_shared<telemetry::ModelStats>(name, std::to_string(options.version),
                                                      config.max_batch_size());
   scheduler::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
   BRIGADE_ASSIGN_OR_RETURN(WarmupPlan warmup,
@@ -254,7 +254,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   BRIGADE_ASSIGN_OR_RETURN(
       std::unique_ptr<scheduler::Scheduler> scheduler,
       scheduler::Scheduler::Create(std::move(scheduler_options), std::move(model), stats));
-  observe::ModelRequestMetrics* metrics = options.metrics;
+  telemetry::ModelRequestMetrics* metrics = options.metrics;
   auto loaded = std::make_shared<ModelVersion>(
       ConstructionTag(), options.version, std::move(options.fingerprint), std::move(config),
       std::move(inputs), std::move(outputs), std::move(stats), std::move(scheduler));
@@ -264,7 +264,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
 
 ModelVersion::ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
                            config::ModelConfig config, std::vector<IoSpec> inputs,
-                           std::vector<IoSpec> outputs, std::shared_ptr<observe::ModelStats> stats,
+                           std::vector<IoSpec> outputs, std::shared_ptr<telemetry::ModelStats> stats,
                            std::unique_ptr<scheduler::Scheduler> scheduler)
     : version_(version),
       fingerprint_(std::move(fingerprint)),

@@ -25,8 +25,8 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/backend.h"
-#include "observe/model_stats.h"
-#include "observe/request_metrics.h"
+#include "telemetry/model_stats.h"
+#include "telemetry/request_metrics.h"
 #include "repository/model_config.pb.h"
 #include "scheduler/scheduler.h"
 
@@ -62,7 +62,7 @@ class ModelVersion {
     std::string fingerprint;
     // Where this version's live metrics go (queue length, in-flight, batches); may be null.
     // Borrowed; must outlive the version (metrics handles live as long as the process).
-    observe::ModelRequestMetrics* metrics = nullptr;
+    telemetry::ModelRequestMetrics* metrics = nullptr;
   };
 
   static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);
@@ -87,11 +87,11 @@ class ModelVersion {
 
   // Hands a validated request (inputs in inputs() order, model-side shapes) to the scheduler.
   void Enqueue(std::unique_ptr<InferRequest> request) { scheduler_->Enqueue(std::move(request)); }
-  observe::ModelStats& stats() const { return *stats_; }
+  telemetry::ModelStats& stats() const { return *stats_; }
   // Live metrics handle, or null when the server runs without one.
-  observe::ModelRequestMetrics* metrics() const { return metrics_; }
+  telemetry::ModelRequestMetrics* metrics() const { return metrics_; }
   // Shared so request callbacks can record into it without pinning the whole version.
-  std::shared_ptr<observe::ModelStats> stats_ptr() const { return stats_; }
+  std::shared_ptr<telemetry::ModelStats> stats_ptr() const { return stats_; }
   size_t queue_size() const { return scheduler_->queue_size(); }
   // The scheduler's decisions and live load (for the scheduler's metrics families).
   scheduler::SchedulerSnapshot scheduler_snapshot() const { return scheduler_->Snapshot(); }
@@ -106,7 +106,7 @@ class ModelVersion {
   };
   ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
                config::ModelConfig config, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
-               std::shared_ptr<observe::ModelStats> stats,
+               std::shared_ptr<telemetry::ModelStats> stats,
                std::unique_ptr<scheduler::Scheduler> scheduler);
 
  private:
@@ -115,9 +115,9 @@ class ModelVersion {
   const config::ModelConfig config_;
   const std::vector<IoSpec> inputs_;
   const std::vector<IoSpec> outputs_;
-  const std::shared_ptr<observe::ModelStats> stats_;
+  const std::shared_ptr<telemetry::ModelStats> stats_;
   const std::unique_ptr<scheduler::Scheduler> scheduler_;
-  observe::ModelRequestMetrics* metrics_ = nullptr;
+  telemetry::ModelRequestMetrics* metrics_ = nullptr;
 };
 
 }  // namespace brigade::repository

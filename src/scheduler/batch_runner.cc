@@ -4,13 +4,13 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "observe/failure_reason.h"
+#include "telemetry/failure_reason.h"
 
 namespace brigade::scheduler {
 
 BatchRunner::BatchRunner(std::string model_name, int64_t version, int max_batch_size,
-                         const engine::ModelSignature* signature, observe::ModelStats* stats,
-                         const Clock* clock, Respond respond, observe::ModelRequestMetrics* metrics)
+                         const engine::ModelSignature* signature, telemetry::ModelStats* stats,
+                         const Clock* clock, Respond respond, telemetry::ModelRequestMetrics* metrics)
     : model_name_(std::move(model_name)),
       version_(std::to_string(version)),
       max_batch_size_(max_batch_size),
@@ -85,26 +85,26 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   const absl::Status executed = instance->Execute(inputs, &outputs);
   if (metrics_ != nullptr) metrics_->busy_instances().Decrement();
   // Failures of the model itself (here and its outputs below) count as Triton's BACKEND.
-  if (!executed.ok()) return observe::WithFailureReason(executed, observe::FailureReason::kBackend);
+  if (!executed.ok()) return telemetry::WithFailureReason(executed, telemetry::FailureReason::kBackend);
   const int64_t infer_end_ns = clock_->NowNs();
   if (metrics_ != nullptr) metrics_->RecordBatch(rows);
   inputs.clear();  // release batch buffers before building responses
 
   if (outputs.size() != signature_->outputs.size()) {
-    return observe::WithFailureReason(
+    return telemetry::WithFailureReason(
         absl::InternalError(StrCat("model '", model_name_, "' returned ", outputs.size(),
                                    " outputs, its signature declares ",
                                    signature_->outputs.size())),
-        observe::FailureReason::kBackend);
+        telemetry::FailureReason::kBackend);
   }
   const bool batched = max_batch_size_ > 0;
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (batched && (outputs[o].shape().empty() || outputs[o].shape()[0] != rows)) {
-      return observe::WithFailureReason(
+      return telemetry::WithFailureReason(
           absl::InternalError(StrCat(
               "model '", model_name_, "' output '", signature_->outputs[o].name, "' has shape ",
               ShapeToString(outputs[o].shape()), " for a batch of ", rows, " rows")),
-          observe::FailureReason::kBackend);
+          telemetry::FailureReason::kBackend);
     }
   }
 

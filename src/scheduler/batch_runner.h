@@ -33,8 +33,8 @@
 
 #include "core/clock.h"
 #include "engine/model.h"
-#include "observe/model_stats.h"
-#include "observe/request_metrics.h"
+#include "telemetry/model_stats.h"
+#include "telemetry/request_metrics.h"
 #include "scheduler/batch_queue.h"
 
 namespace brigade::scheduler {
@@ -45,9 +45,9 @@ class BatchRunner {
   using Respond = std::function<void(QueuedRequest& queued, absl::StatusOr<InferResponse> result)>;
 
   BatchRunner(std::string model_name, int64_t version, int max_batch_size,
-              const engine::ModelSignature* signature, observe::ModelStats* stats,
+              const engine::ModelSignature* signature, telemetry::ModelStats* stats,
               const Clock* clock, Respond respond = nullptr,
-              observe::ModelRequestMetrics* metrics = nullptr);
+              telemetry::ModelRequestMetrics* metrics = nullptr);
 
   void Run(engine::ModelInstance* instance, std::vector<QueuedRequest> batch) const;
 
@@ -60,10 +60,10 @@ class BatchRunner {
   const std::string version_;
   const int max_batch_size_;
   const engine::ModelSignature* signature_;
-  observe::ModelStats* stats_;
+  telemetry::ModelStats* stats_;
   const Clock* clock_;
   const Respond respond_;
-  observe::ModelRequestMetrics* const metrics_;
+  telemetry::ModelRequestMetrics* const metrics_;
 };
 
 }  // namespace brigade::scheduler

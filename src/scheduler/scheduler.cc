@@ -35,7 +35,7 @@ absl::Status WithRetryAfter(absl::Status status, int64_t seconds) {
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     Options options, std::shared_ptr<engine::Model> model,
-    std::shared_ptr<observe::ModelStats> stats) {
+    std::shared_ptr<telemetry::ModelStats> stats) {
   if (model == nullptr || stats == nullptr) {
     return absl::InvalidArgumentError("scheduler needs a model and a stats object");
   }
@@ -63,7 +63,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
 }
 
 Scheduler::Scheduler(ConstructionTag, Options options, std::shared_ptr<engine::Model> model,
-                     std::shared_ptr<observe::ModelStats> stats)
+                     std::shared_ptr<telemetry::ModelStats> stats)
     : options_(std::move(options)),
       model_(std::move(model)),
       stats_(std::move(stats)),

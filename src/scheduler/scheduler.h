@@ -50,8 +50,8 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/model.h"
-#include "observe/model_stats.h"
-#include "observe/request_metrics.h"
+#include "telemetry/model_stats.h"
+#include "telemetry/request_metrics.h"
 #include "scheduler/batch_queue.h"
 #include "scheduler/batch_runner.h"
 #include "scheduler/response_orderer.h"
@@ -99,12 +99,12 @@ class Scheduler {
     // Live metrics of this version (may be null): the queue-length gauge moves with the queue on
     // every admission and removal, busy-instances moves around each Execute, and every executed
     // batch's rows are recorded. Borrowed; must outlive the scheduler.
-    observe::ModelRequestMetrics* metrics = nullptr;
+    telemetry::ModelRequestMetrics* metrics = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
       Options options, std::shared_ptr<engine::Model> model,
-      std::shared_ptr<observe::ModelStats> stats);
+      std::shared_ptr<telemetry::ModelStats> stats);
   ~Scheduler();
 
   Scheduler(const Scheduler&) = delete;
@@ -117,7 +117,7 @@ class Scheduler {
     ConstructionTag() = default;
   };
   Scheduler(ConstructionTag, Options options, std::shared_ptr<engine::Model> model,
-            std::shared_ptr<observe::ModelStats> stats);
+            std::shared_ptr<telemetry::ModelStats> stats);
 
   // Takes the request; always answers it (possibly before returning). Never blocks on the queue.
   void Enqueue(std::unique_ptr<InferRequest> request);
@@ -146,7 +146,7 @@ class Scheduler {
 
   const Options options_;
   const std::shared_ptr<engine::Model> model_;
-  const std::shared_ptr<observe::ModelStats> stats_;
+  const std::shared_ptr<telemetry::ModelStats> stats_;
   const int intra_op_threads_;
   BatchRunner runner_;
   ResponseOrderer orderer_;

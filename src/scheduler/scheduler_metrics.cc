@@ -6,17 +6,17 @@
 #include <string_view>
 #include <vector>
 
-#include "observe/histogram.h"
-#include "observe/prometheus_text.h"
+#include "telemetry/histogram.h"
+#include "telemetry/prometheus_text.h"
 
 namespace brigade::scheduler {
 namespace {
 
-using observe::HistogramBuckets;
-using observe::HistogramSnapshot;
-using observe::LabelPair;
-using observe::MetricType;
-using observe::PrometheusTextWriter;
+using telemetry::HistogramBuckets;
+using telemetry::HistogramSnapshot;
+using telemetry::LabelPair;
+using telemetry::MetricType;
+using telemetry::PrometheusTextWriter;
 
 // DurationHistogram's bounds, observed in µs and exposed in seconds.
 const HistogramBuckets& DurationBuckets() {

@@ -149,7 +149,7 @@ TEST(SchedulerMetricsTest, ALiveSchedulersMetricsPassPromtoolWithoutLints) {
   options.queue.policy = BatchPolicyKind::kP99Model;
   options.queue.target_p99_us = 100'000;
   options.pin_threads = false;
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto scheduler = Scheduler::Create(options, AddSubModel(), stats);
   ASSERT_TRUE(scheduler.ok()) << scheduler.status();
   absl::Mutex mu;

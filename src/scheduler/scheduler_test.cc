@@ -10,8 +10,8 @@
 #include "core/status_macros.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
-#include "observe/metrics_registry.h"
-#include "observe/request_metrics.h"
+#include "telemetry/metrics_registry.h"
+#include "telemetry/request_metrics.h"
 
 namespace brigade::scheduler {
 namespace {
@@ -102,7 +102,7 @@ Scheduler::Options BatchingOptions(int max_batch, int64_t delay_us, size_t max_q
 }
 
 TEST(SchedulerTest, AnswersEachRequestWithItsOwnRows) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto scheduler = Scheduler::Create(BatchingOptions(8, 0), AddSubModel(8), stats);
   ASSERT_TRUE(scheduler.ok()) << scheduler.status();
   Answers answers(3);
@@ -121,7 +121,7 @@ TEST(SchedulerTest, AnswersEachRequestWithItsOwnRows) {
 }
 
 TEST(SchedulerTest, AFullBatchIsFormedFromQueuedRequests) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 4);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 4);
   // A one-minute delay: only a full batch can leave, so the four requests must run together.
   auto scheduler = Scheduler::Create(BatchingOptions(4, 60'000'000), AddSubModel(4), stats);
   ASSERT_TRUE(scheduler.ok());
@@ -148,7 +148,7 @@ TEST(SchedulerTest, AFullBatchIsFormedFromQueuedRequests) {
 }
 
 TEST(SchedulerTest, RequestedOutputsAreTheOnlyOnesReturned) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto scheduler = Scheduler::Create(BatchingOptions(8, 0), AddSubModel(8), stats);
   Answers answers(1);
   auto request = AddSubRequest(5, 3, answers.Callback(0));
@@ -162,7 +162,7 @@ TEST(SchedulerTest, RequestedOutputsAreTheOnlyOnesReturned) {
 }
 
 TEST(SchedulerTest, AFullQueueAnswersUnavailableAtOnce) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto scheduler =
       Scheduler::Create(BatchingOptions(8, 60'000'000, /*max_queue=*/2), AddSubModel(8), stats);
   Answers answers(3);
@@ -179,7 +179,7 @@ TEST(SchedulerTest, AFullQueueAnswersUnavailableAtOnce) {
 }
 
 TEST(SchedulerTest, DrainFinishesQueuedWorkThenRefusesNewWork) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto scheduler = Scheduler::Create(BatchingOptions(8, 60'000'000), AddSubModel(8), stats);
   Answers answers(3);
   (*scheduler)->Enqueue(AddSubRequest(1, 1, answers.Callback(0)));
@@ -193,7 +193,7 @@ TEST(SchedulerTest, DrainFinishesQueuedWorkThenRefusesNewWork) {
 }
 
 TEST(SchedulerTest, AnExpiredDeadlineIsAnsweredWithoutRunning) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto scheduler = Scheduler::Create(BatchingOptions(8, 0), AddSubModel(8), stats);
   Answers answers(1);
   auto request = AddSubRequest(1, 1, answers.Callback(0));
@@ -218,7 +218,7 @@ class BrokenModel : public engine::Model {
 };
 
 TEST(SchedulerTest, CreateFailsWhenAnyInstanceFailsToStart) {
-  auto stats = std::make_shared<observe::ModelStats>("broken", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("broken", "1", 8);
   Scheduler::Options options = BatchingOptions(8, 0);
   options.instance_count = 2;
   auto scheduler = Scheduler::Create(options, std::make_shared<BrokenModel>(), stats);
@@ -227,7 +227,7 @@ TEST(SchedulerTest, CreateFailsWhenAnyInstanceFailsToStart) {
 }
 
 TEST(SchedulerTest, RequiredWarmupFailureFailsCreate) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   Scheduler::Options options = BatchingOptions(8, 0);
   // add_sub with mismatched shapes fails inside Execute.
   options.warmups.push_back(
@@ -240,7 +240,7 @@ TEST(SchedulerTest, RequiredWarmupFailureFailsCreate) {
 }
 
 TEST(SchedulerTest, IntraOpThreadsSplitTheCoresAcrossInstances) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   Scheduler::Options options = BatchingOptions(8, 0);
   options.cpus = {0, 1, 2, 3};
   options.instance_count = 2;
@@ -354,7 +354,7 @@ class OptionalBiasModel : public engine::Model {
 
 TEST(SchedulerTest, RequestsOmittingAnOptionalInputBatchTogetherAndApartFromOnesGivingIt) {
   auto model = std::make_shared<OptionalBiasModel>();
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 2);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 2);
   // A one-minute delay: only full batches of two leave.
   auto scheduler = Scheduler::Create(BatchingOptions(2, 60'000'000), model, stats);
   ASSERT_TRUE(scheduler.ok()) << scheduler.status();
@@ -395,7 +395,7 @@ Scheduler::Options Unbatched(int instances = 1) {
 }
 
 TEST(SchedulerTest, ATimedOutRequestLeavesWhileEveryInstanceIsBusy) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto model = std::make_shared<GateModel>(/*gate_value=*/7);
   auto scheduler = Scheduler::Create(Unbatched(), model, stats);
   ASSERT_TRUE(scheduler.ok());
@@ -418,7 +418,7 @@ TEST(SchedulerTest, ATimedOutRequestLeavesWhileEveryInstanceIsBusy) {
 }
 
 TEST(SchedulerTest, ACancelledRequestLeavesTheQueueWhileEveryInstanceIsBusy) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto model = std::make_shared<GateModel>(/*gate_value=*/7);
   auto scheduler = Scheduler::Create(Unbatched(), model, stats);
   ASSERT_TRUE(scheduler.ok());
@@ -441,11 +441,11 @@ TEST(SchedulerTest, ACancelledRequestLeavesTheQueueWhileEveryInstanceIsBusy) {
 }
 
 TEST(SchedulerTest, LiveMetricsFollowTheQueueTheInstancesAndEachBatch) {
-  observe::MetricsRegistry registry;
-  auto request_metrics = observe::RequestMetrics::Create(&registry);
+  telemetry::MetricsRegistry registry;
+  auto request_metrics = telemetry::RequestMetrics::Create(&registry);
   ASSERT_TRUE(request_metrics.ok());
-  observe::ModelRequestMetrics* metrics = (*request_metrics)->ForModel("simple", "1");
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  telemetry::ModelRequestMetrics* metrics = (*request_metrics)->ForModel("simple", "1");
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto model = std::make_shared<GateModel>(/*gate_value=*/7);
   Scheduler::Options options = Unbatched();
   options.metrics = metrics;
@@ -481,7 +481,7 @@ TEST(SchedulerTest, LiveMetricsFollowTheQueueTheInstancesAndEachBatch) {
 }
 
 TEST(SchedulerTest, EveryResponseCarriesTheRowsOfTheBatchItRanIn) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 4);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 4);
   // A one-minute delay: only a full batch of four rows can leave.
   auto scheduler = Scheduler::Create(BatchingOptions(4, 60'000'000), AddSubModel(4), stats);
   ASSERT_TRUE(scheduler.ok());
@@ -495,7 +495,7 @@ TEST(SchedulerTest, EveryResponseCarriesTheRowsOfTheBatchItRanIn) {
 }
 
 TEST(SchedulerTest, PreserveOrderingAnswersInArrivalOrderAcrossInstances) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   auto model = std::make_shared<GateModel>(/*gate_value=*/7);
   Scheduler::Options options = Unbatched(/*instances=*/2);
   options.preserve_ordering = true;
@@ -520,7 +520,7 @@ TEST(SchedulerTest, PreserveOrderingAnswersInArrivalOrderAcrossInstances) {
 
 TEST(SchedulerTest, AdmissionControlRefusesWhatWouldMissItsSloWithRetryAfter) {
   FakeClock clock;
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   // Every row costs 400 fake µs; the SLO is 1000 µs.
   auto model = std::make_shared<GateModel>(/*gate_value=*/7, &clock, /*cost_us=*/400);
   Scheduler::Options options = Unbatched();
@@ -554,7 +554,7 @@ TEST(SchedulerTest, AdmissionControlRefusesWhatWouldMissItsSloWithRetryAfter) {
 
 TEST(SchedulerTest, AdaptivePoliciesServeEveryRequest) {
   for (BatchPolicyKind kind : {BatchPolicyKind::kP99Model, BatchPolicyKind::kQueueFormula}) {
-    auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+    auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
     Scheduler::Options options = BatchingOptions(8, 0, /*max_queue=*/256);
     options.queue.policy = kind;
     options.queue.target_p99_us = 100'000;
@@ -577,7 +577,7 @@ TEST(SchedulerTest, AdaptivePoliciesServeEveryRequest) {
 }
 
 TEST(SchedulerTest, TheP99PolicyNeedsATarget) {
-  auto stats = std::make_shared<observe::ModelStats>("simple", "1", 8);
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
   Scheduler::Options options = BatchingOptions(8, 0);
   options.queue.policy = BatchPolicyKind::kP99Model;
   EXPECT_EQ(Scheduler::Create(options, AddSubModel(8), stats).status().code(),

@@ -11,7 +11,7 @@
 #include "cache/cache_metrics.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "observe/failure_reason.h"
+#include "telemetry/failure_reason.h"
 #include "repository/model_repository.h"
 #include "scheduler/scheduler_metrics.h"
 #include "server/default_backends.h"
@@ -96,11 +96,11 @@ class InferenceServer::Impl {
       request->Complete(model.status());
       return;
     }
-    std::shared_ptr<observe::ModelStats> stats = (*model)->stats_ptr();
+    std::shared_ptr<telemetry::ModelStats> stats = (*model)->stats_ptr();
     absl::Status valid = PrepareRequest(**model, request.get());
     if (!valid.ok()) {
       // A request that fails validation is Triton's OTHER whatever its code.
-      stats->RecordFailure(observe::FailureReason::kOther,
+      stats->RecordFailure(telemetry::FailureReason::kOther,
                            options_.clock->NowNs() - request->clock.at(Stage::kArrival));
       request->Complete(valid);
       return;
@@ -111,7 +111,7 @@ class InferenceServer::Impl {
       ++in_flight_;
     }
     std::shared_ptr<cache::ResponseCache> cache = FindCache(request->model_name);
-    observe::ModelRequestMetrics* metrics = (*model)->metrics();
+    telemetry::ModelRequestMetrics* metrics = (*model)->metrics();
     if (metrics != nullptr) metrics->in_flight().Increment();
     request->on_complete =
         [this, stats = std::move(stats), metrics, arrival_ns = request->clock.at(Stage::kArrival),
@@ -120,7 +120,7 @@ class InferenceServer::Impl {
           if (result.ok()) {
             stats->RecordSuccess(elapsed_ns);
           } else {
-            stats->RecordFailure(observe::FailureReasonOf(result.status()), elapsed_ns);
+            stats->RecordFailure(telemetry::FailureReasonOf(result.status()), elapsed_ns);
           }
           if (metrics != nullptr) metrics->in_flight().Decrement();
           reply(std::move(result));
@@ -198,9 +198,9 @@ class InferenceServer::Impl {
     return metadata;
   }
 
-  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> Statistics(std::string_view name,
+  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> Statistics(std::string_view name,
                                                                       int64_t version) const {
-    std::vector<observe::ModelStatsSnapshot> out;
+    std::vector<telemetry::ModelStatsSnapshot> out;
     if (!name.empty() && version >= 0) {
       BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repository::ModelVersion> model,
                                repo_->Get(name, version));
@@ -215,8 +215,8 @@ class InferenceServer::Impl {
   }
 
   // Triton's counters plus Brigade's per-stage percentiles.
-  observe::ModelStatsSnapshot SnapshotOf(const repository::ModelVersion& model) const {
-    observe::ModelStatsSnapshot snapshot = model.stats().Snapshot();
+  telemetry::ModelStatsSnapshot SnapshotOf(const repository::ModelVersion& model) const {
+    telemetry::ModelStatsSnapshot snapshot = model.stats().Snapshot();
     snapshot.stage_latency = observer_->StageSummary(snapshot.name, snapshot.version);
     return snapshot;
   }
@@ -327,7 +327,7 @@ absl::Status InferenceServer::InvalidateCache(std::string_view name, int64_t ver
   return impl_->cache_manager_->InvalidateAndWait(scope, timeout_ns);
 }
 
-absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> InferenceServer::Statistics(
+absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> InferenceServer::Statistics(
     std::string_view name, int64_t version) const {
   return impl_->Statistics(name, version);
 }
@@ -341,9 +341,9 @@ const Clock* InferenceServer::clock() const { return impl_->options_.clock; }
 RequestObserver* InferenceServer::observer() const { return impl_->observer_.get(); }
 
 std::string InferenceServer::MetricsText() const {
-  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> stats = impl_->Statistics("", -1);
+  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> stats = impl_->Statistics("", -1);
   std::string text = impl_->observer_->RenderMetrics(
-      stats.ok() ? *stats : std::vector<observe::ModelStatsSnapshot>{});
+      stats.ok() ? *stats : std::vector<telemetry::ModelStatsSnapshot>{});
   // Why each version's scheduler batched, waited, refused or dropped what it did.
   std::vector<scheduler::SchedulerSnapshot> schedulers;
   for (const auto& model : impl_->repo_->ReadyModels()) {

@@ -30,7 +30,7 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/model.h"
-#include "observe/model_stats.h"
+#include "telemetry/model_stats.h"
 #include "repository/model_config.pb.h"
 #include "server/request_observer.h"
 
@@ -135,7 +135,7 @@ class InferenceServer {
   absl::Status InvalidateCache(std::string_view name, int64_t version, int64_t timeout_ns);
 
   // Statistics for one model (and version), or all models when `name` is empty.
-  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> Statistics(std::string_view name,
+  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> Statistics(std::string_view name,
                                                                       int64_t version) const;
 
   // Readiness turns false and new inference requests get UNAVAILABLE; requests already accepted

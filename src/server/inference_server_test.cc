@@ -119,12 +119,12 @@ constexpr char kMismatchedAddSubConfig[] = R"pb(
   }
 )pb";
 
-uint64_t Failures(const observe::ModelStatsSnapshot& stats, observe::FailureReason reason) {
+uint64_t Failures(const telemetry::ModelStatsSnapshot& stats, telemetry::FailureReason reason) {
   return stats.fail_by_reason[static_cast<size_t>(reason)];
 }
 
 TEST_F(InferenceServerTest, FailuresAreCountedByTritonsReason) {
-  using observe::FailureReason;
+  using telemetry::FailureReason;
   repo_.AddModel("simple", testing::kAddSubConfig);
   repo_.AddModel("mismatched", kMismatchedAddSubConfig);
   auto server = Start();

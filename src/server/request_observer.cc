@@ -6,9 +6,9 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "observe/otlp_exporter.h"
-#include "observe/trace_file_exporter.h"
-#include "observe/triton_metrics.h"
+#include "telemetry/otlp_exporter.h"
+#include "telemetry/trace_file_exporter.h"
+#include "telemetry/triton_metrics.h"
 
 #ifndef BRIGADE_VERSION
 #define BRIGADE_VERSION "0.0.0"
@@ -19,61 +19,61 @@ namespace brigade {
 absl::StatusOr<std::unique_ptr<RequestObserver>> RequestObserver::Create(Options options) {
   auto observer = std::make_unique<RequestObserver>(ConstructionTag());
   BRIGADE_ASSIGN_OR_RETURN(observer->metrics_,
-                           observe::RequestMetrics::Create(&observer->registry_));
+                           telemetry::RequestMetrics::Create(&observer->registry_));
 
-  observe::OtlpResource resource;
+  telemetry::OtlpResource resource;
   resource.service_version = BRIGADE_VERSION;
   resource.scope_version = BRIGADE_VERSION;
-  std::vector<std::unique_ptr<observe::SpanExporter>> exporters;
+  std::vector<std::unique_ptr<telemetry::SpanExporter>> exporters;
   if (!options.otlp_endpoint.empty()) {
-    observe::OtlpHttpExporter::Options otlp;
+    telemetry::OtlpHttpExporter::Options otlp;
     otlp.endpoint = options.otlp_endpoint;
     otlp.resource = resource;
     // OTEL_* variables (service name, resource attributes, timeouts) refine the flags.
-    otlp = observe::OtlpOptionsFromEnvironment(otlp, [](const char* name) -> const char* {
+    otlp = telemetry::OtlpOptionsFromEnvironment(otlp, [](const char* name) -> const char* {
       return std::strcmp(name, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == 0 ||
                      std::strcmp(name, "OTEL_EXPORTER_OTLP_ENDPOINT") == 0
                  ? nullptr  // the flag wins over the environment for the endpoint
                  : std::getenv(name);
     });
     BRIGADE_ASSIGN_OR_RETURN(auto otlp_exporter,
-                             observe::OtlpHttpExporter::Create(std::move(otlp)));
+                             telemetry::OtlpHttpExporter::Create(std::move(otlp)));
     exporters.push_back(std::move(otlp_exporter));
   }
   if (!options.trace_file.empty()) {
     BRIGADE_ASSIGN_OR_RETURN(auto file_exporter,
-                             observe::TraceFileExporter::Create(options.trace_file, resource));
+                             telemetry::TraceFileExporter::Create(options.trace_file, resource));
     exporters.push_back(std::move(file_exporter));
   }
-  std::unique_ptr<observe::SpanExporter> exporter;
+  std::unique_ptr<telemetry::SpanExporter> exporter;
   if (exporters.size() == 1) {
     exporter = std::move(exporters.front());
   } else if (exporters.size() > 1) {
-    exporter = std::make_unique<observe::TeeSpanExporter>(std::move(exporters));
+    exporter = std::make_unique<telemetry::TeeSpanExporter>(std::move(exporters));
   }
   if (exporter != nullptr) {
-    observe::SpanProcessor::Options processor;
+    telemetry::SpanProcessor::Options processor;
     processor.registry = &observer->registry_;
     BRIGADE_ASSIGN_OR_RETURN(observer->spans_,
-                             observe::SpanProcessor::Create(processor, std::move(exporter)));
-    observe::Tracer::Options tracer;
+                             telemetry::SpanProcessor::Create(processor, std::move(exporter)));
+    telemetry::Tracer::Options tracer;
     tracer.sample_rate = options.trace_rate;
     tracer.sample_errors = options.trace_errors;
     tracer.slo_ns = options.trace_slo_us * 1000;
     tracer.clock = options.clock;
     BRIGADE_ASSIGN_OR_RETURN(observer->tracer_,
-                             observe::Tracer::Create(tracer, observer->spans_.get()));
+                             telemetry::Tracer::Create(tracer, observer->spans_.get()));
   } else if (options.trace_rate > 0 || options.trace_slo_us > 0) {
     return absl::InvalidArgumentError(
         "trace sampling is set but no trace destination (OTLP endpoint or trace file) is given");
   }
 
   if (!options.access_log_path.empty()) {
-    observe::AccessLog::Options log;
+    telemetry::AccessLog::Options log;
     log.path = options.access_log_path;
     log.sample_rate = options.access_log_rate;
     log.clock = options.clock;
-    BRIGADE_ASSIGN_OR_RETURN(observer->access_log_, observe::AccessLog::Create(log));
+    BRIGADE_ASSIGN_OR_RETURN(observer->access_log_, telemetry::AccessLog::Create(log));
   }
   return observer;
 }
@@ -82,13 +82,13 @@ RequestObserver::~RequestObserver() { Flush(1000); }
 
 void RequestObserver::OnRequestDone(const Done& done) {
   static const StageClock kNoStamps;
-  static const std::optional<observe::TraceContext> kNoParent;
+  static const std::optional<telemetry::TraceContext> kNoParent;
   const StageClock& clock = done.clock != nullptr ? *done.clock : kNoStamps;
-  const std::optional<observe::TraceContext>& parent =
+  const std::optional<telemetry::TraceContext>& parent =
       done.parent != nullptr ? *done.parent : kNoParent;
   metrics_->RecordRequest(done.model, done.version, done.protocol,
-                          observe::OutcomeFromStatus(done.status), clock);
-  observe::TraceResult trace;
+                          telemetry::OutcomeFromStatus(done.status), clock);
+  telemetry::TraceResult trace;
   if (tracer_ != nullptr) {
     trace = tracer_->Finish(parent,
                             {done.model, done.version, done.request_id, done.protocol, done.status,
@@ -96,7 +96,7 @@ void RequestObserver::OnRequestDone(const Done& done) {
                             clock);
   }
   if (access_log_ != nullptr) {
-    observe::AccessLogEntry entry;
+    telemetry::AccessLogEntry entry;
     entry.request_id = done.request_id;
     entry.model = done.model;
     entry.version = done.version;
@@ -111,23 +111,23 @@ void RequestObserver::OnRequestDone(const Done& done) {
   }
 }
 
-observe::ModelRequestMetrics* RequestObserver::ForModel(std::string_view model,
+telemetry::ModelRequestMetrics* RequestObserver::ForModel(std::string_view model,
                                                         std::string_view version) {
   return metrics_->ForModel(model, version);
 }
 
 std::string RequestObserver::RenderMetrics(
-    const std::vector<observe::ModelStatsSnapshot>& stats) const {
+    const std::vector<telemetry::ModelStatsSnapshot>& stats) const {
   std::string body;
   registry_.AppendText(&body);
-  observe::AppendTritonMetrics(stats, metrics_.get(), &body);
+  telemetry::AppendTritonMetrics(stats, metrics_.get(), &body);
   return body;
 }
 
-std::vector<observe::StagePercentiles> RequestObserver::StageSummary(
+std::vector<telemetry::StagePercentiles> RequestObserver::StageSummary(
     std::string_view model, std::string_view version) const {
-  const observe::ModelRequestMetrics* handle = metrics_->Lookup(model, version);
-  return handle == nullptr ? std::vector<observe::StagePercentiles>{} : handle->StageSummary();
+  const telemetry::ModelRequestMetrics* handle = metrics_->Lookup(model, version);
+  return handle == nullptr ? std::vector<telemetry::StagePercentiles>{} : handle->StageSummary();
 }
 
 void RequestObserver::Flush(int64_t timeout_ms) {

@@ -25,13 +25,13 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "core/stage_clock.h"
-#include "observe/access_log.h"
-#include "observe/metrics_registry.h"
-#include "observe/model_stats.h"
-#include "observe/request_metrics.h"
-#include "observe/span_processor.h"
-#include "observe/trace_context.h"
-#include "observe/tracer.h"
+#include "telemetry/access_log.h"
+#include "telemetry/metrics_registry.h"
+#include "telemetry/model_stats.h"
+#include "telemetry/request_metrics.h"
+#include "telemetry/span_processor.h"
+#include "telemetry/trace_context.h"
+#include "telemetry/tracer.h"
 
 namespace brigade {
 
@@ -65,22 +65,22 @@ class RequestObserver {
     absl::Status status{};
     std::optional<int> protocol_code{};  // HTTP status or gRPC code sent
     const StageClock* clock = nullptr;   // t0..t5 as far as the request got
-    const std::optional<observe::TraceContext>* parent = nullptr;
+    const std::optional<telemetry::TraceContext>* parent = nullptr;
     int batch_size = 0;
     bool cache_hit = false;
   };
   void OnRequestDone(const Done& done);
 
   // The per-model handle a scheduler updates (queue length, busy instances, batch sizes).
-  observe::ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
+  telemetry::ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
 
   // The Prometheus exposition: Brigade's families plus Triton-compatible nv_* ones built from
   // `stats`.
-  std::string RenderMetrics(const std::vector<observe::ModelStatsSnapshot>& stats) const;
+  std::string RenderMetrics(const std::vector<telemetry::ModelStatsSnapshot>& stats) const;
 
   // Per-stage percentiles of one model version (for the statistics extension); empty when the
   // version has served nothing.
-  std::vector<observe::StagePercentiles> StageSummary(std::string_view model,
+  std::vector<telemetry::StagePercentiles> StageSummary(std::string_view model,
                                                       std::string_view version) const;
 
   // Waits up to `timeout_ms` for queued traces and log lines to be written (shutdown).
@@ -96,11 +96,11 @@ class RequestObserver {
   explicit RequestObserver(ConstructionTag) {}
 
  private:
-  observe::MetricsRegistry registry_;
-  std::unique_ptr<observe::RequestMetrics> metrics_;
-  std::unique_ptr<observe::SpanProcessor> spans_;
-  std::unique_ptr<observe::Tracer> tracer_;
-  std::unique_ptr<observe::AccessLog> access_log_;
+  telemetry::MetricsRegistry registry_;
+  std::unique_ptr<telemetry::RequestMetrics> metrics_;
+  std::unique_ptr<telemetry::SpanProcessor> spans_;
+  std::unique_ptr<telemetry::Tracer> tracer_;
+  std::unique_ptr<telemetry::AccessLog> access_log_;
 };
 
 }  // namespace brigade

@@ -15,7 +15,7 @@ void EncodeTensorMetadata(const TensorMetadata& tensor,
   out->mutable_shape()->Add(tensor.shape.begin(), tensor.shape.end());
 }
 
-void EncodeDuration(const observe::StatDuration& duration, inference::StatisticDuration* out) {
+void EncodeDuration(const telemetry::StatDuration& duration, inference::StatisticDuration* out) {
   out->set_count(duration.count);
   out->set_ns(duration.ns);
 }
@@ -51,16 +51,16 @@ void EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries,
   }
 }
 
-void EncodeModelStatistics(std::span<const observe::ModelStatsSnapshot> snapshots,
+void EncodeModelStatistics(std::span<const telemetry::ModelStatsSnapshot> snapshots,
                            inference::ModelStatisticsResponse* out) {
-  for (const observe::ModelStatsSnapshot& snapshot : snapshots) {
+  for (const telemetry::ModelStatsSnapshot& snapshot : snapshots) {
     inference::ModelStatistics* model = out->add_model_stats();
     model->set_name(snapshot.name);
     model->set_version(snapshot.version);
     model->set_last_inference(snapshot.last_inference_ms);
     model->set_inference_count(snapshot.inference_count);
     model->set_execution_count(snapshot.execution_count);
-    const observe::InferStatsSnapshot& in = snapshot.inference_stats;
+    const telemetry::InferStatsSnapshot& in = snapshot.inference_stats;
     inference::InferStatistics* stats = model->mutable_inference_stats();
     EncodeDuration(in.success, stats->mutable_success());
     EncodeDuration(in.fail, stats->mutable_fail());
@@ -70,17 +70,17 @@ void EncodeModelStatistics(std::span<const observe::ModelStatsSnapshot> snapshot
     EncodeDuration(in.compute_output, stats->mutable_compute_output());
     EncodeDuration(in.cache_hit, stats->mutable_cache_hit());
     EncodeDuration(in.cache_miss, stats->mutable_cache_miss());
-    for (const observe::BatchStatsSnapshot& batch : snapshot.batch_stats) {
+    for (const telemetry::BatchStatsSnapshot& batch : snapshot.batch_stats) {
       inference::InferBatchStatistics* encoded = model->add_batch_stats();
       encoded->set_batch_size(batch.batch_size);
       EncodeDuration(batch.compute_input, encoded->mutable_compute_input());
       EncodeDuration(batch.compute_infer, encoded->mutable_compute_infer());
       EncodeDuration(batch.compute_output, encoded->mutable_compute_output());
     }
-    for (const observe::StagePercentiles& stage : snapshot.stage_latency) {
+    for (const telemetry::StagePercentiles& stage : snapshot.stage_latency) {
       if (stage.count == 0) continue;
       inference::StageLatency* encoded = model->add_brigade_stage_latency();
-      encoded->set_stage(std::string(observe::LatencyStageName(stage.stage)));
+      encoded->set_stage(std::string(telemetry::LatencyStageName(stage.stage)));
       encoded->set_count(stage.count);
       encoded->set_p50_us(stage.p50_ns / 1e3);
       encoded->set_p90_us(stage.p90_ns / 1e3);

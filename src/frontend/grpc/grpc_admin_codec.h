@@ -5,7 +5,7 @@
 // extension (index, load, unload) and statistics. Pure functions between InferenceServer's plain
 // types and the protocol's messages; the service calls them, tests call them directly.
 //
-// Statistics keep Triton's field meaning one for one (observe/model_stats.h): durations are
+// Statistics keep Triton's field meaning one for one (telemetry/model_stats.h): durations are
 // {count, ns}, last_inference is milliseconds since the Unix epoch, batch_stats lists only the
 // batch sizes that ran. memory_usage and response_stats (decoupled models) stay empty.
 //
@@ -17,7 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "observe/model_stats.h"
+#include "telemetry/model_stats.h"
 #include "frontend/grpc/grpc_service.pb.h"
 #include "server/inference_server.h"
 
@@ -27,7 +27,7 @@ void EncodeServerMetadata(const ServerMetadata& metadata, inference::ServerMetad
 void EncodeModelMetadata(const ModelMetadata& metadata, inference::ModelMetadataResponse* out);
 void EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries,
                            inference::RepositoryIndexResponse* out);
-void EncodeModelStatistics(std::span<const observe::ModelStatsSnapshot> snapshots,
+void EncodeModelStatistics(std::span<const telemetry::ModelStatsSnapshot> snapshots,
                            inference::ModelStatisticsResponse* out);
 
 // A load request: `model_name` and the optional `config` parameter (a model configuration as

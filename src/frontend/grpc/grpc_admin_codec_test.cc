@@ -53,13 +53,13 @@ TEST(GrpcAdminCodecTest, RepositoryIndexKeepsEveryField) {
 }
 
 TEST(GrpcAdminCodecTest, StatisticsMapOneForOneOntoTritonsFields) {
-  observe::ModelStatsSnapshot snapshot;
+  telemetry::ModelStatsSnapshot snapshot;
   snapshot.name = "m";
   snapshot.version = "3";
   snapshot.last_inference_ms = 1'700'000'000'000;
   snapshot.inference_count = 40;
   snapshot.execution_count = 10;
-  observe::InferStatsSnapshot& s = snapshot.inference_stats;
+  telemetry::InferStatsSnapshot& s = snapshot.inference_stats;
   s.success = {11, 1100};
   s.fail = {1, 100};
   s.queue = {12, 1200};
@@ -69,10 +69,10 @@ TEST(GrpcAdminCodecTest, StatisticsMapOneForOneOntoTritonsFields) {
   s.cache_hit = {16, 1600};
   s.cache_miss = {17, 1700};
   snapshot.batch_stats.push_back({4, {10, 20}, {10, 30}, {10, 40}});
-  snapshot.stage_latency.push_back({observe::LatencyStage::kReceive, 0, 0, 0, 0});
-  snapshot.stage_latency.push_back({observe::LatencyStage::kTotal, 40, 1500, 2500, 9000});
+  snapshot.stage_latency.push_back({telemetry::LatencyStage::kReceive, 0, 0, 0, 0});
+  snapshot.stage_latency.push_back({telemetry::LatencyStage::kTotal, 40, 1500, 2500, 9000});
   inference::ModelStatisticsResponse out;
-  EncodeModelStatistics(std::vector<observe::ModelStatsSnapshot>{snapshot}, &out);
+  EncodeModelStatistics(std::vector<telemetry::ModelStatsSnapshot>{snapshot}, &out);
 
   ASSERT_EQ(out.model_stats_size(), 1);
   const inference::ModelStatistics& m = out.model_stats(0);

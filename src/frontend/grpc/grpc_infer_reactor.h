@@ -35,7 +35,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/message_allocator.h"
 #include "grpcpp/support/server_callback.h"
-#include "observe/trace_context.h"
+#include "telemetry/trace_context.h"
 #include "frontend/grpc/grpc_service.pb.h"
 #include "frontend/request_report.h"
 #include "server/inference_server.h"
@@ -86,7 +86,7 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   // by whoever claimed `finished_`, before it calls Finish (which OnDone follows).
   RequestObserver* observer_ = nullptr;
   RequestReport report_;
-  std::optional<observe::TraceContext> parent_;
+  std::optional<telemetry::TraceContext> parent_;
   int grpc_code_ = 0;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::atomic<bool> finished_{false};

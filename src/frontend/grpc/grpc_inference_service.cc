@@ -101,7 +101,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
     inference::ModelStatisticsResponse* response) {
   absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
-  absl::StatusOr<std::vector<observe::ModelStatsSnapshot>> stats =
+  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> stats =
       server_->Statistics(request->name(), *version);
   if (!stats.ok()) return Reply(context, stats.status());
   EncodeModelStatistics(*stats, response);

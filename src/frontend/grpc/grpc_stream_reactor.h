@@ -41,7 +41,7 @@
 #include "core/infer_request.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
-#include "observe/trace_context.h"
+#include "telemetry/trace_context.h"
 #include "frontend/grpc/grpc_service.pb.h"
 #include "frontend/request_report.h"
 #include "server/inference_server.h"
@@ -99,7 +99,7 @@ class StreamInferReactor final
   const bool errors_as_status_;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   RequestObserver* const observer_;
-  const std::optional<observe::TraceContext> parent_;
+  const std::optional<telemetry::TraceContext> parent_;
 
   absl::Mutex mu_;
   // The message the outstanding read fills; null when no read is outstanding.

@@ -15,9 +15,9 @@ std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& cont
 
 }  // namespace
 
-std::optional<observe::TraceContext> TraceContextFromMetadata(
+std::optional<telemetry::TraceContext> TraceContextFromMetadata(
     const grpc::CallbackServerContext& context) {
-  return observe::ExtractTraceContext(Metadata(context, "traceparent"),
+  return telemetry::ExtractTraceContext(Metadata(context, "traceparent"),
                                       Metadata(context, "tracestate"));
 }
 

@@ -4,18 +4,18 @@
 // The W3C trace context a gRPC call carries in its metadata (`traceparent`, `tracestate`, as
 // OpenTelemetry's gRPC propagators send them), for the unary and the streaming inference
 // reactors alike. An absent or malformed `traceparent` yields nullopt (the server starts a new
-// trace); see observe/trace_context.h for the parsing rules.
+// trace); see telemetry/trace_context.h for the parsing rules.
 //
 // Stateless; reads the context's client metadata, which gRPC fixes before the call starts.
 
 #include <optional>
 
 #include "grpcpp/server_context.h"
-#include "observe/trace_context.h"
+#include "telemetry/trace_context.h"
 
 namespace brigade::frontend {
 
-std::optional<observe::TraceContext> TraceContextFromMetadata(
+std::optional<telemetry::TraceContext> TraceContextFromMetadata(
     const grpc::CallbackServerContext& context);
 
 }  // namespace brigade::frontend

@@ -7,9 +7,9 @@
 
 #include "absl/strings/cord.h"
 #include "core/strings.h"
-#include "observe/dashboard_page.h"
-#include "observe/prometheus_text.h"
-#include "observe/trace_context.h"
+#include "telemetry/dashboard_page.h"
+#include "telemetry/prometheus_text.h"
+#include "telemetry/trace_context.h"
 #include "frontend/http/content_coding.h"
 #include "frontend/http/infer_request_decoder.h"
 #include "frontend/http/infer_response_encoder.h"
@@ -63,7 +63,7 @@ HttpResponse JsonOrError(const absl::StatusOr<T>& result, Encode encode) {
 struct InferReport {
   RequestObserver* observer = nullptr;
   RequestReport request;  // names as the URL gave them; arrival and decode stamps
-  std::optional<observe::TraceContext> parent;
+  std::optional<telemetry::TraceContext> parent;
 };
 
 // Reports one finished request at t5 (or when its answer could not be written).
@@ -216,7 +216,7 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
     case KServeEndpoint::kModelStats:
       responder.Send(JsonOrError(
           server_->Statistics(route.model, *version),
-          [](const std::vector<observe::ModelStatsSnapshot>& s) { return EncodeStatistics(s); }));
+          [](const std::vector<telemetry::ModelStatsSnapshot>& s) { return EncodeStatistics(s); }));
       return;
     case KServeEndpoint::kRepositoryIndex: {
       absl::StatusOr<bool> ready_only = DecodeRepositoryIndexRequest(*request.body);
@@ -240,15 +240,15 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
       return;
     case KServeEndpoint::kMetrics: {
       HttpResponse response;
-      response.headers.push_back({"Content-Type", std::string(observe::kPrometheusContentType)});
+      response.headers.push_back({"Content-Type", std::string(telemetry::kPrometheusContentType)});
       response.body = server_->MetricsText();
       responder.Send(std::move(response));
       return;
     }
     case KServeEndpoint::kDashboard: {
       HttpResponse response;
-      response.headers.push_back({"Content-Type", std::string(observe::kDashboardContentType)});
-      response.body = std::string(observe::DashboardPage());
+      response.headers.push_back({"Content-Type", std::string(telemetry::kDashboardContentType)});
+      response.body = std::string(telemetry::DashboardPage());
       responder.Send(std::move(response));
       return;
     }
@@ -282,7 +282,7 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   report.request.model = std::string(model);
   report.request.version = std::string(version);
   report.parent =
-      observe::ExtractTraceContext(request.Header("traceparent"), request.Header("tracestate"));
+      telemetry::ExtractTraceContext(request.Header("traceparent"), request.Header("tracestate"));
   report.request.clock.Mark(Stage::kArrival, request.arrival_ns);
   std::shared_ptr<BodyBuffer> body = request.body;
   if (*coding != ContentCoding::kIdentity) {

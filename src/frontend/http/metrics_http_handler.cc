@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "core/strings.h"
-#include "observe/prometheus_text.h"
+#include "telemetry/prometheus_text.h"
 
 namespace brigade::frontend {
 namespace {
@@ -30,7 +30,7 @@ void MetricsHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
     return;
   }
   HttpResponse response;
-  response.headers.push_back({"Content-Type", std::string(observe::kPrometheusContentType)});
+  response.headers.push_back({"Content-Type", std::string(telemetry::kPrometheusContentType)});
   response.body = server_->MetricsText();
   responder.Send(std::move(response));
 }

@@ -7,7 +7,7 @@
 namespace brigade::frontend {
 namespace {
 
-void WriteDuration(std::string_view key, const observe::StatDuration& duration,
+void WriteDuration(std::string_view key, const telemetry::StatDuration& duration,
                    JsonWriter* writer) {
   writer->Key(key);
   writer->BeginObject();
@@ -20,13 +20,13 @@ void WriteDuration(std::string_view key, const observe::StatDuration& duration,
 
 }  // namespace
 
-std::string EncodeStatistics(std::span<const observe::ModelStatsSnapshot> models) {
+std::string EncodeStatistics(std::span<const telemetry::ModelStatsSnapshot> models) {
   std::string json;
   JsonWriter writer(&json);
   writer.BeginObject();
   writer.Key("model_stats");
   writer.BeginArray();
-  for (const observe::ModelStatsSnapshot& model : models) {
+  for (const telemetry::ModelStatsSnapshot& model : models) {
     writer.BeginObject();
     writer.Key("name");
     writer.String(model.name);
@@ -39,7 +39,7 @@ std::string EncodeStatistics(std::span<const observe::ModelStatsSnapshot> models
     writer.Key("execution_count");
     writer.Uint(model.execution_count);
 
-    const observe::InferStatsSnapshot& stats = model.inference_stats;
+    const telemetry::InferStatsSnapshot& stats = model.inference_stats;
     writer.Key("inference_stats");
     writer.BeginObject();
     WriteDuration("success", stats.success, &writer);
@@ -58,7 +58,7 @@ std::string EncodeStatistics(std::span<const observe::ModelStatsSnapshot> models
 
     writer.Key("batch_stats");
     writer.BeginArray();
-    for (const observe::BatchStatsSnapshot& batch : model.batch_stats) {
+    for (const telemetry::BatchStatsSnapshot& batch : model.batch_stats) {
       writer.BeginObject();
       writer.Key("batch_size");
       writer.Uint(batch.batch_size);
@@ -75,11 +75,11 @@ std::string EncodeStatistics(std::span<const observe::ModelStatsSnapshot> models
 
     writer.Key("brigade_stage_latency");
     writer.BeginArray();
-    for (const observe::StagePercentiles& stage : model.stage_latency) {
+    for (const telemetry::StagePercentiles& stage : model.stage_latency) {
       if (stage.count == 0) continue;  // no quantiles to speak of
       writer.BeginObject();
       writer.Key("stage");
-      writer.String(observe::LatencyStageName(stage.stage));
+      writer.String(telemetry::LatencyStageName(stage.stage));
       writer.Key("count");
       writer.Uint(stage.count);
       writer.Key("p50_us");

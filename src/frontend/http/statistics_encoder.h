@@ -18,11 +18,11 @@
 #include <span>
 #include <string>
 
-#include "observe/model_stats.h"
+#include "telemetry/model_stats.h"
 
 namespace brigade::frontend {
 
-std::string EncodeStatistics(std::span<const observe::ModelStatsSnapshot> models);
+std::string EncodeStatistics(std::span<const telemetry::ModelStatsSnapshot> models);
 
 }  // namespace brigade::frontend
 

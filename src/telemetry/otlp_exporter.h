@@ -1,0 +1,70 @@
+#ifndef BRIGADE_TELEMETRY_OTLP_EXPORTER_H_
+#define BRIGADE_TELEMETRY_OTLP_EXPORTER_H_
+
+// OtlpHttpExporter: sends span batches to an OpenTelemetry collector as OTLP/HTTP JSON
+// (POST <endpoint>, Content-Type: application/json; body from otlp_json.h), over one keep-alive
+// connection (http_post_client.h).
+//
+// Delivery (OTLP/HTTP rules, ecosystem.md §3.2): 2xx is success; 429, 502, 503 and 504 are
+// retried up to `max_attempts` in all, after the server's Retry-After (seconds) or an
+// exponential backoff from `initial_backoff_ms` capped at `max_backoff_ms`; connection failures
+// are retried the same way; any other status (400 ...) fails the batch at once.
+// Backoff sleeps happen on the span processor's thread, never on a request thread.
+//
+// Configuration can come from the standard OpenTelemetry variables (OtlpOptionsFromEnvironment).
+//
+// Thread safety: Export is called by SpanProcessor's thread only.
+// Failure: Create answers INVALID_ARGUMENT for an unusable endpoint or limits; Export answers
+// the last error (UNAVAILABLE, DEADLINE_EXCEEDED, or INVALID_ARGUMENT/INTERNAL for a rejecting
+// status, with the collector's answer).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "telemetry/http_post_client.h"
+#include "telemetry/otlp_json.h"
+#include "telemetry/span_exporter.h"
+
+namespace brigade::telemetry {
+
+class OtlpHttpExporter final : public SpanExporter {
+ public:
+  struct Options {
+    // The full traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+    std::string endpoint = "http://localhost:4318/v1/traces";
+    OtlpResource resource{};
+    int64_t timeout_ms = 10'000;
+    int max_attempts = 3;
+    int64_t initial_backoff_ms = 200;
+    int64_t max_backoff_ms = 5'000;
+  };
+
+  static absl::StatusOr<std::unique_ptr<OtlpHttpExporter>> Create(Options options);
+
+  absl::Status Export(std::span<const SpanData> spans) override;
+
+  // Use Create().
+  OtlpHttpExporter(Options options, HttpUrl url)
+      : options_(std::move(options)), client_(std::move(url), options_.timeout_ms) {}
+
+ private:
+  const Options options_;
+  HttpPostClient client_;
+};
+
+// Options from OpenTelemetry's environment variables, starting from `defaults`:
+//   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT  the traces URL as is
+//   OTEL_EXPORTER_OTLP_ENDPOINT         base URL; "/v1/traces" is appended
+//   OTEL_EXPORTER_OTLP_TIMEOUT / OTEL_EXPORTER_OTLP_TRACES_TIMEOUT   milliseconds
+//   OTEL_SERVICE_NAME                   resource service.name
+//   OTEL_RESOURCE_ATTRIBUTES            key=value,key=value resource attributes
+// `getenv` returns a variable's value or null (tests pass their own).
+OtlpHttpExporter::Options OtlpOptionsFromEnvironment(
+    OtlpHttpExporter::Options defaults, absl::FunctionRef<const char*(const char*)> getenv);
+
+}  // namespace brigade::telemetry
+
+#endif  // BRIGADE_TELEMETRY_OTLP_EXPORTER_H_
