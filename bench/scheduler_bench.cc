@@ -52,7 +52,7 @@
 #include <thread>
 #include <vector>
 
-#include "analyze/machine_load.h"
+#include "tools/analyze/machine_load.h"
 #include "core/clock.h"
 #include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
@@ -405,7 +405,7 @@ void WaitUntil(int64_t when_ns) {
 // Open-loop Poisson arrivals at `rate_per_s` for flags.seconds.
 Result RunLoad(const Flags& flags, const Config& config, const Bench& bench, double rate_per_s) {
   std::unique_ptr<Target> scheduler = bench.Make(config);
-  // The hypervisor's steal time comes from /proc/stat (analyze/machine_load.h).
+  // The hypervisor's steal time comes from /proc/stat (tools/analyze/machine_load.h).
   const absl::StatusOr<analyze::CpuSample> cpu_at_start = analyze::SampleCpu();
   std::mt19937_64 rng(flags.seed);
   std::exponential_distribution<double> gap_s(rate_per_s);

@@ -4,7 +4,7 @@
 #   brigade_test(NAME core_tensor_test SRCS tensor_test.cc DEPS brigade_core LABELS unit)
 #
 # Libraries are static and named brigade_<NAME>; include paths are rooted at src/ so that
-# headers are included as "core/tensor.h".
+# headers are included as "core/tensor.h" (and at the top for tools/: "tools/client/client.h").
 
 function(brigade_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;PRIVATE_DEPS" ${ARGN})
@@ -12,6 +12,11 @@ function(brigade_library)
   target_include_directories(brigade_${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src
                                                          ${BRIGADE_GENERATED_DIR})
   target_link_libraries(brigade_${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  # The tools' libraries (tools/client, tools/loadgen, tools/analyze) are included as
+  # "tools/<component>/x.h", so every include says whether it reaches the server or a tool.
+  if(CMAKE_CURRENT_SOURCE_DIR MATCHES "^${PROJECT_SOURCE_DIR}/tools/")
+    target_include_directories(brigade_${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  endif()
   # libFuzzer's coverage instrumentation, so the fuzzers see which branches an input reached.
   if(BRIGADE_FUZZ AND ARG_NAME IN_LIST BRIGADE_FUZZ_COVERED_LIBRARIES)
     target_compile_options(brigade_${ARG_NAME} PRIVATE -fsanitize=fuzzer-no-link)

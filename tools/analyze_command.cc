@@ -1,7 +1,7 @@
 // `brigade analyze`: the variant × serving-configuration sweep and its Pareto report (Model
 // Analyzer's job, with an accuracy axis). Parses flags into analyze::AnalyzeOptions, runs
 // analyze::RunAnalysis, writes the outputs and prints the summary; everything else lives in
-// src/analyze.
+// tools/analyze.
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "analyze/analyzer.h"
-#include "analyze/summary_text.h"
-#include "analyze/sweep_progress.h"
+#include "tools/analyze/analyzer.h"
+#include "tools/analyze/summary_text.h"
+#include "tools/analyze/sweep_progress.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "tools/command.h"

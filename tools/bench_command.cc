@@ -1,6 +1,6 @@
 // `brigade bench`: the load generator (perf_analyzer's job) for any KServe v2 server. Parses
 // flags into loadgen::BenchOptions, runs loadgen::RunBench and prints the report; everything
-// else lives in src/client/loadgen.
+// else lives in tools/loadgen.
 
 #include <unistd.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "client/loadgen/bench_report.h"
-#include "client/loadgen/bench_runner.h"
-#include "client/loadgen/progress_line.h"
+#include "tools/loadgen/bench_report.h"
+#include "tools/loadgen/bench_runner.h"
+#include "tools/loadgen/progress_line.h"
 #include "core/strings.h"
 #include "tools/command.h"
 

@@ -33,7 +33,7 @@ const ROOT = path.resolve(TESTS_DIR, '..');
 const DATASET = '/usr/share/datasets/fashion-mnist';
 const CHROMIUM = '/usr/bin/chromium';
 // Loose on purpose: this test checks the pipeline, not the machine's speed (the frontier and the
-// recommendation rules are unit-tested in src/analyze), and it may share 2 cores with a build.
+// recommendation rules are unit-tested in tools/analyze), and it may share 2 cores with a build.
 const SLO_P99_MS = 1000;
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',

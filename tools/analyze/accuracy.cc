@@ -1,0 +1,139 @@
+#include "tools/analyze/accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace brigade::analyze {
+namespace {
+
+template <typename T>
+void ArgMaxInto(const Tensor& scores, int64_t rows, int64_t classes, std::vector<int32_t>* out) {
+  std::span<const T> values = scores.values<T>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = values.data() + r * classes;
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c) {
+      if (row[c] > row[best]) {
+        best = c;
+      } else if constexpr (std::is_floating_point_v<T>) {
+        // A NaN first entry loses to any number; NaN never replaces a number (it compares false).
+        if (std::isnan(row[best]) && !std::isnan(row[c])) best = c;
+      }
+    }
+    out->push_back(static_cast<int32_t>(best));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int32_t>> ArgMaxRows(const Tensor& scores) {
+  const Shape& shape = scores.shape();
+  if (shape.empty() || shape.size() > 2 || shape.back() < 1) {
+    return absl::InvalidArgumentError(StrCat("class scores of shape ", ShapeToString(shape),
+                                             " are not [rows, classes] or [classes]"));
+  }
+  const int64_t classes = shape.back();
+  const int64_t rows = shape.size() == 2 ? shape[0] : 1;
+  std::vector<int32_t> out;
+  out.reserve(static_cast<size_t>(rows));
+  switch (scores.dtype()) {
+    case DataType::kFp32:
+      ArgMaxInto<float>(scores, rows, classes, &out);
+      break;
+    case DataType::kFp64:
+      ArgMaxInto<double>(scores, rows, classes, &out);
+      break;
+    case DataType::kInt32:
+      ArgMaxInto<int32_t>(scores, rows, classes, &out);
+      break;
+    case DataType::kInt64:
+      ArgMaxInto<int64_t>(scores, rows, classes, &out);
+      break;
+    case DataType::kUint8:
+      ArgMaxInto<uint8_t>(scores, rows, classes, &out);
+      break;
+    case DataType::kInt8:
+      ArgMaxInto<int8_t>(scores, rows, classes, &out);
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          StrCat("class scores of type ", DataTypeName(scores.dtype()), " are not supported"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int32_t>> PredictClasses(client::Client& client,
+                                                    const client::ModelMetadata& metadata,
+                                                    const EvalSet& set,
+                                                    const PredictOptions& options) {
+  if (metadata.inputs.size() != 1) {
+    return absl::InvalidArgumentError(StrCat("model '", options.model, "' has ",
+                                             metadata.inputs.size(),
+                                             " inputs; an evaluation set feeds exactly one"));
+  }
+  if (metadata.outputs.empty()) {
+    return absl::InvalidArgumentError(StrCat("model '", options.model, "' has no outputs"));
+  }
+  const client::TensorMetadata& input = metadata.inputs[0];
+  const bool batched = !input.shape.empty() && input.shape[0] == -1;
+  const Shape row_shape(input.shape.begin() + (batched ? 1 : 0), input.shape.end());
+  if (std::any_of(row_shape.begin(), row_shape.end(), [](int64_t dim) { return dim < 0; })) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", options.model, "' input '", input.name, "' has variable dimensions ",
+               ShapeToString(input.shape), "; evaluation needs a fixed example shape"));
+  }
+  const std::string output_name =
+      options.output.empty() ? metadata.outputs[0].name : options.output;
+  const int64_t step = batched ? std::max<int64_t>(1, options.batch_rows) : 1;
+
+  client::InferSpec spec;
+  spec.model_name = options.model;
+  spec.binary_inputs = true;
+  spec.binary_outputs = true;
+  spec.outputs.push_back({.name = output_name, .parameters = {}, .binary = true});
+  InferResponse response;
+  std::vector<int32_t> predictions;
+  predictions.reserve(static_cast<size_t>(set.size()));
+  for (int64_t begin = 0; begin < set.size(); begin += step) {
+    const int64_t count = std::min(step, set.size() - begin);
+    BRIGADE_ASSIGN_OR_RETURN(
+        Tensor rows, EvalRows(set, begin, count, input.dtype, options.scale, row_shape, batched));
+    spec.inputs.clear();
+    spec.inputs.push_back({.name = input.name, .tensor = std::move(rows), .parameters = {}});
+    BRIGADE_RETURN_IF_ERROR(client.Infer(spec, &response));
+    const InferOutput* output = response.FindOutput(output_name);
+    if (output == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", options.model, "' answered without output '", output_name, "'"));
+    }
+    BRIGADE_ASSIGN_OR_RETURN(std::vector<int32_t> classes, ArgMaxRows(output->tensor));
+    if (static_cast<int64_t>(classes.size()) != count) {
+      return absl::InvalidArgumentError(StrCat("model '", options.model, "' output '", output_name,
+                                               "' has ", classes.size(), " rows for ", count,
+                                               " examples"));
+    }
+    predictions.insert(predictions.end(), classes.begin(), classes.end());
+  }
+  return predictions;
+}
+
+absl::StatusOr<Score> ScorePredictions(std::span<const int32_t> predictions,
+                                       std::span<const int64_t> expected) {
+  if (predictions.size() != expected.size()) {
+    return absl::InvalidArgumentError(
+        StrCat(predictions.size(), " predictions for ", expected.size(), " expected classes"));
+  }
+  Score score;
+  score.examples = static_cast<int64_t>(predictions.size());
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    if (predictions[i] == expected[i]) ++score.correct;
+  }
+  score.accuracy = score.examples == 0 ? 0.0 : static_cast<double>(score.correct) / score.examples;
+  return score;
+}
+
+}  // namespace brigade::analyze

@@ -1,0 +1,183 @@
+#include "tools/client/grpc_client.h"
+
+#include <chrono>
+#include <limits>
+
+#include "tools/client/client_status.h"
+#include "tools/client/grpc_client_codec.h"
+#include "tools/client/http_client.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace brigade::client {
+namespace {
+
+constexpr int kDefaultGrpcPort = 8001;
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return GrpcError(static_cast<int>(status.error_code()), status.error_message());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> GrpcTarget(std::string_view address) {
+  for (std::string_view scheme : {"dns:", "unix:", "ipv4:", "ipv6:"}) {
+    if (address.starts_with(scheme)) return std::string(address);
+  }
+  std::string_view rest = address;
+  if (rest.starts_with("grpc://")) rest.remove_prefix(7);
+  BRIGADE_ASSIGN_OR_RETURN(HostPort host_port, ParseHostPort(rest, kDefaultGrpcPort));
+  if (host_port.host.find(':') != std::string::npos) {
+    return StrCat("[", host_port.host, "]:", host_port.port);
+  }
+  return StrCat(host_port.host, ":", host_port.port);
+}
+
+absl::StatusOr<std::unique_ptr<GrpcClient>> GrpcClient::Create(const ClientOptions& options) {
+  BRIGADE_ASSIGN_OR_RETURN(std::string target, GrpcTarget(options.address));
+  if (options.timeout_ms < 0 || options.max_response_bytes <= 0) {
+    return absl::InvalidArgumentError("timeout_ms must be >= 0 and max_response_bytes > 0");
+  }
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  arguments.SetMaxReceiveMessageSize(static_cast<int>(
+      std::min<int64_t>(options.max_response_bytes, std::numeric_limits<int>::max())));
+  arguments.SetMaxSendMessageSize(-1);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), arguments);
+  if (channel == nullptr) {
+    return absl::InvalidArgumentError(StrCat("cannot create a gRPC channel to '", target, "'"));
+  }
+  return std::make_unique<GrpcClient>(Key(), inference::GRPCInferenceService::NewStub(channel),
+                                      options.timeout_ms);
+}
+
+GrpcClient::GrpcClient(Key, std::unique_ptr<inference::GRPCInferenceService::Stub> stub,
+                       int64_t timeout_ms)
+    : stub_(std::move(stub)),
+      timeout_ms_(timeout_ms),
+      infer_response_(std::make_shared<inference::ModelInferResponse>()) {}
+
+GrpcClient::~GrpcClient() = default;
+
+void GrpcClient::Prepare(grpc::ClientContext* context) const {
+  if (timeout_ms_ > 0) {
+    context->set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(timeout_ms_));
+  }
+}
+
+absl::StatusOr<bool> GrpcClient::ServerLive() {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::ServerLiveResponse response;
+  BRIGADE_RETURN_IF_ERROR(
+      FromGrpc(stub_->ServerLive(&context, inference::ServerLiveRequest(), &response)));
+  return response.live();
+}
+
+absl::StatusOr<bool> GrpcClient::ServerReady() {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::ServerReadyResponse response;
+  BRIGADE_RETURN_IF_ERROR(
+      FromGrpc(stub_->ServerReady(&context, inference::ServerReadyRequest(), &response)));
+  return response.ready();
+}
+
+absl::StatusOr<bool> GrpcClient::ModelReady(std::string_view model, std::string_view version) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::ModelReadyRequest request;
+  request.set_name(std::string(model));
+  request.set_version(std::string(version));
+  inference::ModelReadyResponse response;
+  BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->ModelReady(&context, request, &response)));
+  return response.ready();
+}
+
+absl::StatusOr<ServerMetadata> GrpcClient::GetServerMetadata() {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::ServerMetadataResponse response;
+  BRIGADE_RETURN_IF_ERROR(
+      FromGrpc(stub_->ServerMetadata(&context, inference::ServerMetadataRequest(), &response)));
+  return FromProto(response);
+}
+
+absl::StatusOr<ModelMetadata> GrpcClient::GetModelMetadata(std::string_view model,
+                                                           std::string_view version) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::ModelMetadataRequest request;
+  request.set_name(std::string(model));
+  request.set_version(std::string(version));
+  inference::ModelMetadataResponse response;
+  BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->ModelMetadata(&context, request, &response)));
+  return FromProto(response);
+}
+
+absl::Status GrpcClient::Infer(const InferSpec& request, InferResponse* response) {
+  // Release views into the previous response message first, so it can be reused.
+  response->outputs.clear();
+  BRIGADE_RETURN_IF_ERROR(BuildModelInferRequest(request, &infer_request_));
+  if (infer_response_.use_count() > 1) {
+    infer_response_ = std::make_shared<inference::ModelInferResponse>();
+  } else {
+    infer_response_->Clear();
+  }
+  grpc::ClientContext context;
+  Prepare(&context);
+  BRIGADE_RETURN_IF_ERROR(
+      FromGrpc(stub_->ModelInfer(&context, infer_request_, infer_response_.get())));
+  return DecodeModelInferResponse(infer_response_, response);
+}
+
+absl::StatusOr<std::vector<ModelStatistics>> GrpcClient::GetModelStatistics(
+    std::string_view model, std::string_view version) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::ModelStatisticsRequest request;
+  request.set_name(std::string(model));
+  request.set_version(std::string(version));
+  inference::ModelStatisticsResponse response;
+  BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->ModelStatistics(&context, request, &response)));
+  return FromProto(response);
+}
+
+absl::StatusOr<std::vector<RepositoryModel>> GrpcClient::RepositoryIndex(bool ready_only) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::RepositoryIndexRequest request;
+  request.set_ready(ready_only);
+  inference::RepositoryIndexResponse response;
+  BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->RepositoryIndex(&context, request, &response)));
+  return FromProto(response);
+}
+
+absl::Status GrpcClient::LoadModel(std::string_view model, std::string_view config_json) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::RepositoryModelLoadRequest request;
+  request.set_model_name(std::string(model));
+  if (!config_json.empty()) {
+    (*request.mutable_parameters())["config"].set_string_param(std::string(config_json));
+  }
+  inference::RepositoryModelLoadResponse response;
+  return FromGrpc(stub_->RepositoryModelLoad(&context, request, &response));
+}
+
+absl::Status GrpcClient::UnloadModel(std::string_view model) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::RepositoryModelUnloadRequest request;
+  request.set_model_name(std::string(model));
+  inference::RepositoryModelUnloadResponse response;
+  return FromGrpc(stub_->RepositoryModelUnload(&context, request, &response));
+}
+
+}  // namespace brigade::client

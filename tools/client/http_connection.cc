@@ -1,0 +1,255 @@
+#include "tools/client/http_connection.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace brigade::client {
+namespace {
+
+std::string Authority(const std::string& host, int port) {
+  if (host.find(':') != std::string::npos) return StrCat("[", host, "]:", port);
+  return StrCat(host, ":", port);
+}
+
+timeval ToTimeval(int64_t timeout_ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout_ms / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout_ms % 1000) * 1000);
+  return tv;
+}
+
+}  // namespace
+
+void HttpConnection::AddrInfoDeleter::operator()(addrinfo* info) const { freeaddrinfo(info); }
+
+absl::StatusOr<std::unique_ptr<HttpConnection>> HttpConnection::Create(Options options) {
+  if (options.port <= 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(StrCat("port ", options.port, " is out of range"));
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(options.port);
+  const int error = getaddrinfo(options.host.c_str(), port.c_str(), &hints, &found);
+  if (error != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("cannot resolve '", options.host, "': ", gai_strerror(error)));
+  }
+  std::unique_ptr<addrinfo, AddrInfoDeleter> addresses(found);
+  return std::make_unique<HttpConnection>(Key(), std::move(options), std::move(addresses));
+}
+
+HttpConnection::HttpConnection(Key, Options options,
+                               std::unique_ptr<addrinfo, AddrInfoDeleter> addresses)
+    : options_(std::move(options)),
+      authority_(Authority(options_.host, options_.port)),
+      addresses_(std::move(addresses)) {}
+
+HttpConnection::~HttpConnection() { Close(); }
+
+void HttpConnection::Close() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+absl::Status HttpConnection::SocketError(std::string_view action, int error) {
+  Close();
+  if (error == EAGAIN || error == EWOULDBLOCK || error == ETIMEDOUT || error == EINPROGRESS) {
+    return absl::DeadlineExceededError(
+        StrCat(action, " ", authority_, ": no progress within ", options_.timeout_ms, " ms"));
+  }
+  return absl::UnavailableError(StrCat(action, " ", authority_, ": ", std::strerror(error)));
+}
+
+absl::Status HttpConnection::Connect() {
+  Close();
+  int last_error = ECONNREFUSED;
+  for (const addrinfo* address = addresses_.get(); address != nullptr; address = address->ai_next) {
+    const int fd =
+        ::socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC, address->ai_protocol);
+    if (fd < 0) {
+      last_error = errno;
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (options_.timeout_ms > 0) {
+      const timeval tv = ToTimeval(options_.timeout_ms);
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));  // also bounds connect()
+    }
+    int result;
+    do {
+      result = ::connect(fd, address->ai_addr, address->ai_addrlen);
+    } while (result != 0 && errno == EINTR);
+    if (result == 0) {
+      fd_ = fd;
+      return absl::OkStatus();
+    }
+    last_error = errno;
+    ::close(fd);
+  }
+  return SocketError("cannot connect to", last_error);
+}
+
+absl::Status HttpConnection::SendAll(std::span<const iovec> parts) {
+  pending_.assign(parts.begin(), parts.end());
+  size_t first = 0;
+  while (first < pending_.size()) {
+    msghdr message{};
+    message.msg_iov = pending_.data() + first;
+    message.msg_iovlen = pending_.size() - first;
+    const ssize_t sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      return SocketError("sending to", errno);
+    }
+    size_t remaining = static_cast<size_t>(sent);
+    while (first < pending_.size() && remaining >= pending_[first].iov_len) {
+      remaining -= pending_[first].iov_len;
+      ++first;
+    }
+    if (remaining > 0) {
+      pending_[first].iov_base = static_cast<char*>(pending_[first].iov_base) + remaining;
+      pending_[first].iov_len -= remaining;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<HttpResponse> HttpConnection::Receive(ReceiveBuffer* buffer,
+                                                     bool* nothing_received) {
+  buffer->Clear();
+  *nothing_received = true;
+  HttpResponse response;
+  bool have_head = false;
+  // Total bytes (head + body) the response occupies, once known.
+  std::optional<size_t> total_bytes;
+  while (true) {
+    if (buffer->available() == 0) buffer->Reserve(buffer->capacity());
+    const ssize_t n = ::recv(fd_, buffer->write_ptr(), buffer->available(), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SocketError("receiving from", errno);
+    }
+    if (n == 0) {
+      // EOF: the end of a body delimited by the connection's close, or a lost connection.
+      if (have_head && !total_bytes.has_value() && !response.head.chunked) {
+        response.body_offset = response.head.head_bytes;
+        response.body_bytes = buffer->size() - response.head.head_bytes;
+        Close();
+        return response;
+      }
+      Close();
+      return absl::UnavailableError(
+          StrCat("connection to ", authority_, " closed by the server",
+                 buffer->size() == 0 ? " before it answered" : " in the middle of a response"));
+    }
+    *nothing_received = false;
+    buffer->Commit(static_cast<size_t>(n));
+    if (buffer->size() > options_.max_response_bytes) {
+      Close();
+      return absl::ResourceExhaustedError(
+          StrCat("response from ", authority_, " exceeds ", options_.max_response_bytes, " bytes"));
+    }
+
+    if (!have_head) {
+      absl::StatusOr<bool> parsed = ParseHttpResponseHead(buffer->view(), &response.head);
+      if (!parsed.ok()) {
+        Close();
+        return parsed.status();
+      }
+      if (!*parsed) continue;
+      if (response.head.status >= 100 && response.head.status < 200) {
+        // An interim answer (100 Continue): drop it and wait for the real one.
+        const size_t interim = response.head.head_bytes;
+        std::memmove(buffer->data(), buffer->data() + interim, buffer->size() - interim);
+        buffer->Truncate(buffer->size() - interim);
+        continue;
+      }
+      have_head = true;
+      if (StatusHasNoBody(response.head.status)) {
+        total_bytes = response.head.head_bytes;
+      } else if (response.head.content_length.has_value()) {
+        if (*response.head.content_length > options_.max_response_bytes) {
+          Close();
+          return absl::ResourceExhaustedError(
+              StrCat("response from ", authority_, " declares ", *response.head.content_length,
+                     " bytes, over the limit of ", options_.max_response_bytes));
+        }
+        total_bytes = response.head.head_bytes + *response.head.content_length;
+        if (*total_bytes > buffer->size()) buffer->Reserve(*total_bytes - buffer->size());
+      }
+    }
+
+    if (total_bytes.has_value()) {
+      if (buffer->size() < *total_bytes) continue;
+      if (buffer->size() > *total_bytes) {
+        Close();
+        return absl::InternalError(
+            StrCat("malformed HTTP response from ", authority_, ": bytes after the body"));
+      }
+      response.body_offset = response.head.head_bytes;
+      response.body_bytes = *total_bytes - response.head.head_bytes;
+      break;
+    }
+    if (response.head.chunked) {
+      const size_t raw_bytes = buffer->size() - response.head.head_bytes;
+      absl::StatusOr<std::optional<ChunkedBody>> decoded =
+          DecodeChunkedInPlace(buffer->data() + response.head.head_bytes, raw_bytes);
+      if (!decoded.ok()) {
+        Close();
+        return decoded.status();
+      }
+      if (!decoded->has_value()) continue;
+      if ((*decoded)->consumed_bytes != raw_bytes) {
+        Close();
+        return absl::InternalError(
+            StrCat("malformed HTTP response from ", authority_, ": bytes after the body"));
+      }
+      response.body_offset = response.head.head_bytes;
+      response.body_bytes = (*decoded)->body_bytes;
+      buffer->Truncate(response.head.head_bytes + response.body_bytes);
+      break;
+    }
+  }
+  if (response.head.close) Close();
+  return response;
+}
+
+absl::StatusOr<HttpResponse> HttpConnection::RoundTrip(std::span<const iovec> parts,
+                                                       ReceiveBuffer* buffer) {
+  const bool reused = fd_ >= 0;
+  if (!reused) BRIGADE_RETURN_IF_ERROR(Connect());
+  absl::Status sent = SendAll(parts);
+  bool nothing_received = true;
+  if (sent.ok()) {
+    absl::StatusOr<HttpResponse> response = Receive(buffer, &nothing_received);
+    if (response.ok() || !reused || !nothing_received ||
+        response.status().code() == absl::StatusCode::kDeadlineExceeded) {
+      return response;
+    }
+  } else if (!reused || sent.code() == absl::StatusCode::kDeadlineExceeded) {
+    return sent;
+  }
+  // The server had closed the idle connection: one more try on a fresh one.
+  BRIGADE_RETURN_IF_ERROR(Connect());
+  BRIGADE_RETURN_IF_ERROR(SendAll(parts));
+  return Receive(buffer, &nothing_received);
+}
+
+}  // namespace brigade::client
