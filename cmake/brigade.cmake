@@ -67,15 +67,15 @@ function(brigade_fuzzer)
 endfunction()
 
 # C++ code (and, with GRPC, gRPC service code) for .proto files, rooted at src/: the file
-# src/repository/model_config.proto is imported as "repository/model_config.proto" and its header included
-# as "repository/model_config.pb.h", both generated under BRIGADE_GENERATED_DIR.
+# src/protocol/model_config.proto is imported as "protocol/model_config.proto" and its header
+# included as "protocol/model_config.pb.h", both generated under BRIGADE_GENERATED_DIR.
 #
 #   brigade_proto_library(NAME grpc_proto PROTOS grpc_service.proto GRPC
 #                         DEPS brigade_model_config_proto)
 #
 # (FindProtobuf's protobuf_generate puts the proto's own folder first on protoc's import path,
 # which names the file "model_config.proto" and generates it at the top of the output folder, so
-# an import of "repository/model_config.proto" would define its messages a second time.)
+# an import of "protocol/model_config.proto" would define its messages a second time.)
 function(brigade_proto_library)
   cmake_parse_arguments(ARG "GRPC" "NAME" "PROTOS;DEPS" ${ARGN})
   set(_generated)

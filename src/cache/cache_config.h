@@ -13,7 +13,7 @@
 //     disable_coalescing: false
 //   }
 //
-// Brigade's fields are numbered from 1000 in repository/model_config.proto, so a Triton config reads
+// Brigade's fields are numbered from 1000 in protocol/model_config.proto, so a Triton config reads
 // unchanged. Kept apart from response_cache.h so the cache library itself needs no protobuf.
 // Pure; thread-safe.
 
@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "cache/response_cache.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 
 namespace brigade::cache {
 

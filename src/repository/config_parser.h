@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/data_type.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 
 namespace brigade::repository {
 

@@ -27,7 +27,7 @@
 #include "engine/backend.h"
 #include "telemetry/model_stats.h"
 #include "telemetry/request_metrics.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 #include "scheduler/scheduler.h"
 
 namespace brigade::repository {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 
 namespace brigade::repository {
 

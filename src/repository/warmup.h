@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "engine/model.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 #include "scheduler/scheduler.h"
 
 namespace brigade::repository {

@@ -31,7 +31,7 @@
 #include "core/infer_request.h"
 #include "engine/model.h"
 #include "telemetry/model_stats.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 #include "server/request_observer.h"
 
 namespace brigade {

@@ -32,7 +32,7 @@ PB = None  # grpc_service_pb2
 STUB_MODULE = None  # grpc_service_pb2_grpc
 
 SRC_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "src"))
-PROTOS = ["frontend/grpc/grpc_service.proto", "repository/model_config.proto"]
+PROTOS = ["protocol/grpc_service.proto", "protocol/model_config.proto"]
 
 
 def generate_stubs(out_dir):
@@ -44,7 +44,7 @@ def generate_stubs(out_dir):
         raise RuntimeError("protoc failed on " + ", ".join(PROTOS))
     sys.path.insert(0, out_dir)
     global PB, STUB_MODULE
-    from serve.grpc import grpc_service_pb2, grpc_service_pb2_grpc
+    from protocol import grpc_service_pb2, grpc_service_pb2_grpc
     PB, STUB_MODULE = grpc_service_pb2, grpc_service_pb2_grpc
 
 

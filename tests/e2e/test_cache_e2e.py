@@ -38,8 +38,8 @@ from brigade_process import DEMO_REPOSITORY, BrigadeProcess, free_port
 from fashion_mnist import load_test_set
 
 SRC_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "src"))
-PROTOS = ["frontend/grpc/grpc_service.proto", "frontend/grpc/cache_admin.proto",
-          "repository/model_config.proto"]
+PROTOS = ["protocol/grpc_service.proto", "protocol/cache_admin.proto",
+          "protocol/model_config.proto"]
 
 IDENTITY = """
 name: "{name}"
@@ -236,7 +236,7 @@ def stubs():
                "--grpc_python_out=" + out_dir] + [os.path.join(SRC_DIR, p) for p in PROTOS]
     assert protoc.main(command) == 0, "protoc failed"
     sys.path.insert(0, out_dir)
-    from serve.grpc import (cache_admin_pb2, cache_admin_pb2_grpc, grpc_service_pb2,
+    from protocol import (cache_admin_pb2, cache_admin_pb2_grpc, grpc_service_pb2,
                             grpc_service_pb2_grpc)
     yield {"pb": grpc_service_pb2, "infer": grpc_service_pb2_grpc, "admin_pb": cache_admin_pb2,
            "admin": cache_admin_pb2_grpc}

@@ -28,7 +28,7 @@
 #include "core/tensor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "frontend/grpc/grpc_service.pb.h"
+#include "protocol/grpc_service.pb.h"
 #include "frontend/http/content_coding.h"
 
 namespace brigade {

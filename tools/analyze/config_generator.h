@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "tools/analyze/sweep_space.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 
 namespace brigade::analyze {
 

@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 
 namespace brigade::analyze {
 

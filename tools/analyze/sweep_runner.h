@@ -38,7 +38,7 @@
 #include "tools/analyze/eval_set.h"
 #include "tools/analyze/sweep_space.h"
 #include "tools/loadgen/bench_runner.h"
-#include "repository/model_config.pb.h"
+#include "protocol/model_config.pb.h"
 
 namespace brigade::analyze {
 

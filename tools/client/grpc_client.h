@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "tools/client/client.h"
-#include "frontend/grpc/grpc_service.grpc.pb.h"
+#include "protocol/grpc_service.grpc.pb.h"
 
 namespace brigade::client {
 

@@ -1,7 +1,7 @@
 #ifndef BRIGADE_TOOLS_CLIENT_GRPC_CLIENT_CODEC_H_
 #define BRIGADE_TOOLS_CLIENT_GRPC_CLIENT_CODEC_H_
 
-// The client side of the KServe v2 / Triton gRPC messages (frontend/grpc/grpc_service.proto):
+// The client side of the KServe v2 / Triton gRPC messages (protocol/grpc_service.proto):
 // InferSpec → ModelInferRequest, and the response messages → the client's types. Pure functions.
 //
 // Requests send every input as raw_input_contents (one entry per input, in input order), which
@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "tools/client/client_types.h"
 #include "core/infer_response.h"
-#include "frontend/grpc/grpc_service.pb.h"
+#include "protocol/grpc_service.pb.h"
 
 namespace brigade::client {
 

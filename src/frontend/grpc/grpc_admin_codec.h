@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "telemetry/model_stats.h"
-#include "frontend/grpc/grpc_service.pb.h"
+#include "protocol/grpc_service.pb.h"
 #include "server/inference_server.h"
 
 namespace brigade::frontend {

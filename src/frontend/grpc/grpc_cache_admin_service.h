@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-#include "frontend/grpc/cache_admin.grpc.pb.h"
+#include "protocol/cache_admin.grpc.pb.h"
 #include "frontend/blocking_worker.h"
 #include "server/inference_server.h"
 

@@ -16,9 +16,9 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "frontend/grpc/cache_admin.grpc.pb.h"
+#include "protocol/cache_admin.grpc.pb.h"
 #include "frontend/grpc/grpc_server.h"
-#include "frontend/grpc/grpc_service.grpc.pb.h"
+#include "protocol/grpc_service.grpc.pb.h"
 #include "testing/temp_repository.h"
 
 namespace brigade::frontend {

@@ -37,7 +37,7 @@
 #include "core/infer_request.h"
 #include "core/infer_response.h"
 #include "core/parameters.h"
-#include "frontend/grpc/grpc_service.pb.h"
+#include "protocol/grpc_service.pb.h"
 
 namespace brigade::frontend {
 

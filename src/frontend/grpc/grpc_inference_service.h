@@ -23,7 +23,7 @@
 #include "core/clock.h"
 #include "frontend/blocking_worker.h"
 #include "frontend/grpc/grpc_infer_reactor.h"
-#include "frontend/grpc/grpc_service.grpc.pb.h"
+#include "protocol/grpc_service.grpc.pb.h"
 #include "server/inference_server.h"
 
 namespace brigade::frontend {

@@ -23,7 +23,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "frontend/grpc/grpc_server.h"
-#include "frontend/grpc/grpc_service.grpc.pb.h"
+#include "protocol/grpc_service.grpc.pb.h"
 
 namespace {
 

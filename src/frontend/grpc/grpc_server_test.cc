@@ -19,7 +19,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "frontend/grpc/grpc_service.grpc.pb.h"
+#include "protocol/grpc_service.grpc.pb.h"
 #include "frontend/grpc/grpc_stream_reactor.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX

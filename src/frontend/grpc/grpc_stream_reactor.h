@@ -42,7 +42,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "telemetry/trace_context.h"
-#include "frontend/grpc/grpc_service.pb.h"
+#include "protocol/grpc_service.pb.h"
 #include "frontend/request_report.h"
 #include "server/inference_server.h"
 
