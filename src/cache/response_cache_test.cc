@@ -131,7 +131,7 @@ TEST_F(ResponseCacheTest, MissRunsTheModelAndTheRepeatIsAnsweredFromTheCache) {
   EXPECT_EQ(second.result->clock.at(Stage::kArrival), 5);
   EXPECT_EQ(second.result->outputs[0].tensor.values<float>()[1], 4.0f);
 
-  const telemetry::ModelStatsSnapshot stats = stats_->Snapshot();
+  const protocol::ModelStatistics stats = stats_->Snapshot();
   EXPECT_EQ(stats.inference_stats.cache_hit.count, 1u);
   EXPECT_EQ(stats.inference_stats.cache_miss.count, 1u);
   const ResponseCacheStats cache_stats = cache->Stats();

@@ -24,10 +24,6 @@ inline int HttpStatusFor(const absl::Status& status) {
 }
 inline int GrpcCodeFor(const absl::Status& status) { return MapStatus(status.code()).grpc_code; }
 
-// Payload key under which an UNAVAILABLE status carries a suggested retry delay in seconds
-// (decimal text); the HTTP front end turns it into `Retry-After`, gRPC into trailing metadata.
-inline constexpr std::string_view kRetryAfterPayload = "brigade/retry-after-seconds";
-
 }  // namespace brigade::frontend
 
 #endif  // BRIGADE_FRONTEND_STATUS_MAP_H_

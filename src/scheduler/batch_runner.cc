@@ -4,7 +4,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "telemetry/failure_reason.h"
+#include "protocol/failure_reason.h"
 
 namespace brigade::scheduler {
 
@@ -85,26 +85,26 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   const absl::Status executed = instance->Execute(inputs, &outputs);
   if (metrics_ != nullptr) metrics_->busy_instances().Decrement();
   // Failures of the model itself (here and its outputs below) count as Triton's BACKEND.
-  if (!executed.ok()) return telemetry::WithFailureReason(executed, telemetry::FailureReason::kBackend);
+  if (!executed.ok()) return protocol::WithFailureReason(executed, protocol::FailureReason::kBackend);
   const int64_t infer_end_ns = clock_->NowNs();
   if (metrics_ != nullptr) metrics_->RecordBatch(rows);
   inputs.clear();  // release batch buffers before building responses
 
   if (outputs.size() != signature_->outputs.size()) {
-    return telemetry::WithFailureReason(
+    return protocol::WithFailureReason(
         absl::InternalError(StrCat("model '", model_name_, "' returned ", outputs.size(),
                                    " outputs, its signature declares ",
                                    signature_->outputs.size())),
-        telemetry::FailureReason::kBackend);
+        protocol::FailureReason::kBackend);
   }
   const bool batched = max_batch_size_ > 0;
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (batched && (outputs[o].shape().empty() || outputs[o].shape()[0] != rows)) {
-      return telemetry::WithFailureReason(
+      return protocol::WithFailureReason(
           absl::InternalError(StrCat(
               "model '", model_name_, "' output '", signature_->outputs[o].name, "' has shape ",
               ShapeToString(outputs[o].shape()), " for a batch of ", rows, " rows")),
-          telemetry::FailureReason::kBackend);
+          protocol::FailureReason::kBackend);
     }
   }
 

@@ -7,6 +7,7 @@
 #include "core/strings.h"
 #include "scheduler/cpu_affinity.h"
 #include "spdlog/spdlog.h"
+#include "protocol/error_payload.h"
 
 namespace brigade::scheduler {
 namespace {
@@ -22,13 +23,6 @@ BatchQueueOptions QueueOptions(const Scheduler::Options& options) {
   BatchQueueOptions queue = options.queue;
   queue.instances = std::max(1, options.instance_count);
   return queue;
-}
-
-absl::Status WithRetryAfter(absl::Status status, int64_t seconds) {
-  const std::string text = std::to_string(std::max<int64_t>(1, seconds));
-  status.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
-                    absl::Cord(absl::string_view(text.data(), text.size())));
-  return status;
 }
 
 }  // namespace
@@ -267,12 +261,12 @@ absl::Status Scheduler::RefusalStatus(const BatchQueue::Admission& admission,
   const std::string& model = options_.model_name;
   switch (admission.refusal) {
     case Refusal::kQueueFull:
-      return WithRetryAfter(
+      return protocol::WithRetryAfter(
           absl::UnavailableError(StrCat("model '", model, "': queue is full (",
                                         options_.queue.max_queue_size, " requests)")),
           1);
     case Refusal::kLevelFull:
-      return WithRetryAfter(absl::UnavailableError(StrCat("model '", model, "': priority level ",
+      return protocol::WithRetryAfter(absl::UnavailableError(StrCat("model '", model, "': priority level ",
                                                           admission.level, " queue is full")),
                             1);
     case Refusal::kExpired:
@@ -281,7 +275,7 @@ absl::Status Scheduler::RefusalStatus(const BatchQueue::Admission& admission,
     case Refusal::kPredictedLate: {
       const int64_t predicted_us = (admission.predicted_completion_ns - now_ns) / 1000;
       const int64_t allowed_us = (admission.admission_deadline_ns - now_ns) / 1000;
-      return WithRetryAfter(
+      return protocol::WithRetryAfter(
           absl::UnavailableError(StrCat("model '", model, "': overloaded; predicted completion in ",
                                         predicted_us, " us exceeds the request's budget of ",
                                         allowed_us, " us")),

@@ -30,7 +30,7 @@
 // Failure (all answered through the request's callback, at once unless noted):
 //   UNAVAILABLE        the queue or the request's priority level is full; admission control
 //                      predicts the request would miss its deadline/SLO; the scheduler drains.
-//                      Overload refusals carry kRetryAfterPayload (seconds).
+//                      Overload refusals carry a retry-after (protocol/error_payload.h).
 //   DEADLINE_EXCEEDED  the deadline had passed on arrival, or passed in the queue (REJECT
 //                      policy), answered when it passes.
 //   CANCELLED          the client cancelled while the request was queued or before its batch
@@ -65,11 +65,6 @@ struct WarmupRun {
   std::string name;
   std::vector<Tensor> inputs;
 };
-
-// Payload key under which an overload UNAVAILABLE carries a suggested retry delay in whole
-// seconds (decimal text). Must equal frontend::kRetryAfterPayload (frontend/status_map.h), which the
-// front ends turn into `Retry-After`; schedule may not include serve headers, hence the copy.
-inline constexpr std::string_view kRetryAfterPayload = "brigade/retry-after-seconds";
 
 class Scheduler {
  public:

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "telemetry/metrics_registry.h"
 #include "telemetry/request_metrics.h"
+#include "protocol/error_payload.h"
 
 namespace brigade::scheduler {
 namespace {
@@ -86,8 +87,8 @@ std::unique_ptr<InferRequest> AddSubRequest(int32_t a, int32_t b, InferCallback 
   return request;
 }
 
-absl::string_view RetryAfterKey() {
-  return absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size());
+std::optional<std::string> RetryAfter(const absl::StatusOr<InferResponse>& answer) {
+  return protocol::RetryAfterSeconds(answer.status());
 }
 
 Scheduler::Options BatchingOptions(int max_batch, int64_t delay_us, size_t max_queue = 64) {
@@ -174,7 +175,7 @@ TEST(SchedulerTest, AFullQueueAnswersUnavailableAtOnce) {
   EXPECT_TRUE(answers.at(1).ok());
   EXPECT_EQ(answers.at(2).status().code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(answers.at(2).status().message().find("queue is full"), std::string::npos);
-  EXPECT_TRUE(answers.at(2).status().GetPayload(RetryAfterKey()).has_value());
+  EXPECT_TRUE(RetryAfter(answers.at(2)).has_value());
   EXPECT_EQ((*scheduler)->Snapshot().refused_queue_full, 1u);
 }
 
@@ -542,9 +543,7 @@ TEST(SchedulerTest, AdmissionControlRefusesWhatWouldMissItsSloWithRetryAfter) {
   ASSERT_TRUE(answers.has(3));  // refused at once
   EXPECT_EQ(answers.at(3).status().code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(answers.at(3).status().message().find("predicted completion"), std::string::npos);
-  auto retry = answers.at(3).status().GetPayload(RetryAfterKey());
-  ASSERT_TRUE(retry.has_value());
-  EXPECT_EQ(std::string(*retry), "1");
+  EXPECT_EQ(RetryAfter(answers.at(3)), "1");
   model->Open();
   answers.Wait();
   EXPECT_TRUE(answers.at(1).ok());

@@ -11,7 +11,7 @@
 #include "cache/cache_metrics.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "telemetry/failure_reason.h"
+#include "protocol/failure_reason.h"
 #include "repository/model_repository.h"
 #include "scheduler/scheduler_metrics.h"
 #include "server/default_backends.h"
@@ -100,7 +100,7 @@ class InferenceServer::Impl {
     absl::Status valid = PrepareRequest(**model, request.get());
     if (!valid.ok()) {
       // A request that fails validation is Triton's OTHER whatever its code.
-      stats->RecordFailure(telemetry::FailureReason::kOther,
+      stats->RecordFailure(protocol::FailureReason::kOther,
                            options_.clock->NowNs() - request->clock.at(Stage::kArrival));
       request->Complete(valid);
       return;
@@ -120,7 +120,7 @@ class InferenceServer::Impl {
           if (result.ok()) {
             stats->RecordSuccess(elapsed_ns);
           } else {
-            stats->RecordFailure(telemetry::FailureReasonOf(result.status()), elapsed_ns);
+            stats->RecordFailure(protocol::FailureReasonOf(result.status()), elapsed_ns);
           }
           if (metrics != nullptr) metrics->in_flight().Decrement();
           reply(std::move(result));
@@ -182,9 +182,9 @@ class InferenceServer::Impl {
     return it == caches_.end() ? nullptr : it->second;
   }
 
-  absl::StatusOr<ModelMetadata> Metadata(std::string_view name, int64_t version) const {
+  absl::StatusOr<protocol::ModelMetadata> Metadata(std::string_view name, int64_t version) const {
     BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repository::ModelVersion> model, repo_->Get(name, version));
-    ModelMetadata metadata;
+    protocol::ModelMetadata metadata;
     metadata.name = model->name();
     BRIGADE_ASSIGN_OR_RETURN(std::vector<int64_t> versions, repo_->ReadyVersions(name));
     for (int64_t v : versions) metadata.versions.push_back(std::to_string(v));
@@ -198,9 +198,9 @@ class InferenceServer::Impl {
     return metadata;
   }
 
-  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> Statistics(std::string_view name,
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> Statistics(std::string_view name,
                                                                       int64_t version) const {
-    std::vector<telemetry::ModelStatsSnapshot> out;
+    std::vector<protocol::ModelStatistics> out;
     if (!name.empty() && version >= 0) {
       BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<repository::ModelVersion> model,
                                repo_->Get(name, version));
@@ -215,8 +215,8 @@ class InferenceServer::Impl {
   }
 
   // Triton's counters plus Brigade's per-stage percentiles.
-  telemetry::ModelStatsSnapshot SnapshotOf(const repository::ModelVersion& model) const {
-    telemetry::ModelStatsSnapshot snapshot = model.stats().Snapshot();
+  protocol::ModelStatistics SnapshotOf(const repository::ModelVersion& model) const {
+    protocol::ModelStatistics snapshot = model.stats().Snapshot();
     snapshot.stage_latency = observer_->StageSummary(snapshot.name, snapshot.version);
     return snapshot;
   }
@@ -267,7 +267,7 @@ InferenceServer::~InferenceServer() {
 bool InferenceServer::IsLive() const { return true; }
 bool InferenceServer::IsReady() const { return impl_->ready_.load(std::memory_order_acquire); }
 
-ServerMetadata InferenceServer::Metadata() const {
+protocol::ServerMetadata InferenceServer::Metadata() const {
   return {"brigade",
           BRIGADE_VERSION,
           {"binary_tensor_data", "parameters", "model_repository", "model_configuration",
@@ -281,7 +281,7 @@ absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t 
   return model.status();
 }
 
-absl::StatusOr<ModelMetadata> InferenceServer::GetModelMetadata(std::string_view name,
+absl::StatusOr<protocol::ModelMetadata> InferenceServer::GetModelMetadata(std::string_view name,
                                                                 int64_t version) const {
   return impl_->Metadata(name, version);
 }
@@ -297,9 +297,9 @@ void InferenceServer::Infer(std::unique_ptr<InferRequest> request) {
   impl_->Infer(std::move(request));
 }
 
-absl::StatusOr<std::vector<RepositoryIndexEntry>> InferenceServer::RepositoryIndex(
+absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> InferenceServer::RepositoryIndex(
     bool ready_only) const {
-  std::vector<RepositoryIndexEntry> out;
+  std::vector<protocol::RepositoryIndexEntry> out;
   for (repository::IndexEntry& entry : impl_->repo_->Index(ready_only)) {
     out.push_back({std::move(entry.name), std::move(entry.version), std::move(entry.state),
                    std::move(entry.reason)});
@@ -307,7 +307,7 @@ absl::StatusOr<std::vector<RepositoryIndexEntry>> InferenceServer::RepositoryInd
   return out;
 }
 
-absl::Status InferenceServer::LoadModel(const LoadModelRequest& request) {
+absl::Status InferenceServer::LoadModel(const protocol::LoadModelRequest& request) {
   return impl_->repo_->Load(request.name, request.config_json);
 }
 
@@ -327,7 +327,7 @@ absl::Status InferenceServer::InvalidateCache(std::string_view name, int64_t ver
   return impl_->cache_manager_->InvalidateAndWait(scope, timeout_ns);
 }
 
-absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> InferenceServer::Statistics(
+absl::StatusOr<std::vector<protocol::ModelStatistics>> InferenceServer::Statistics(
     std::string_view name, int64_t version) const {
   return impl_->Statistics(name, version);
 }
@@ -341,9 +341,9 @@ const Clock* InferenceServer::clock() const { return impl_->options_.clock; }
 RequestObserver* InferenceServer::observer() const { return impl_->observer_.get(); }
 
 std::string InferenceServer::MetricsText() const {
-  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> stats = impl_->Statistics("", -1);
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> stats = impl_->Statistics("", -1);
   std::string text = impl_->observer_->RenderMetrics(
-      stats.ok() ? *stats : std::vector<telemetry::ModelStatsSnapshot>{});
+      stats.ok() ? *stats : std::vector<protocol::ModelStatistics>{});
   // Why each version's scheduler batched, waited, refused or dropped what it did.
   std::vector<scheduler::SchedulerSnapshot> schedulers;
   for (const auto& model : impl_->repo_->ReadyModels()) {

@@ -30,6 +30,8 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/model.h"
+#include "protocol/metadata.h"
+#include "protocol/repository_index.h"
 #include "telemetry/model_stats.h"
 #include "protocol/model_config.pb.h"
 #include "server/request_observer.h"
@@ -42,40 +44,6 @@ class BackendRegistry;
 namespace repo {
 class ModelRepository;
 }
-
-struct TensorMetadata {
-  std::string name;
-  DataType dtype = DataType::kInvalid;
-  Shape shape;  // -1 marks a variable dimension (including the batch dimension)
-};
-
-struct ModelMetadata {
-  std::string name;
-  std::vector<std::string> versions;  // ready versions, ascending
-  std::string platform;
-  std::vector<TensorMetadata> inputs;
-  std::vector<TensorMetadata> outputs;
-};
-
-struct ServerMetadata {
-  std::string name;
-  std::string version;
-  std::vector<std::string> extensions;
-};
-
-struct RepositoryIndexEntry {
-  std::string name;
-  std::string version;  // empty for a model with no version loaded
-  std::string state;    // "READY", "LOADING", "UNLOADING", "UNAVAILABLE"
-  std::string reason;
-};
-
-// Parameters of a repository load request (Triton's model repository extension).
-struct LoadModelRequest {
-  std::string name;
-  // Optional config override, as JSON (the `config` parameter). Empty: read config.pbtxt.
-  std::string config_json;
-};
 
 enum class ModelControlMode { kNone, kPoll, kExplicit };
 
@@ -115,18 +83,18 @@ class InferenceServer {
   // Health. Live until destroyed; ready once start-up models are loaded and until draining.
   bool IsLive() const;
   bool IsReady() const;
-  ServerMetadata Metadata() const;
+  protocol::ServerMetadata Metadata() const;
 
   // `version` -1 = the version the policy serves (the highest ready one).
   absl::StatusOr<bool> ModelReady(std::string_view name, int64_t version) const;
-  absl::StatusOr<ModelMetadata> GetModelMetadata(std::string_view name, int64_t version) const;
+  absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view name, int64_t version) const;
   absl::StatusOr<config::ModelConfig> GetModelConfig(std::string_view name, int64_t version) const;
 
   // Runs one request; see the class comment. Always answers through request->on_complete.
   void Infer(std::unique_ptr<InferRequest> request);
 
-  absl::StatusOr<std::vector<RepositoryIndexEntry>> RepositoryIndex(bool ready_only) const;
-  absl::Status LoadModel(const LoadModelRequest& request);
+  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(bool ready_only) const;
+  absl::Status LoadModel(const protocol::LoadModelRequest& request);
   absl::Status UnloadModel(std::string_view name);
 
   // Drops cached answers: every model when `name` is empty, one model, or one version
@@ -135,7 +103,7 @@ class InferenceServer {
   absl::Status InvalidateCache(std::string_view name, int64_t version, int64_t timeout_ns);
 
   // Statistics for one model (and version), or all models when `name` is empty.
-  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> Statistics(std::string_view name,
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> Statistics(std::string_view name,
                                                                       int64_t version) const;
 
   // Readiness turns false and new inference requests get UNAVAILABLE; requests already accepted

@@ -119,12 +119,12 @@ constexpr char kMismatchedAddSubConfig[] = R"pb(
   }
 )pb";
 
-uint64_t Failures(const telemetry::ModelStatsSnapshot& stats, telemetry::FailureReason reason) {
+uint64_t Failures(const protocol::ModelStatistics& stats, protocol::FailureReason reason) {
   return stats.fail_by_reason[static_cast<size_t>(reason)];
 }
 
 TEST_F(InferenceServerTest, FailuresAreCountedByTritonsReason) {
-  using telemetry::FailureReason;
+  using protocol::FailureReason;
   repo_.AddModel("simple", testing::kAddSubConfig);
   repo_.AddModel("mismatched", kMismatchedAddSubConfig);
   auto server = Start();
@@ -157,13 +157,13 @@ TEST_F(InferenceServerTest, FailuresAreCountedByTritonsReason) {
   auto simple = server->Statistics("simple", 1);
   ASSERT_TRUE(simple.ok()) << simple.status();
   EXPECT_EQ((*simple)[0].inference_stats.fail.count, 3u);
-  EXPECT_EQ(Failures((*simple)[0], FailureReason::kOther), 1u);
-  EXPECT_EQ(Failures((*simple)[0], FailureReason::kRejected), 1u);
-  EXPECT_EQ(Failures((*simple)[0], FailureReason::kCanceled), 1u);
-  EXPECT_EQ(Failures((*simple)[0], FailureReason::kBackend), 0u);
+  EXPECT_EQ(Failures((*simple)[0], protocol::FailureReason::kOther), 1u);
+  EXPECT_EQ(Failures((*simple)[0], protocol::FailureReason::kRejected), 1u);
+  EXPECT_EQ(Failures((*simple)[0], protocol::FailureReason::kCanceled), 1u);
+  EXPECT_EQ(Failures((*simple)[0], protocol::FailureReason::kBackend), 0u);
   auto broken = server->Statistics("mismatched", 1);
   ASSERT_TRUE(broken.ok()) << broken.status();
-  EXPECT_EQ(Failures((*broken)[0], FailureReason::kBackend), 1u);
+  EXPECT_EQ(Failures((*broken)[0], protocol::FailureReason::kBackend), 1u);
   EXPECT_EQ((*broken)[0].inference_stats.fail.count, 1u);
   EXPECT_NE(server->MetricsText().find("nv_inference_request_failure{model=\"mismatched\","
                                        "version=\"1\",reason=\"BACKEND\"} 1\n"),

@@ -117,17 +117,17 @@ telemetry::ModelRequestMetrics* RequestObserver::ForModel(std::string_view model
 }
 
 std::string RequestObserver::RenderMetrics(
-    const std::vector<telemetry::ModelStatsSnapshot>& stats) const {
+    const std::vector<protocol::ModelStatistics>& stats) const {
   std::string body;
   registry_.AppendText(&body);
   telemetry::AppendTritonMetrics(stats, metrics_.get(), &body);
   return body;
 }
 
-std::vector<telemetry::StagePercentiles> RequestObserver::StageSummary(
+std::vector<protocol::StageLatency> RequestObserver::StageSummary(
     std::string_view model, std::string_view version) const {
   const telemetry::ModelRequestMetrics* handle = metrics_->Lookup(model, version);
-  return handle == nullptr ? std::vector<telemetry::StagePercentiles>{} : handle->StageSummary();
+  return handle == nullptr ? std::vector<protocol::StageLatency>{} : handle->StageSummary();
 }
 
 void RequestObserver::Flush(int64_t timeout_ms) {

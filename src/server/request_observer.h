@@ -76,11 +76,11 @@ class RequestObserver {
 
   // The Prometheus exposition: Brigade's families plus Triton-compatible nv_* ones built from
   // `stats`.
-  std::string RenderMetrics(const std::vector<telemetry::ModelStatsSnapshot>& stats) const;
+  std::string RenderMetrics(const std::vector<protocol::ModelStatistics>& stats) const;
 
   // Per-stage percentiles of one model version (for the statistics extension); empty when the
   // version has served nothing.
-  std::vector<telemetry::StagePercentiles> StageSummary(std::string_view model,
+  std::vector<protocol::StageLatency> StageSummary(std::string_view model,
                                                       std::string_view version) const;
 
   // Waits up to `timeout_ms` for queued traces and log lines to be written (shutdown).

@@ -31,7 +31,7 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "telemetry/dashboard_page.h"
-#include "telemetry/failure_reason.h"
+#include "protocol/failure_reason.h"
 #include "telemetry/loopback_http_server.h"
 #include "telemetry/model_stats.h"
 #include "telemetry/request_metrics.h"
@@ -84,7 +84,7 @@ class Fixture {
     }
     if (request.method == "GET" && path == "/metrics") {
       std::string text = registry_.Text();
-      std::vector<ModelStatsSnapshot> snapshots;
+      std::vector<protocol::ModelStatistics> snapshots;
       for (const auto& [name, model] : models_) snapshots.push_back(model.stats->Snapshot());
       AppendTritonMetrics(snapshots, request_metrics_.get(), &text);
       return {.status = 200, .content_type = std::string(kPrometheusContentType), .body = text};
@@ -199,7 +199,7 @@ class Fixture {
     if (status.ok()) {
       model.stats->RecordSuccess(total_ns);
     } else {
-      model.stats->RecordFailure(FailureReasonOf(status), total_ns);
+      model.stats->RecordFailure(protocol::FailureReasonOf(status), total_ns);
     }
     model.metrics->RecordRequest(Protocol::kHttp, OutcomeFromStatus(status), clock);
     return response;

@@ -41,17 +41,6 @@ inline constexpr int kNumPipelineStages = 6;
 // "receive", "preprocess", "queue", "compute", "postprocess", "send", "total".
 std::string_view LatencyStageName(LatencyStage stage);
 
-// Quantiles of one stage, over every protocol, since the process started (estimated from the
-// histogram buckets like histogram_quantile; NaN when count is 0). The statistics extension's
-// per-stage summary (RequestMetrics::StageSummary).
-struct StagePercentiles {
-  LatencyStage stage = LatencyStage::kTotal;
-  uint64_t count = 0;
-  double p50_ns = 0;
-  double p90_ns = 0;
-  double p99_ns = 0;
-};
-
 // The stamps a stage runs between.
 struct StageBounds {
   Stage from;

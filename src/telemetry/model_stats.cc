@@ -13,7 +13,7 @@ ModelStats::ModelStats(std::string name, std::string version, int max_batch_size
       max_batch_size_(std::max(1, max_batch_size)) {}
 
 void ModelStats::RecordSuccess(int64_t request_ns) { success_.Add(1, request_ns); }
-void ModelStats::RecordFailure(FailureReason reason, int64_t request_ns) {
+void ModelStats::RecordFailure(protocol::FailureReason reason, int64_t request_ns) {
   fail_.Add(1, request_ns);
   fail_by_reason_[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
 }
@@ -38,8 +38,8 @@ void ModelStats::RecordExecution(int batch_size, int requests, int64_t input_ns,
   batches_[row].output.Add(1, output_ns);
 }
 
-ModelStatsSnapshot ModelStats::Snapshot() const {
-  ModelStatsSnapshot out;
+protocol::ModelStatistics ModelStats::Snapshot() const {
+  protocol::ModelStatistics out;
   out.name = name_;
   out.version = version_;
   out.last_inference_ms = last_inference_ms_.load(std::memory_order_relaxed);
@@ -48,12 +48,12 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
   out.inference_stats = {success_.Read(),       fail_.Read(),          queue_.Read(),
                          compute_input_.Read(), compute_infer_.Read(), compute_output_.Read(),
                          cache_hit_.Read(),     cache_miss_.Read()};
-  for (int i = 0; i < kNumFailureReasons; ++i) {
+  for (int i = 0; i < protocol::kNumFailureReasons; ++i) {
     out.fail_by_reason[i] = fail_by_reason_[i].load(std::memory_order_relaxed);
   }
   for (int size = 1; size <= max_batch_size_; ++size) {
     const BatchRow& row = batches_[size];
-    const StatDuration infer = row.infer.Read();
+    const protocol::StatDuration infer = row.infer.Read();
     if (infer.count == 0) continue;
     out.batch_stats.push_back(
         {static_cast<uint64_t>(size), row.input.Read(), infer, row.output.Read()});

@@ -29,40 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "telemetry/failure_reason.h"
-#include "telemetry/latency_stage.h"
+#include "protocol/failure_reason.h"
+#include "protocol/statistics.h"
 
 namespace brigade::telemetry {
-
-struct StatDuration {
-  uint64_t count = 0;
-  uint64_t ns = 0;
-};
-
-struct InferStatsSnapshot {
-  StatDuration success, fail, queue, compute_input, compute_infer, compute_output, cache_hit,
-      cache_miss;
-};
-
-struct BatchStatsSnapshot {
-  uint64_t batch_size = 0;
-  StatDuration compute_input, compute_infer, compute_output;
-};
-
-struct ModelStatsSnapshot {
-  std::string name;
-  std::string version;
-  uint64_t last_inference_ms = 0;  // wall clock, ms since the Unix epoch; 0 = never
-  uint64_t inference_count = 0;
-  uint64_t execution_count = 0;
-  InferStatsSnapshot inference_stats;
-  // inference_stats.fail.count split by FailureReason (index = the enum's value); sums to it.
-  std::array<uint64_t, kNumFailureReasons> fail_by_reason{};
-  std::vector<BatchStatsSnapshot> batch_stats;  // only sizes that ran, ascending
-  // Brigade's addition: percentiles of each stage t0..t5 (filled by the server from its request
-  // metrics; empty when the version has served nothing).
-  std::vector<StagePercentiles> stage_latency;
-};
 
 class ModelStats {
  public:
@@ -70,7 +40,7 @@ class ModelStats {
   ModelStats(std::string name, std::string version, int max_batch_size);
 
   void RecordSuccess(int64_t request_ns);
-  void RecordFailure(FailureReason reason, int64_t request_ns);
+  void RecordFailure(protocol::FailureReason reason, int64_t request_ns);
   void RecordQueue(int64_t queue_ns);
   void RecordCacheHit(int64_t lookup_ns);
   void RecordCacheMiss(int64_t lookup_ns);
@@ -78,7 +48,7 @@ class ModelStats {
   void RecordExecution(int batch_size, int requests, int64_t input_ns, int64_t infer_ns,
                        int64_t output_ns);
 
-  ModelStatsSnapshot Snapshot() const;
+  protocol::ModelStatistics Snapshot() const;
 
   const std::string& name() const { return name_; }
   const std::string& version() const { return version_; }
@@ -92,7 +62,7 @@ class ModelStats {
       ns.fetch_add(static_cast<uint64_t>(duration_ns < 0 ? 0 : duration_ns) * n,
                    std::memory_order_relaxed);
     }
-    StatDuration Read() const {
+    protocol::StatDuration Read() const {
       return {count.load(std::memory_order_relaxed), ns.load(std::memory_order_relaxed)};
     }
   };
@@ -107,7 +77,7 @@ class ModelStats {
   std::atomic<uint64_t> execution_count_{0};
   Duration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_, cache_hit_,
       cache_miss_;
-  std::array<std::atomic<uint64_t>, kNumFailureReasons> fail_by_reason_{};
+  std::array<std::atomic<uint64_t>, protocol::kNumFailureReasons> fail_by_reason_{};
   // Index = batch size; sized max_batch_size + 1 at construction, never resized.
   std::unique_ptr<BatchRow[]> batches_;
   const int max_batch_size_;

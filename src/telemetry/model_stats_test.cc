@@ -11,7 +11,7 @@ namespace {
 TEST(ModelStatsTest, ExecutionsChargeEveryRequestInTheBatch) {
   ModelStats stats("m", "1", 8);
   stats.RecordExecution(/*batch_size=*/4, /*requests=*/3, 10, 100, 5);
-  const ModelStatsSnapshot snap = stats.Snapshot();
+  const protocol::ModelStatistics snap = stats.Snapshot();
   EXPECT_EQ(snap.inference_count, 4u);
   EXPECT_EQ(snap.execution_count, 1u);
   EXPECT_EQ(snap.inference_stats.compute_infer.count, 3u);
@@ -27,7 +27,7 @@ TEST(ModelStatsTest, CacheHitsCountAsSuccessButNotInference) {
   ModelStats stats("m", "1", 0);
   stats.RecordCacheHit(50);
   stats.RecordSuccess(70);
-  const ModelStatsSnapshot snap = stats.Snapshot();
+  const protocol::ModelStatistics snap = stats.Snapshot();
   EXPECT_EQ(snap.inference_stats.cache_hit.count, 1u);
   EXPECT_EQ(snap.inference_stats.success.count, 1u);
   EXPECT_EQ(snap.inference_count, 0u);
@@ -36,17 +36,17 @@ TEST(ModelStatsTest, CacheHitsCountAsSuccessButNotInference) {
 
 TEST(ModelStatsTest, FailuresAreCountedInTotalAndByReason) {
   ModelStats stats("m", "1", 0);
-  stats.RecordFailure(FailureReason::kRejected, 10);
-  stats.RecordFailure(FailureReason::kRejected, 20);
-  stats.RecordFailure(FailureReason::kBackend, 30);
-  stats.RecordFailure(FailureReason::kCanceled, 40);
-  const ModelStatsSnapshot snap = stats.Snapshot();
+  stats.RecordFailure(protocol::FailureReason::kRejected, 10);
+  stats.RecordFailure(protocol::FailureReason::kRejected, 20);
+  stats.RecordFailure(protocol::FailureReason::kBackend, 30);
+  stats.RecordFailure(protocol::FailureReason::kCanceled, 40);
+  const protocol::ModelStatistics snap = stats.Snapshot();
   EXPECT_EQ(snap.inference_stats.fail.count, 4u);
   EXPECT_EQ(snap.inference_stats.fail.ns, 100u);
-  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kRejected)], 2u);
-  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kCanceled)], 1u);
-  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kBackend)], 1u);
-  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(FailureReason::kOther)], 0u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(protocol::FailureReason::kRejected)], 2u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(protocol::FailureReason::kCanceled)], 1u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(protocol::FailureReason::kBackend)], 1u);
+  EXPECT_EQ(snap.fail_by_reason[static_cast<size_t>(protocol::FailureReason::kOther)], 0u);
   EXPECT_EQ(snap.inference_stats.success.count, 0u);
 }
 

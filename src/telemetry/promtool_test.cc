@@ -53,7 +53,7 @@ class PromtoolTest : public ::testing::Test {
       }
       stats_.push_back(std::make_unique<ModelStats>(name, "1", 8));
       stats_.back()->RecordSuccess(900'000);
-      stats_.back()->RecordFailure(FailureReason::kRejected, 40'000);
+      stats_.back()->RecordFailure(protocol::FailureReason::kRejected, 40'000);
       stats_.back()->RecordExecution(4, 2, 1'000, 2'000, 3'000);
     }
     metrics_->Unresolved()->RecordRequest(Protocol::kHttp, RequestOutcome::kError, Stamped(5, 1));
@@ -75,7 +75,7 @@ TEST_F(PromtoolTest, BrigadeFamiliesPassEveryLint) {
 
 TEST_F(PromtoolTest, FullScrapeWithTritonFamiliesParsesAndOnlyNvNamesDrawLints) {
   std::string text = registry_.Text();
-  std::vector<ModelStatsSnapshot> snapshots;
+  std::vector<protocol::ModelStatistics> snapshots;
   for (const auto& stats : stats_) snapshots.push_back(stats->Snapshot());
   AppendTritonMetrics(snapshots, metrics_.get(), &text);
   const absl::StatusOr<testing::PromtoolResult> result = testing::CheckMetrics(text);

@@ -115,9 +115,9 @@ void ModelRequestMetrics::RecordBatch(int batch_size) {
   })->Observe(batch_size);
 }
 
-std::vector<StagePercentiles> ModelRequestMetrics::StageSummary() const {
+std::vector<protocol::StageLatency> ModelRequestMetrics::StageSummary() const {
   const HistogramBuckets& buckets = parent_->families().stage_duration->buckets();
-  std::vector<StagePercentiles> out;
+  std::vector<protocol::StageLatency> out;
   out.reserve(kNumLatencyStages);
   for (int i = 0; i < kNumLatencyStages; ++i) {
     HistogramSnapshot merged;
@@ -126,7 +126,8 @@ std::vector<StagePercentiles> ModelRequestMetrics::StageSummary() const {
         merged.Merge(histogram->Snapshot());
       }
     }
-    StagePercentiles stage{.stage = static_cast<LatencyStage>(i), .count = merged.count()};
+    protocol::StageLatency stage{.stage = std::string(LatencyStageName(static_cast<LatencyStage>(i))),
+                                 .count = merged.count()};
     stage.p50_ns = EstimateQuantile(buckets, merged, 0.50);
     stage.p90_ns = EstimateQuantile(buckets, merged, 0.90);
     stage.p99_ns = EstimateQuantile(buckets, merged, 0.99);

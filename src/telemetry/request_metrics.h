@@ -44,6 +44,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/infer_request.h"
 #include "core/stage_clock.h"
+#include "protocol/statistics.h"
 #include "telemetry/latency_stage.h"
 #include "telemetry/metrics_registry.h"
 
@@ -88,7 +89,7 @@ class ModelRequestMetrics {
   const Gauge& queue_length() const { return *queue_length_; }
 
   // Every stage in LatencyStage order (the statistics extension's per-stage summary).
-  std::vector<StagePercentiles> StageSummary() const;
+  std::vector<protocol::StageLatency> StageSummary() const;
 
   const std::string& model() const { return model_; }
   const std::string& version() const { return version_; }

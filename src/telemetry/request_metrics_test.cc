@@ -106,16 +106,16 @@ TEST_F(RequestMetricsTest, StageSummaryMergesProtocolsAndEstimatesQuantiles) {
     model->RecordRequest(Protocol::kHttp, RequestOutcome::kSuccess, ClockWithTotalNs(1'500'000));
     model->RecordRequest(Protocol::kGrpc, RequestOutcome::kSuccess, ClockWithTotalNs(15'000'000));
   }
-  const std::vector<StagePercentiles> summary = model->StageSummary();
+  const std::vector<protocol::StageLatency> summary = model->StageSummary();
   ASSERT_EQ(summary.size(), static_cast<size_t>(kNumLatencyStages));
-  const StagePercentiles& total = summary[static_cast<size_t>(LatencyStage::kTotal)];
-  EXPECT_EQ(total.stage, LatencyStage::kTotal);
+  const protocol::StageLatency& total = summary[static_cast<size_t>(LatencyStage::kTotal)];
+  EXPECT_EQ(total.stage, "total");
   EXPECT_EQ(total.count, 200u);
   // p50: rank 100 = all of bucket (1 ms, 2 ms] → its top.
   EXPECT_DOUBLE_EQ(total.p50_ns, 2'000'000.0);
   // p99: rank 198 = 98/100 into (10 ms, 20 ms].
   EXPECT_DOUBLE_EQ(total.p99_ns, 19'800'000.0);
-  const StagePercentiles unused = metrics_->ForModel("other", "1")->StageSummary()[0];
+  const protocol::StageLatency unused = metrics_->ForModel("other", "1")->StageSummary()[0];
   EXPECT_EQ(unused.count, 0u);
   EXPECT_TRUE(std::isnan(unused.p50_ns));
 }

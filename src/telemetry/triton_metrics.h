@@ -32,7 +32,7 @@ namespace brigade::telemetry {
 
 // Appends the families for `models`. `request_metrics` (may be null) supplies the pending count;
 // without it, or for a model version it has no handle for, that gauge is left out.
-void AppendTritonMetrics(std::span<const ModelStatsSnapshot> models,
+void AppendTritonMetrics(std::span<const protocol::ModelStatistics> models,
                          const RequestMetrics* request_metrics, std::string* out);
 
 }  // namespace brigade::telemetry

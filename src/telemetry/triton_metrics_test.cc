@@ -11,7 +11,7 @@ using ::testing::HasSubstr;
 TEST(TritonMetricsTest, WritesTritonFamiliesFromStatisticsInMicroseconds) {
   ModelStats stats("resnet", "3", 8);
   stats.RecordSuccess(2'500'000);
-  stats.RecordFailure(FailureReason::kBackend, 500'000);
+  stats.RecordFailure(protocol::FailureReason::kBackend, 500'000);
   stats.RecordQueue(40'000);
   stats.RecordExecution(4, 2, 1'000, 900'000, 2'000);
   stats.RecordCacheHit(10);
@@ -20,7 +20,7 @@ TEST(TritonMetricsTest, WritesTritonFamiliesFromStatisticsInMicroseconds) {
   request_metrics->ForModel("resnet", "3")->queue_length().Set(5);
 
   std::string out;
-  const ModelStatsSnapshot snapshots[] = {stats.Snapshot()};
+  const protocol::ModelStatistics snapshots[] = {stats.Snapshot()};
   AppendTritonMetrics(snapshots, request_metrics.get(), &out);
   const std::string labels = "{model=\"resnet\",version=\"3\"}";
   EXPECT_THAT(out, HasSubstr("# TYPE nv_inference_request_success counter\n"));
@@ -38,11 +38,11 @@ TEST(TritonMetricsTest, WritesTritonFamiliesFromStatisticsInMicroseconds) {
 
 TEST(TritonMetricsTest, FailuresCarryTritonsReasonWithEveryReasonListed) {
   ModelStats stats("resnet", "3", 8);
-  stats.RecordFailure(FailureReason::kRejected, 1'000);
-  stats.RecordFailure(FailureReason::kRejected, 1'000);
-  stats.RecordFailure(FailureReason::kBackend, 1'000);
+  stats.RecordFailure(protocol::FailureReason::kRejected, 1'000);
+  stats.RecordFailure(protocol::FailureReason::kRejected, 1'000);
+  stats.RecordFailure(protocol::FailureReason::kBackend, 1'000);
   std::string out;
-  const ModelStatsSnapshot snapshots[] = {stats.Snapshot()};
+  const protocol::ModelStatistics snapshots[] = {stats.Snapshot()};
   AppendTritonMetrics(snapshots, nullptr, &out);
   const std::string series = "nv_inference_request_failure{model=\"resnet\",version=\"3\",reason=";
   EXPECT_THAT(out, HasSubstr("# TYPE nv_inference_request_failure counter\n"));
@@ -60,7 +60,7 @@ TEST(TritonMetricsTest, NothingForNoModelsAndNoPendingWithoutRequestMetrics) {
   AppendTritonMetrics({}, nullptr, &out);
   EXPECT_EQ(out, "");
   ModelStats stats("m", "1", 0);
-  const ModelStatsSnapshot snapshots[] = {stats.Snapshot()};
+  const protocol::ModelStatistics snapshots[] = {stats.Snapshot()};
   AppendTritonMetrics(snapshots, nullptr, &out);
   EXPECT_THAT(out, HasSubstr("nv_inference_count{model=\"m\",version=\"1\"} 0\n"));
   EXPECT_THAT(out, ::testing::Not(HasSubstr("pending")));

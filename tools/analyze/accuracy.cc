@@ -67,7 +67,7 @@ absl::StatusOr<std::vector<int32_t>> ArgMaxRows(const Tensor& scores) {
 }
 
 absl::StatusOr<std::vector<int32_t>> PredictClasses(client::Client& client,
-                                                    const client::ModelMetadata& metadata,
+                                                    const protocol::ModelMetadata& metadata,
                                                     const EvalSet& set,
                                                     const PredictOptions& options) {
   if (metadata.inputs.size() != 1) {
@@ -78,7 +78,7 @@ absl::StatusOr<std::vector<int32_t>> PredictClasses(client::Client& client,
   if (metadata.outputs.empty()) {
     return absl::InvalidArgumentError(StrCat("model '", options.model, "' has no outputs"));
   }
-  const client::TensorMetadata& input = metadata.inputs[0];
+  const protocol::TensorMetadata& input = metadata.inputs[0];
   const bool batched = !input.shape.empty() && input.shape[0] == -1;
   const Shape row_shape(input.shape.begin() + (batched ? 1 : 0), input.shape.end());
   if (std::any_of(row_shape.begin(), row_shape.end(), [](int64_t dim) { return dim < 0; })) {

@@ -40,7 +40,7 @@ struct PredictOptions {
 
 // The top-1 class of each example, in order.
 absl::StatusOr<std::vector<int32_t>> PredictClasses(client::Client& client,
-                                                    const client::ModelMetadata& metadata,
+                                                    const protocol::ModelMetadata& metadata,
                                                     const EvalSet& set,
                                                     const PredictOptions& options);
 

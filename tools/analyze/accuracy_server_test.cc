@@ -60,7 +60,7 @@ class AccuracyServerTest : public ::testing::Test {
         client::Client::Create({.address = StrCat("127.0.0.1:", http_->port())});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
-    absl::StatusOr<client::ModelMetadata> metadata = client_->GetModelMetadata("scores", "");
+    absl::StatusOr<protocol::ModelMetadata> metadata = client_->GetModelMetadata("scores", "");
     ASSERT_TRUE(metadata.ok()) << metadata.status();
     metadata_ = *std::move(metadata);
   }
@@ -84,7 +84,7 @@ class AccuracyServerTest : public ::testing::Test {
   std::unique_ptr<frontend::KServeHttpHandler> handler_;
   std::unique_ptr<frontend::HttpServer> http_;
   std::unique_ptr<client::Client> client_;
-  client::ModelMetadata metadata_;
+  protocol::ModelMetadata metadata_;
 };
 
 TEST_F(AccuracyServerTest, PredictsEveryExampleInBatchesAndScoresAgainstLabels) {

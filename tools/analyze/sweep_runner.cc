@@ -45,14 +45,14 @@ double ScaleFor(const SweepOptions& options, const EvalSet& eval, DataType input
 }
 
 // The first examples of `eval`, converted to the model's input, one request's rows per file.
-absl::Status WriteLoadInputs(const client::ModelMetadata& metadata, const EvalSet& eval,
+absl::Status WriteLoadInputs(const protocol::ModelMetadata& metadata, const EvalSet& eval,
                              int64_t rows, int samples, double scale, const std::string& dir) {
   if (metadata.inputs.size() != 1) {
     return absl::InvalidArgumentError(StrCat("model '", metadata.name, "' has ",
                                              metadata.inputs.size(),
                                              " inputs; the evaluation set feeds exactly one"));
   }
-  const client::TensorMetadata& input = metadata.inputs[0];
+  const protocol::TensorMetadata& input = metadata.inputs[0];
   const bool batched = !input.shape.empty() && input.shape[0] == -1;
   const Shape row_shape(input.shape.begin() + (batched ? 1 : 0), input.shape.end());
   if (!batched) rows = 1;
@@ -148,9 +148,9 @@ class Sweep {
  private:
   // The failure of a whole configuration: one point per load level, each with the error.
   void FailConfig(size_t config_index, std::string_view error);
-  void Evaluate(int variant, client::Client& client, const client::ModelMetadata& metadata,
+  void Evaluate(int variant, client::Client& client, const protocol::ModelMetadata& metadata,
                 const ServingConfig& config);
-  void PrepareLoadInputs(int variant, const client::ModelMetadata& metadata);
+  void PrepareLoadInputs(int variant, const protocol::ModelMetadata& metadata);
 
   const SweepSpace& space_;
   const std::vector<config::ModelConfig>& bases_;
@@ -188,7 +188,7 @@ void Sweep::FailConfig(size_t config_index, std::string_view error) {
   progress_->EndConfig(error);
 }
 
-void Sweep::Evaluate(int variant, client::Client& client, const client::ModelMetadata& metadata,
+void Sweep::Evaluate(int variant, client::Client& client, const protocol::ModelMetadata& metadata,
                      const ServingConfig& config) {
   VariantState& state = states_[static_cast<size_t>(variant)];
   VariantResult& result = result_.variants[static_cast<size_t>(variant)];
@@ -241,7 +241,7 @@ void Sweep::Evaluate(int variant, client::Client& client, const client::ModelMet
   state.predictions = *std::move(predictions);
 }
 
-void Sweep::PrepareLoadInputs(int variant, const client::ModelMetadata& metadata) {
+void Sweep::PrepareLoadInputs(int variant, const protocol::ModelMetadata& metadata) {
   VariantState& state = states_[static_cast<size_t>(variant)];
   if (!state.load_inputs_dir.empty() || !state.load_inputs_error.empty()) return;
   const std::string dir = (fs::path(options_.work_dir) / StrCat("load-inputs-", variant)).string();
@@ -294,7 +294,7 @@ void Sweep::RunConfig(const ServingConfig& config) {
   client_options.timeout_ms = options_.load.client.timeout_ms;
   absl::StatusOr<std::unique_ptr<client::Client>> client = client::Client::Create(client_options);
   if (!client.ok()) return FailConfig(config_index, ToStd(client.status().message()));
-  absl::StatusOr<client::ModelMetadata> metadata = (*client)->GetModelMetadata(variant.name, "");
+  absl::StatusOr<protocol::ModelMetadata> metadata = (*client)->GetModelMetadata(variant.name, "");
   if (!metadata.ok()) {
     return FailConfig(config_index, StrCat("model metadata: ", ToStd(metadata.status().message())));
   }

@@ -69,8 +69,8 @@ class Client {
   // `version` empty: the version the server's policy serves.
   virtual absl::StatusOr<bool> ModelReady(std::string_view model, std::string_view version) = 0;
 
-  virtual absl::StatusOr<ServerMetadata> GetServerMetadata() = 0;
-  virtual absl::StatusOr<ModelMetadata> GetModelMetadata(std::string_view model,
+  virtual absl::StatusOr<protocol::ServerMetadata> GetServerMetadata() = 0;
+  virtual absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view model,
                                                          std::string_view version) = 0;
 
   // Runs one inference. `response` is overwritten (its old outputs are released first). Output
@@ -80,11 +80,11 @@ class Client {
   virtual absl::Status Infer(const InferSpec& request, InferResponse* response) = 0;
 
   // Statistics extension: `model` empty = every model; `version` empty = every version.
-  virtual absl::StatusOr<std::vector<ModelStatistics>> GetModelStatistics(
+  virtual absl::StatusOr<std::vector<protocol::ModelStatistics>> GetModelStatistics(
       std::string_view model, std::string_view version) = 0;
 
   // Model repository extension.
-  virtual absl::StatusOr<std::vector<RepositoryModel>> RepositoryIndex(bool ready_only) = 0;
+  virtual absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(bool ready_only) = 0;
   // `config_json` non-empty: the `config` parameter (a model configuration as JSON).
   virtual absl::Status LoadModel(std::string_view model, std::string_view config_json) = 0;
   virtual absl::Status UnloadModel(std::string_view model) = 0;

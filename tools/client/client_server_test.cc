@@ -134,14 +134,14 @@ std::unique_ptr<Servers> ClientServerTest::servers_;
 TEST_P(ClientServerTest, HealthAndServerMetadata) {
   EXPECT_EQ(client_->ServerLive().value_or(false), true);
   EXPECT_EQ(client_->ServerReady().value_or(false), true);
-  absl::StatusOr<ServerMetadata> metadata = client_->GetServerMetadata();
+  absl::StatusOr<protocol::ServerMetadata> metadata = client_->GetServerMetadata();
   ASSERT_TRUE(metadata.ok()) << metadata.status();
   EXPECT_FALSE(metadata->name.empty());
   EXPECT_FALSE(metadata->version.empty());
 }
 
 TEST_P(ClientServerTest, ModelMetadataAndReadiness) {
-  absl::StatusOr<ModelMetadata> metadata = client_->GetModelMetadata("simple", "");
+  absl::StatusOr<protocol::ModelMetadata> metadata = client_->GetModelMetadata("simple", "");
   ASSERT_TRUE(metadata.ok()) << metadata.status();
   EXPECT_EQ(metadata->name, "simple");
   EXPECT_EQ(metadata->versions, (std::vector<std::string>{"1"}));
@@ -221,27 +221,27 @@ TEST_P(ClientServerTest, BadRequestIsInvalidArgumentNamingTheInput) {
 TEST_P(ClientServerTest, StatisticsCountTheRequests) {
   InferResponse response;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(client_->Infer(AddSub(), &response).ok());
-  absl::StatusOr<std::vector<ModelStatistics>> stats = client_->GetModelStatistics("simple", "");
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> stats = client_->GetModelStatistics("simple", "");
   ASSERT_TRUE(stats.ok()) << stats.status();
   ASSERT_EQ(stats->size(), 1u);
-  const ModelStatistics& simple = (*stats)[0];
+  const protocol::ModelStatistics& simple = (*stats)[0];
   EXPECT_EQ(simple.name, "simple");
   EXPECT_GE(simple.inference_stats.success.count, 5u);
   EXPECT_GE(simple.inference_stats.compute_infer.count, 5u);
   EXPECT_GT(simple.inference_stats.compute_infer.ns, 0u);
   EXPECT_GT(simple.execution_count, 0u);
 
-  absl::StatusOr<std::vector<ModelStatistics>> all = client_->GetModelStatistics("", "");
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> all = client_->GetModelStatistics("", "");
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_GE(all->size(), 2u);
 }
 
 TEST_P(ClientServerTest, RepositoryIndexUnloadAndLoad) {
   // Each protocol unloads and reloads its own model name, so the suite's order does not matter.
-  absl::StatusOr<std::vector<RepositoryModel>> index = client_->RepositoryIndex(false);
+  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index = client_->RepositoryIndex(false);
   ASSERT_TRUE(index.ok()) << index.status();
   bool found = false;
-  for (const RepositoryModel& model : *index) found |= model.name == "identity";
+  for (const protocol::RepositoryIndexEntry& model : *index) found |= model.name == "identity";
   EXPECT_TRUE(found);
 
   ASSERT_TRUE(client_->UnloadModel("identity").ok());

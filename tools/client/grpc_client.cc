@@ -100,7 +100,7 @@ absl::StatusOr<bool> GrpcClient::ModelReady(std::string_view model, std::string_
   return response.ready();
 }
 
-absl::StatusOr<ServerMetadata> GrpcClient::GetServerMetadata() {
+absl::StatusOr<protocol::ServerMetadata> GrpcClient::GetServerMetadata() {
   grpc::ClientContext context;
   Prepare(&context);
   inference::ServerMetadataResponse response;
@@ -109,7 +109,7 @@ absl::StatusOr<ServerMetadata> GrpcClient::GetServerMetadata() {
   return FromProto(response);
 }
 
-absl::StatusOr<ModelMetadata> GrpcClient::GetModelMetadata(std::string_view model,
+absl::StatusOr<protocol::ModelMetadata> GrpcClient::GetModelMetadata(std::string_view model,
                                                            std::string_view version) {
   grpc::ClientContext context;
   Prepare(&context);
@@ -137,7 +137,7 @@ absl::Status GrpcClient::Infer(const InferSpec& request, InferResponse* response
   return DecodeModelInferResponse(infer_response_, response);
 }
 
-absl::StatusOr<std::vector<ModelStatistics>> GrpcClient::GetModelStatistics(
+absl::StatusOr<std::vector<protocol::ModelStatistics>> GrpcClient::GetModelStatistics(
     std::string_view model, std::string_view version) {
   grpc::ClientContext context;
   Prepare(&context);
@@ -149,7 +149,7 @@ absl::StatusOr<std::vector<ModelStatistics>> GrpcClient::GetModelStatistics(
   return FromProto(response);
 }
 
-absl::StatusOr<std::vector<RepositoryModel>> GrpcClient::RepositoryIndex(bool ready_only) {
+absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> GrpcClient::RepositoryIndex(bool ready_only) {
   grpc::ClientContext context;
   Prepare(&context);
   inference::RepositoryIndexRequest request;

@@ -192,22 +192,22 @@ absl::Status DecodeModelInferResponse(std::shared_ptr<const inference::ModelInfe
   return absl::OkStatus();
 }
 
-ServerMetadata FromProto(const inference::ServerMetadataResponse& message) {
-  ServerMetadata metadata;
+protocol::ServerMetadata FromProto(const inference::ServerMetadataResponse& message) {
+  protocol::ServerMetadata metadata;
   metadata.name = message.name();
   metadata.version = message.version();
   metadata.extensions.assign(message.extensions().begin(), message.extensions().end());
   return metadata;
 }
 
-ModelMetadata FromProto(const inference::ModelMetadataResponse& message) {
-  ModelMetadata metadata;
+protocol::ModelMetadata FromProto(const inference::ModelMetadataResponse& message) {
+  protocol::ModelMetadata metadata;
   metadata.name = message.name();
   metadata.platform = message.platform();
   metadata.versions.assign(message.versions().begin(), message.versions().end());
-  auto convert = [](const auto& tensors, std::vector<TensorMetadata>* out) {
+  auto convert = [](const auto& tensors, std::vector<protocol::TensorMetadata>* out) {
     for (const auto& tensor : tensors) {
-      TensorMetadata& converted = out->emplace_back();
+      protocol::TensorMetadata& converted = out->emplace_back();
       converted.name = tensor.name();
       converted.datatype = tensor.datatype();
       converted.dtype = ParseDataType(tensor.datatype()).value_or(DataType::kInvalid);
@@ -219,20 +219,20 @@ ModelMetadata FromProto(const inference::ModelMetadataResponse& message) {
   return metadata;
 }
 
-std::vector<ModelStatistics> FromProto(const inference::ModelStatisticsResponse& message) {
+std::vector<protocol::ModelStatistics> FromProto(const inference::ModelStatisticsResponse& message) {
   auto duration = [](const inference::StatisticDuration& d) {
-    return StatDuration{.count = d.count(), .ns = d.ns()};
+    return protocol::StatDuration{.count = d.count(), .ns = d.ns()};
   };
-  std::vector<ModelStatistics> result;
+  std::vector<protocol::ModelStatistics> result;
   for (const inference::ModelStatistics& model : message.model_stats()) {
-    ModelStatistics& stats = result.emplace_back();
+    protocol::ModelStatistics& stats = result.emplace_back();
     stats.name = model.name();
     stats.version = model.version();
     stats.last_inference_ms = model.last_inference();
     stats.inference_count = model.inference_count();
     stats.execution_count = model.execution_count();
     const inference::InferStatistics& s = model.inference_stats();
-    stats.inference_stats = InferStatistics{.success = duration(s.success()),
+    stats.inference_stats = protocol::InferStatistics{.success = duration(s.success()),
                                             .fail = duration(s.fail()),
                                             .queue = duration(s.queue()),
                                             .compute_input = duration(s.compute_input()),
@@ -242,7 +242,7 @@ std::vector<ModelStatistics> FromProto(const inference::ModelStatisticsResponse&
                                             .cache_miss = duration(s.cache_miss())};
     for (const inference::InferBatchStatistics& batch : model.batch_stats()) {
       stats.batch_stats.push_back(
-          BatchStatistics{.batch_size = batch.batch_size(),
+          protocol::BatchStatistics{.batch_size = batch.batch_size(),
                           .compute_input = duration(batch.compute_input()),
                           .compute_infer = duration(batch.compute_infer()),
                           .compute_output = duration(batch.compute_output())});
@@ -251,10 +251,10 @@ std::vector<ModelStatistics> FromProto(const inference::ModelStatisticsResponse&
   return result;
 }
 
-std::vector<RepositoryModel> FromProto(const inference::RepositoryIndexResponse& message) {
-  std::vector<RepositoryModel> result;
+std::vector<protocol::RepositoryIndexEntry> FromProto(const inference::RepositoryIndexResponse& message) {
+  std::vector<protocol::RepositoryIndexEntry> result;
   for (const inference::RepositoryIndexResponse::ModelIndex& model : message.models()) {
-    result.push_back(RepositoryModel{.name = model.name(),
+    result.push_back(protocol::RepositoryIndexEntry{.name = model.name(),
                                      .version = model.version(),
                                      .state = model.state(),
                                      .reason = model.reason()});

@@ -29,10 +29,10 @@ absl::Status BuildModelInferRequest(const InferSpec& request, inference::ModelIn
 absl::Status DecodeModelInferResponse(std::shared_ptr<const inference::ModelInferResponse> message,
                                       InferResponse* response);
 
-ServerMetadata FromProto(const inference::ServerMetadataResponse& message);
-ModelMetadata FromProto(const inference::ModelMetadataResponse& message);
-std::vector<ModelStatistics> FromProto(const inference::ModelStatisticsResponse& message);
-std::vector<RepositoryModel> FromProto(const inference::RepositoryIndexResponse& message);
+protocol::ServerMetadata FromProto(const inference::ServerMetadataResponse& message);
+protocol::ModelMetadata FromProto(const inference::ModelMetadataResponse& message);
+std::vector<protocol::ModelStatistics> FromProto(const inference::ModelStatisticsResponse& message);
+std::vector<protocol::RepositoryIndexEntry> FromProto(const inference::RepositoryIndexResponse& message);
 
 }  // namespace brigade::client
 

@@ -120,7 +120,7 @@ TEST(GrpcFromProtoTest, ConvertsMetadataStatisticsAndIndex) {
   input->set_datatype("UINT8");
   input->add_shape(-1);
   input->add_shape(4);
-  const ModelMetadata converted = FromProto(metadata);
+  const protocol::ModelMetadata converted = FromProto(metadata);
   EXPECT_EQ(converted.name, "m");
   ASSERT_EQ(converted.inputs.size(), 1u);
   EXPECT_EQ(converted.inputs[0].dtype, DataType::kUint8);
@@ -132,7 +132,7 @@ TEST(GrpcFromProtoTest, ConvertsMetadataStatisticsAndIndex) {
   model->mutable_inference_stats()->mutable_queue()->set_count(3);
   model->mutable_inference_stats()->mutable_queue()->set_ns(300);
   model->add_batch_stats()->set_batch_size(2);
-  const std::vector<ModelStatistics> converted_stats = FromProto(stats);
+  const std::vector<protocol::ModelStatistics> converted_stats = FromProto(stats);
   ASSERT_EQ(converted_stats.size(), 1u);
   EXPECT_EQ(converted_stats[0].inference_stats.queue.ns, 300u);
   EXPECT_EQ(converted_stats[0].batch_stats[0].batch_size, 2u);

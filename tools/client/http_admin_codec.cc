@@ -37,7 +37,7 @@ absl::Status ReadStringArray(simdjson::dom::object object, std::string_view key,
 }
 
 absl::Status ReadTensorMetadata(simdjson::dom::object object, std::string_view key,
-                                std::string_view what, std::vector<TensorMetadata>* out) {
+                                std::string_view what, std::vector<protocol::TensorMetadata>* out) {
   simdjson::dom::element value;
   if (object[key].get(value) != simdjson::SUCCESS) return absl::OkStatus();
   simdjson::dom::array items;
@@ -49,7 +49,7 @@ absl::Status ReadTensorMetadata(simdjson::dom::object object, std::string_view k
     if (item.get(tensor) != simdjson::SUCCESS) {
       return MalformedResponse(what, StrCat("an entry of '", key, "' is not an object"));
     }
-    TensorMetadata& metadata = out->emplace_back();
+    protocol::TensorMetadata& metadata = out->emplace_back();
     BRIGADE_ASSIGN_OR_RETURN(std::string_view name, RequiredString(tensor, "name", what));
     metadata.name.assign(name);
     BRIGADE_ASSIGN_OR_RETURN(std::string_view datatype, RequiredString(tensor, "datatype", what));
@@ -64,9 +64,9 @@ absl::Status ReadTensorMetadata(simdjson::dom::object object, std::string_view k
   return absl::OkStatus();
 }
 
-absl::StatusOr<StatDuration> ReadDuration(simdjson::dom::object object, std::string_view key,
+absl::StatusOr<protocol::StatDuration> ReadDuration(simdjson::dom::object object, std::string_view key,
                                           std::string_view what) {
-  StatDuration duration;
+  protocol::StatDuration duration;
   simdjson::dom::element value;
   if (object[key].get(value) != simdjson::SUCCESS) return duration;
   simdjson::dom::object fields;
@@ -78,9 +78,9 @@ absl::StatusOr<StatDuration> ReadDuration(simdjson::dom::object object, std::str
   return duration;
 }
 
-absl::StatusOr<ModelStatistics> ReadModelStatistics(simdjson::dom::object object,
+absl::StatusOr<protocol::ModelStatistics> ReadModelStatistics(simdjson::dom::object object,
                                                     std::string_view what) {
-  ModelStatistics stats;
+  protocol::ModelStatistics stats;
   BRIGADE_ASSIGN_OR_RETURN(std::string_view name, RequiredString(object, "name", what));
   stats.name.assign(name);
   BRIGADE_ASSIGN_OR_RETURN(std::string_view version, OptionalString(object, "version", what));
@@ -95,7 +95,7 @@ absl::StatusOr<ModelStatistics> ReadModelStatistics(simdjson::dom::object object
     if (value.get(fields) != simdjson::SUCCESS) {
       return MalformedResponse(what, "'inference_stats' is not an object");
     }
-    InferStatistics& s = stats.inference_stats;
+    protocol::InferStatistics& s = stats.inference_stats;
     BRIGADE_ASSIGN_OR_RETURN(s.success, ReadDuration(fields, "success", what));
     BRIGADE_ASSIGN_OR_RETURN(s.fail, ReadDuration(fields, "fail", what));
     BRIGADE_ASSIGN_OR_RETURN(s.queue, ReadDuration(fields, "queue", what));
@@ -115,7 +115,7 @@ absl::StatusOr<ModelStatistics> ReadModelStatistics(simdjson::dom::object object
       if (item.get(fields) != simdjson::SUCCESS) {
         return MalformedResponse(what, "an entry of 'batch_stats' is not an object");
       }
-      BatchStatistics& batch = stats.batch_stats.emplace_back();
+      protocol::BatchStatistics& batch = stats.batch_stats.emplace_back();
       BRIGADE_ASSIGN_OR_RETURN(batch.batch_size, OptionalUint(fields, "batch_size", what));
       BRIGADE_ASSIGN_OR_RETURN(batch.compute_input, ReadDuration(fields, "compute_input", what));
       BRIGADE_ASSIGN_OR_RETURN(batch.compute_infer, ReadDuration(fields, "compute_infer", what));
@@ -127,11 +127,11 @@ absl::StatusOr<ModelStatistics> ReadModelStatistics(simdjson::dom::object object
 
 }  // namespace
 
-absl::StatusOr<ServerMetadata> DecodeServerMetadata(simdjson::dom::parser& parser,
+absl::StatusOr<protocol::ServerMetadata> DecodeServerMetadata(simdjson::dom::parser& parser,
                                                     std::string_view json) {
   constexpr std::string_view kWhat = "server metadata";
   BRIGADE_ASSIGN_OR_RETURN(simdjson::dom::object object, RootObject(parser, json, kWhat));
-  ServerMetadata metadata;
+  protocol::ServerMetadata metadata;
   BRIGADE_ASSIGN_OR_RETURN(std::string_view name, OptionalString(object, "name", kWhat));
   metadata.name.assign(name);
   BRIGADE_ASSIGN_OR_RETURN(std::string_view version, OptionalString(object, "version", kWhat));
@@ -140,11 +140,11 @@ absl::StatusOr<ServerMetadata> DecodeServerMetadata(simdjson::dom::parser& parse
   return metadata;
 }
 
-absl::StatusOr<ModelMetadata> DecodeModelMetadata(simdjson::dom::parser& parser,
+absl::StatusOr<protocol::ModelMetadata> DecodeModelMetadata(simdjson::dom::parser& parser,
                                                   std::string_view json) {
   constexpr std::string_view kWhat = "model metadata";
   BRIGADE_ASSIGN_OR_RETURN(simdjson::dom::object object, RootObject(parser, json, kWhat));
-  ModelMetadata metadata;
+  protocol::ModelMetadata metadata;
   BRIGADE_ASSIGN_OR_RETURN(std::string_view name, RequiredString(object, "name", kWhat));
   metadata.name.assign(name);
   BRIGADE_ASSIGN_OR_RETURN(std::string_view platform, OptionalString(object, "platform", kWhat));
@@ -155,7 +155,7 @@ absl::StatusOr<ModelMetadata> DecodeModelMetadata(simdjson::dom::parser& parser,
   return metadata;
 }
 
-absl::StatusOr<std::vector<ModelStatistics>> DecodeModelStatistics(simdjson::dom::parser& parser,
+absl::StatusOr<std::vector<protocol::ModelStatistics>> DecodeModelStatistics(simdjson::dom::parser& parser,
                                                                    std::string_view json) {
   constexpr std::string_view kWhat = "statistics";
   BRIGADE_ASSIGN_OR_RETURN(simdjson::dom::object object, RootObject(parser, json, kWhat));
@@ -163,19 +163,19 @@ absl::StatusOr<std::vector<ModelStatistics>> DecodeModelStatistics(simdjson::dom
   if (object["model_stats"].get(models) != simdjson::SUCCESS) {
     return MalformedResponse(kWhat, "'model_stats' is missing or not an array");
   }
-  std::vector<ModelStatistics> result;
+  std::vector<protocol::ModelStatistics> result;
   for (simdjson::dom::element item : models) {
     simdjson::dom::object model;
     if (item.get(model) != simdjson::SUCCESS) {
       return MalformedResponse(kWhat, "an entry of 'model_stats' is not an object");
     }
-    BRIGADE_ASSIGN_OR_RETURN(ModelStatistics stats, ReadModelStatistics(model, kWhat));
+    BRIGADE_ASSIGN_OR_RETURN(protocol::ModelStatistics stats, ReadModelStatistics(model, kWhat));
     result.push_back(std::move(stats));
   }
   return result;
 }
 
-absl::StatusOr<std::vector<RepositoryModel>> DecodeRepositoryIndex(simdjson::dom::parser& parser,
+absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> DecodeRepositoryIndex(simdjson::dom::parser& parser,
                                                                    std::string_view json) {
   constexpr std::string_view kWhat = "repository index";
   BRIGADE_ASSIGN_OR_RETURN(simdjson::dom::element root, ParseJson(parser, json, kWhat));
@@ -183,13 +183,13 @@ absl::StatusOr<std::vector<RepositoryModel>> DecodeRepositoryIndex(simdjson::dom
   if (root.get(items) != simdjson::SUCCESS) {
     return MalformedResponse(kWhat, "the body is not a JSON array");
   }
-  std::vector<RepositoryModel> result;
+  std::vector<protocol::RepositoryIndexEntry> result;
   for (simdjson::dom::element item : items) {
     simdjson::dom::object entry;
     if (item.get(entry) != simdjson::SUCCESS) {
       return MalformedResponse(kWhat, "an entry is not an object");
     }
-    RepositoryModel& model = result.emplace_back();
+    protocol::RepositoryIndexEntry& model = result.emplace_back();
     BRIGADE_ASSIGN_OR_RETURN(std::string_view name, RequiredString(entry, "name", kWhat));
     model.name.assign(name);
     BRIGADE_ASSIGN_OR_RETURN(std::string_view version, OptionalString(entry, "version", kWhat));

@@ -21,15 +21,15 @@ class parser;
 
 namespace brigade::client {
 
-absl::StatusOr<ServerMetadata> DecodeServerMetadata(simdjson::dom::parser& parser,
+absl::StatusOr<protocol::ServerMetadata> DecodeServerMetadata(simdjson::dom::parser& parser,
                                                     std::string_view json);
-absl::StatusOr<ModelMetadata> DecodeModelMetadata(simdjson::dom::parser& parser,
+absl::StatusOr<protocol::ModelMetadata> DecodeModelMetadata(simdjson::dom::parser& parser,
                                                   std::string_view json);
 // {"model_stats": [...]}.
-absl::StatusOr<std::vector<ModelStatistics>> DecodeModelStatistics(simdjson::dom::parser& parser,
+absl::StatusOr<std::vector<protocol::ModelStatistics>> DecodeModelStatistics(simdjson::dom::parser& parser,
                                                                    std::string_view json);
 // [{"name","version","state","reason"}, ...].
-absl::StatusOr<std::vector<RepositoryModel>> DecodeRepositoryIndex(simdjson::dom::parser& parser,
+absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> DecodeRepositoryIndex(simdjson::dom::parser& parser,
                                                                    std::string_view json);
 
 // The server's message in an error body: the `error` string of a JSON object, else the body

@@ -26,7 +26,7 @@ TEST(HttpAdminCodecTest, DecodesServerMetadata) {
   simdjson::dom::parser parser;
   const PaddedJson body(
       R"({"name":"triton","version":"2.40.0","extensions":["statistics","binary_tensor_data"]})");
-  absl::StatusOr<ServerMetadata> metadata = DecodeServerMetadata(parser, body.json());
+  absl::StatusOr<protocol::ServerMetadata> metadata = DecodeServerMetadata(parser, body.json());
   ASSERT_TRUE(metadata.ok()) << metadata.status();
   EXPECT_EQ(metadata->name, "triton");
   EXPECT_EQ(metadata->version, "2.40.0");
@@ -38,7 +38,7 @@ TEST(HttpAdminCodecTest, DecodesModelMetadataKeepingUnknownDatatypesAsText) {
   const PaddedJson body(R"({"name":"m","versions":["1","2"],"platform":"pytorch_libtorch",)"
                         R"("inputs":[{"name":"image","datatype":"FP32","shape":[-1,1,28,28]}],)"
                         R"("outputs":[{"name":"x","datatype":"FP8","shape":[-1,10]}]})");
-  absl::StatusOr<ModelMetadata> metadata = DecodeModelMetadata(parser, body.json());
+  absl::StatusOr<protocol::ModelMetadata> metadata = DecodeModelMetadata(parser, body.json());
   ASSERT_TRUE(metadata.ok()) << metadata.status();
   EXPECT_EQ(metadata->versions, (std::vector<std::string>{"1", "2"}));
   ASSERT_EQ(metadata->inputs.size(), 1u);
@@ -60,10 +60,10 @@ TEST(HttpAdminCodecTest, DecodesTritonStatistics) {
       R"("batch_stats":[{"batch_size":3,"compute_input":{"count":4,"ns":8},)"
       R"("compute_infer":{"count":4,"ns":2000},"compute_output":{"count":4,"ns":16}}],)"
       R"("memory_usage":[],"response_stats":{}}]})");
-  absl::StatusOr<std::vector<ModelStatistics>> stats = DecodeModelStatistics(parser, body.json());
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> stats = DecodeModelStatistics(parser, body.json());
   ASSERT_TRUE(stats.ok()) << stats.status();
   ASSERT_EQ(stats->size(), 1u);
-  const ModelStatistics& model = (*stats)[0];
+  const protocol::ModelStatistics& model = (*stats)[0];
   EXPECT_EQ(model.name, "m");
   EXPECT_EQ(model.last_inference_ms, 1700000000000u);
   EXPECT_EQ(model.inference_count, 12u);
@@ -80,7 +80,7 @@ TEST(HttpAdminCodecTest, DecodesTheRepositoryIndex) {
   const PaddedJson body(
       R"([{"name":"a","version":"1","state":"READY"},{"name":"b","state":"UNAVAILABLE",)"
       R"("reason":"unloaded"}])");
-  absl::StatusOr<std::vector<RepositoryModel>> index = DecodeRepositoryIndex(parser, body.json());
+  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index = DecodeRepositoryIndex(parser, body.json());
   ASSERT_TRUE(index.ok()) << index.status();
   ASSERT_EQ(index->size(), 2u);
   EXPECT_EQ((*index)[0].version, "1");

@@ -164,7 +164,7 @@ absl::StatusOr<bool> HttpClient::ModelReady(std::string_view model, std::string_
   return Probe();
 }
 
-absl::StatusOr<ServerMetadata> HttpClient::GetServerMetadata() {
+absl::StatusOr<protocol::ServerMetadata> HttpClient::GetServerMetadata() {
   BeginHead("GET");
   request_head_.append("/v2");
   EndHead("", 0, std::string::npos);
@@ -172,7 +172,7 @@ absl::StatusOr<ServerMetadata> HttpClient::GetServerMetadata() {
   return DecodeServerMetadata(*parser_, body);
 }
 
-absl::StatusOr<ModelMetadata> HttpClient::GetModelMetadata(std::string_view model,
+absl::StatusOr<protocol::ModelMetadata> HttpClient::GetModelMetadata(std::string_view model,
                                                            std::string_view version) {
   BeginHead("GET");
   AppendModelPath(model, version, "", &request_head_);
@@ -220,7 +220,7 @@ absl::Status HttpClient::Infer(const InferSpec& request, InferResponse* response
                              response);
 }
 
-absl::StatusOr<std::vector<ModelStatistics>> HttpClient::GetModelStatistics(
+absl::StatusOr<std::vector<protocol::ModelStatistics>> HttpClient::GetModelStatistics(
     std::string_view model, std::string_view version) {
   BeginHead("GET");
   if (model.empty()) {
@@ -233,7 +233,7 @@ absl::StatusOr<std::vector<ModelStatistics>> HttpClient::GetModelStatistics(
   return DecodeModelStatistics(*parser_, body);
 }
 
-absl::StatusOr<std::vector<RepositoryModel>> HttpClient::RepositoryIndex(bool ready_only) {
+absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> HttpClient::RepositoryIndex(bool ready_only) {
   const std::string body = EncodeRepositoryIndexRequest(ready_only);
   BeginHead("POST");
   request_head_.append("/v2/repository/index");

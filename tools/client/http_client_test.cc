@@ -55,7 +55,7 @@ TEST(HttpClientTest, ReusesOneConnectionForManyRequests) {
       StartServer([](const Request&) { return Reply{FakeHttpServer::Response(200, kMetadata)}; });
   auto client = Connect(*server);
   for (int i = 0; i < 5; ++i) {
-    absl::StatusOr<ServerMetadata> metadata = client->GetServerMetadata();
+    absl::StatusOr<protocol::ServerMetadata> metadata = client->GetServerMetadata();
     ASSERT_TRUE(metadata.ok()) << metadata.status();
     EXPECT_EQ(metadata->name, "fake");
   }
@@ -87,7 +87,7 @@ TEST(HttpClientTest, RetriesOnceWhenTheServerDroppedAReusedConnection) {
   });
   auto client = Connect(*server);
   ASSERT_TRUE(client->GetServerMetadata().ok());
-  absl::StatusOr<ServerMetadata> second = client->GetServerMetadata();
+  absl::StatusOr<protocol::ServerMetadata> second = client->GetServerMetadata();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(server->connections_accepted(), 2);
 }
@@ -119,7 +119,7 @@ TEST(HttpClientTest, ReadsChunkedBodies) {
         "10\r\n{\"name\":\"chunky\"\r\n1\r\n}\r\n0\r\n\r\n"};
   });
   auto client = Connect(*server);
-  absl::StatusOr<ServerMetadata> metadata = client->GetServerMetadata();
+  absl::StatusOr<protocol::ServerMetadata> metadata = client->GetServerMetadata();
   ASSERT_TRUE(metadata.ok()) << metadata.status();
   EXPECT_EQ(metadata->name, "chunky");
 }

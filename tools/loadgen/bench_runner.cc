@@ -86,19 +86,19 @@ absl::Status ValidateOptions(const BenchOptions& options) {
   return absl::OkStatus();
 }
 
-std::optional<client::ModelStatistics> Snapshot(const BenchOptions& options, client::Client& admin,
+std::optional<protocol::ModelStatistics> Snapshot(const BenchOptions& options, client::Client& admin,
                                                 std::string* note) {
   if (!options.server_stats) {
     *note = "statistics not requested";
     return std::nullopt;
   }
-  absl::StatusOr<std::vector<client::ModelStatistics>> stats =
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> stats =
       admin.GetModelStatistics(options.model_name, options.model_version);
   if (!stats.ok()) {
     *note = StrCat("statistics unavailable: ", ToStd(stats.status().message()));
     return std::nullopt;
   }
-  std::optional<client::ModelStatistics> sum = SumModel(*stats, options.model_name);
+  std::optional<protocol::ModelStatistics> sum = SumModel(*stats, options.model_name);
   if (!sum.has_value()) *note = "statistics do not list the model";
   return sum;
 }
@@ -229,7 +229,7 @@ absl::StatusOr<LevelResult> LevelRun::Run(client::Client& admin, ProgressSink* p
   result.mode = mode_;
   result.workers = workers_;
   result.target_rate = mode_ == LoadMode::kClosedLoop ? 0 : rate_;
-  const std::optional<client::ModelStatistics> before =
+  const std::optional<protocol::ModelStatistics> before =
       Snapshot(options_, admin, &result.server_note);
   const double cpu_before = ProcessCpuSeconds();
   measure.start_ns = options_.clock->NowNs();
@@ -250,7 +250,7 @@ absl::StatusOr<LevelResult> LevelRun::Run(client::Client& admin, ProgressSink* p
   if (progress != nullptr) progress->Done();
 
   std::string after_note;
-  const std::optional<client::ModelStatistics> after = Snapshot(options_, admin, &after_note);
+  const std::optional<protocol::ModelStatistics> after = Snapshot(options_, admin, &after_note);
   if (before.has_value() && after.has_value()) {
     result.server = ComputeBreakdown(*before, *after);
     if (!result.server.has_value()) result.server_note = "statistics were reset during the run";

@@ -125,7 +125,7 @@ class ProgressSink {
 };
 
 struct BenchReport {
-  client::ModelMetadata model;
+  protocol::ModelMetadata model;
   client::ClientProtocol protocol = client::ClientProtocol::kHttp;
   bool http_binary = false;
   int64_t batch_size = 1;

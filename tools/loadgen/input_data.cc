@@ -13,11 +13,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsBatched(const client::TensorMetadata& input) {
+bool IsBatched(const protocol::TensorMetadata& input) {
   return !input.shape.empty() && input.shape[0] == -1;
 }
 
-absl::Status CheckDims(const client::TensorMetadata& input, const Shape& dims) {
+absl::Status CheckDims(const protocol::TensorMetadata& input, const Shape& dims) {
   if (dims.size() != input.shape.size() || !ShapeMatches(input.shape, dims)) {
     return absl::InvalidArgumentError(StrCat("input '", input.name, "': shape ",
                                              ShapeToString(dims), " does not match the model's ",
@@ -31,7 +31,7 @@ void FillRandom(Tensor* tensor, Distribution distribution, std::mt19937_64* rand
   for (T& value : tensor->mutable_values<T>()) value = static_cast<T>(distribution(*random));
 }
 
-absl::StatusOr<Tensor> RandomTensor(const client::TensorMetadata& input, const Shape& shape,
+absl::StatusOr<Tensor> RandomTensor(const protocol::TensorMetadata& input, const Shape& shape,
                                     const InputOptions& options, std::mt19937_64* random) {
   if (input.dtype == DataType::kBytes) {
     BRIGADE_ASSIGN_OR_RETURN(const int64_t count, ElementCount(shape));
@@ -96,7 +96,7 @@ absl::StatusOr<Tensor> RandomTensor(const client::TensorMetadata& input, const S
 }
 
 // Gives a sample without a batch dimension one, repeating it batch_size times.
-absl::StatusOr<Tensor> AddBatchDimension(const client::TensorMetadata& input, Tensor tensor,
+absl::StatusOr<Tensor> AddBatchDimension(const protocol::TensorMetadata& input, Tensor tensor,
                                          const InputOptions& options) {
   if (!IsBatched(input) || tensor.shape().size() + 1 != input.shape.size()) return tensor;
   Shape batched = tensor.shape();
@@ -106,7 +106,7 @@ absl::StatusOr<Tensor> AddBatchDimension(const client::TensorMetadata& input, Te
   return ConcatRows(rows);
 }
 
-absl::StatusOr<Tensor> TensorFromFile(const client::TensorMetadata& input, const std::string& path,
+absl::StatusOr<Tensor> TensorFromFile(const protocol::TensorMetadata& input, const std::string& path,
                                       const InputOptions& options) {
   Tensor tensor;
   if (path.ends_with(".npy")) {
@@ -146,7 +146,7 @@ absl::StatusOr<std::string> FindInputFile(const fs::path& folder, const std::str
       StrCat("sample folder ", folder.string(), " has no ", input, ".npy or ", input, ".bin"));
 }
 
-absl::StatusOr<std::vector<Sample>> SamplesFromDirectory(const client::ModelMetadata& metadata,
+absl::StatusOr<std::vector<Sample>> SamplesFromDirectory(const protocol::ModelMetadata& metadata,
                                                          const InputOptions& options) {
   std::error_code error;
   std::vector<fs::path> entries;
@@ -162,7 +162,7 @@ absl::StatusOr<std::vector<Sample>> SamplesFromDirectory(const client::ModelMeta
   for (const fs::path& entry : entries) {
     Sample sample;
     if (fs::is_directory(entry)) {
-      for (const client::TensorMetadata& input : metadata.inputs) {
+      for (const protocol::TensorMetadata& input : metadata.inputs) {
         BRIGADE_ASSIGN_OR_RETURN(std::string path, FindInputFile(entry, input.name));
         BRIGADE_ASSIGN_OR_RETURN(Tensor tensor, TensorFromFile(input, path, options));
         sample.push_back({.name = input.name, .tensor = std::move(tensor), .parameters = {}});
@@ -175,7 +175,7 @@ absl::StatusOr<std::vector<Sample>> SamplesFromDirectory(const client::ModelMeta
                                                  " inputs, so each sample must be a folder holding "
                                                  "<input>.npy or <input>.bin per input"));
       }
-      const client::TensorMetadata& input = metadata.inputs[0];
+      const protocol::TensorMetadata& input = metadata.inputs[0];
       BRIGADE_ASSIGN_OR_RETURN(Tensor tensor, TensorFromFile(input, entry.string(), options));
       sample.push_back({.name = input.name, .tensor = std::move(tensor), .parameters = {}});
     } else {
@@ -193,7 +193,7 @@ absl::StatusOr<std::vector<Sample>> SamplesFromDirectory(const client::ModelMeta
 
 }  // namespace
 
-absl::StatusOr<Shape> ResolveShape(const client::TensorMetadata& input, const InputOptions& options,
+absl::StatusOr<Shape> ResolveShape(const protocol::TensorMetadata& input, const InputOptions& options,
                                    std::optional<size_t> byte_size) {
   const Shape& pattern = input.shape;
   Shape shape = pattern;
@@ -236,7 +236,7 @@ absl::StatusOr<Shape> ResolveShape(const client::TensorMetadata& input, const In
                                            input.name, ":<dims>"));
 }
 
-absl::StatusOr<std::vector<Sample>> BuildSamples(const client::ModelMetadata& metadata,
+absl::StatusOr<std::vector<Sample>> BuildSamples(const protocol::ModelMetadata& metadata,
                                                  const InputOptions& options) {
   if (options.batch_size < 1) {
     return absl::InvalidArgumentError("batch size must be at least 1");
@@ -244,7 +244,7 @@ absl::StatusOr<std::vector<Sample>> BuildSamples(const client::ModelMetadata& me
   for (const auto& [name, path] : options.files) {
     const bool known = std::any_of(
         metadata.inputs.begin(), metadata.inputs.end(),
-        [&wanted = name](const client::TensorMetadata& in) { return in.name == wanted; });
+        [&wanted = name](const protocol::TensorMetadata& in) { return in.name == wanted; });
     if (!known) {
       return absl::InvalidArgumentError(
           StrCat("model '", metadata.name, "' has no input '", name, "' (given a file)"));
@@ -257,7 +257,7 @@ absl::StatusOr<std::vector<Sample>> BuildSamples(const client::ModelMetadata& me
   const int count = std::max(1, options.random_samples);
   for (int s = 0; s < count; ++s) {
     Sample sample;
-    for (const client::TensorMetadata& input : metadata.inputs) {
+    for (const protocol::TensorMetadata& input : metadata.inputs) {
       Tensor tensor;
       if (auto file = options.files.find(input.name); file != options.files.end()) {
         BRIGADE_ASSIGN_OR_RETURN(tensor, TensorFromFile(input, file->second, options));

@@ -47,12 +47,12 @@ struct InputOptions {
 
 using Sample = std::vector<InferInput>;
 
-absl::StatusOr<std::vector<Sample>> BuildSamples(const client::ModelMetadata& metadata,
+absl::StatusOr<std::vector<Sample>> BuildSamples(const protocol::ModelMetadata& metadata,
                                                  const InputOptions& options);
 
 // The concrete shape to send for `input`; `byte_size`, when given, resolves one unknown dim of a
 // fixed-size type.
-absl::StatusOr<Shape> ResolveShape(const client::TensorMetadata& input, const InputOptions& options,
+absl::StatusOr<Shape> ResolveShape(const protocol::TensorMetadata& input, const InputOptions& options,
                                    std::optional<size_t> byte_size);
 
 }  // namespace brigade::loadgen

@@ -9,15 +9,15 @@
 namespace brigade::loadgen {
 namespace {
 
-client::TensorMetadata Input(std::string name, DataType dtype, Shape shape) {
+protocol::TensorMetadata Input(std::string name, DataType dtype, Shape shape) {
   return {.name = std::move(name),
           .dtype = dtype,
           .shape = std::move(shape),
           .datatype = std::string(DataTypeName(dtype))};
 }
 
-client::ModelMetadata Model(std::vector<client::TensorMetadata> inputs) {
-  client::ModelMetadata metadata;
+protocol::ModelMetadata Model(std::vector<protocol::TensorMetadata> inputs) {
+  protocol::ModelMetadata metadata;
   metadata.name = "m";
   metadata.inputs = std::move(inputs);
   return metadata;
@@ -55,7 +55,7 @@ TEST(InputDataTest, RandomInputsFillTheBatchDimension) {
 }
 
 TEST(InputDataTest, VariableDimensionsComeFromShapesWithOrWithoutTheBatchDimension) {
-  const client::TensorMetadata input = Input("INPUT0", DataType::kFp32, {-1, -1});
+  const protocol::TensorMetadata input = Input("INPUT0", DataType::kFp32, {-1, -1});
   InputOptions options;
   absl::Status missing = ResolveShape(input, options, std::nullopt).status();
   EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
@@ -140,7 +140,7 @@ TEST(InputDataTest, DatasetSubfoldersHoldOneFilePerInput) {
   }
   InputOptions options;
   options.directory = dir.path() + "/data";
-  const client::ModelMetadata model =
+  const protocol::ModelMetadata model =
       Model({Input("A", DataType::kFp32, {-1, 2}), Input("B", DataType::kFp32, {-1, 2})});
   absl::StatusOr<std::vector<Sample>> samples = BuildSamples(model, options);
   ASSERT_TRUE(samples.ok()) << samples.status();

@@ -3,13 +3,13 @@
 namespace brigade::loadgen {
 namespace {
 
-void Add(const client::StatDuration& from, client::StatDuration* to) {
+void Add(const protocol::StatDuration& from, protocol::StatDuration* to) {
   to->count += from.count;
   to->ns += from.ns;
 }
 
 // Mean ns per count over the window; false when a counter went backwards.
-bool MeanDelta(const client::StatDuration& before, const client::StatDuration& after,
+bool MeanDelta(const protocol::StatDuration& before, const protocol::StatDuration& after,
                double* mean_ns) {
   if (after.count < before.count || after.ns < before.ns) return false;
   const uint64_t count = after.count - before.count;
@@ -19,19 +19,19 @@ bool MeanDelta(const client::StatDuration& before, const client::StatDuration& a
 
 }  // namespace
 
-std::optional<client::ModelStatistics> SumModel(const std::vector<client::ModelStatistics>& stats,
+std::optional<protocol::ModelStatistics> SumModel(const std::vector<protocol::ModelStatistics>& stats,
                                                 std::string_view model) {
-  std::optional<client::ModelStatistics> sum;
-  for (const client::ModelStatistics& entry : stats) {
+  std::optional<protocol::ModelStatistics> sum;
+  for (const protocol::ModelStatistics& entry : stats) {
     if (entry.name != model) continue;
     if (!sum.has_value()) {
-      sum = client::ModelStatistics();
+      sum = protocol::ModelStatistics();
       sum->name = entry.name;
     }
     sum->inference_count += entry.inference_count;
     sum->execution_count += entry.execution_count;
-    const client::InferStatistics& s = entry.inference_stats;
-    client::InferStatistics& t = sum->inference_stats;
+    const protocol::InferStatistics& s = entry.inference_stats;
+    protocol::InferStatistics& t = sum->inference_stats;
     Add(s.success, &t.success);
     Add(s.fail, &t.fail);
     Add(s.queue, &t.queue);
@@ -44,10 +44,10 @@ std::optional<client::ModelStatistics> SumModel(const std::vector<client::ModelS
   return sum;
 }
 
-std::optional<ServerBreakdown> ComputeBreakdown(const client::ModelStatistics& before,
-                                                const client::ModelStatistics& after) {
-  const client::InferStatistics& b = before.inference_stats;
-  const client::InferStatistics& a = after.inference_stats;
+std::optional<ServerBreakdown> ComputeBreakdown(const protocol::ModelStatistics& before,
+                                                const protocol::ModelStatistics& after) {
+  const protocol::InferStatistics& b = before.inference_stats;
+  const protocol::InferStatistics& a = after.inference_stats;
   ServerBreakdown breakdown;
   if (a.success.count < b.success.count || a.fail.count < b.fail.count ||
       a.cache_hit.count < b.cache_hit.count || a.cache_miss.count < b.cache_miss.count ||

@@ -19,7 +19,7 @@
 // serving overhead. The statistics give means only, so "overhead at p99" is end-to-end p99 minus
 // the mean compute.
 //
-// Pure functions over client::ModelStatistics; every version of the model is summed.
+// Pure functions over protocol::ModelStatistics; every version of the model is summed.
 
 #include <optional>
 #include <string_view>
@@ -58,13 +58,13 @@ struct ServerBreakdown {
 };
 
 // Sums the entries of `stats` whose name is `model` into one (all versions).
-std::optional<client::ModelStatistics> SumModel(const std::vector<client::ModelStatistics>& stats,
+std::optional<protocol::ModelStatistics> SumModel(const std::vector<protocol::ModelStatistics>& stats,
                                                 std::string_view model);
 
 // The window's breakdown. A counter that went backwards (the model was reloaded, resetting its
 // statistics) yields nullopt: the window cannot be attributed.
-std::optional<ServerBreakdown> ComputeBreakdown(const client::ModelStatistics& before,
-                                                const client::ModelStatistics& after);
+std::optional<ServerBreakdown> ComputeBreakdown(const protocol::ModelStatistics& before,
+                                                const protocol::ModelStatistics& after);
 
 }  // namespace brigade::loadgen
 

@@ -5,9 +5,9 @@
 namespace brigade::loadgen {
 namespace {
 
-client::ModelStatistics Stats(std::string version, uint64_t requests, uint64_t queue_ns,
+protocol::ModelStatistics Stats(std::string version, uint64_t requests, uint64_t queue_ns,
                               uint64_t infer_ns, uint64_t executions, std::string name = "m") {
-  client::ModelStatistics stats;
+  protocol::ModelStatistics stats;
   stats.name = std::move(name);
   stats.version = std::move(version);
   stats.inference_count = requests;
@@ -21,8 +21,8 @@ client::ModelStatistics Stats(std::string version, uint64_t requests, uint64_t q
 }
 
 TEST(ServerBreakdownTest, MeansPerRequestComeFromTheWindowsDeltas) {
-  const client::ModelStatistics before = Stats("1", 100, 5'000, 100'000, 100);
-  const client::ModelStatistics after = Stats("1", 300, 25'000, 700'000, 150);
+  const protocol::ModelStatistics before = Stats("1", 100, 5'000, 100'000, 100);
+  const protocol::ModelStatistics after = Stats("1", 300, 25'000, 700'000, 150);
   std::optional<ServerBreakdown> breakdown = ComputeBreakdown(before, after);
   ASSERT_TRUE(breakdown.has_value());
   EXPECT_EQ(breakdown->requests, 200u);
@@ -37,8 +37,8 @@ TEST(ServerBreakdownTest, MeansPerRequestComeFromTheWindowsDeltas) {
 }
 
 TEST(ServerBreakdownTest, CacheHitRateComesFromTheWindowsHitAndMissCounts) {
-  client::ModelStatistics before = Stats("1", 100, 0, 0, 100);
-  client::ModelStatistics after = Stats("1", 500, 0, 0, 200);
+  protocol::ModelStatistics before = Stats("1", 100, 0, 0, 100);
+  protocol::ModelStatistics after = Stats("1", 500, 0, 0, 200);
   before.inference_stats.cache_hit = {40, 4'000};
   before.inference_stats.cache_miss = {60, 6'000};
   after.inference_stats.cache_hit = {340, 34'000};
@@ -62,7 +62,7 @@ TEST(ServerBreakdownTest, CacheHitRateComesFromTheWindowsHitAndMissCounts) {
 }
 
 TEST(ServerBreakdownTest, AnIdleWindowHasZeroMeans) {
-  const client::ModelStatistics same = Stats("1", 10, 100, 100, 10);
+  const protocol::ModelStatistics same = Stats("1", 10, 100, 100, 10);
   std::optional<ServerBreakdown> breakdown = ComputeBreakdown(same, same);
   ASSERT_TRUE(breakdown.has_value());
   EXPECT_EQ(breakdown->requests, 0u);
@@ -75,10 +75,10 @@ TEST(ServerBreakdownTest, CountersGoingBackwardsMeanTheModelWasReloaded) {
 }
 
 TEST(ServerBreakdownTest, SumModelAddsEveryVersionOfTheNamedModelOnly) {
-  std::vector<client::ModelStatistics> stats = {Stats("1", 10, 100, 1000, 10),
+  std::vector<protocol::ModelStatistics> stats = {Stats("1", 10, 100, 1000, 10),
                                                 Stats("2", 30, 300, 3000, 30)};
   stats.push_back(Stats("1", 99, 99, 99, 99, "other"));
-  std::optional<client::ModelStatistics> sum = SumModel(stats, "m");
+  std::optional<protocol::ModelStatistics> sum = SumModel(stats, "m");
   ASSERT_TRUE(sum.has_value());
   EXPECT_EQ(sum->inference_stats.success.count, 40u);
   EXPECT_EQ(sum->inference_stats.compute_infer.ns, 4000u);

@@ -7,7 +7,7 @@ namespace {
 
 using inference::ModelRepositoryParameter;
 
-void EncodeTensorMetadata(const TensorMetadata& tensor,
+void EncodeTensorMetadata(const protocol::TensorMetadata& tensor,
                           inference::ModelMetadataResponse::TensorMetadata* out) {
   out->set_name(tensor.name);
   const std::string_view type = DataTypeName(tensor.dtype);
@@ -15,34 +15,34 @@ void EncodeTensorMetadata(const TensorMetadata& tensor,
   out->mutable_shape()->Add(tensor.shape.begin(), tensor.shape.end());
 }
 
-void EncodeDuration(const telemetry::StatDuration& duration, inference::StatisticDuration* out) {
+void EncodeDuration(const protocol::StatDuration& duration, inference::StatisticDuration* out) {
   out->set_count(duration.count);
   out->set_ns(duration.ns);
 }
 
 }  // namespace
 
-void EncodeServerMetadata(const ServerMetadata& metadata, inference::ServerMetadataResponse* out) {
+void EncodeServerMetadata(const protocol::ServerMetadata& metadata, inference::ServerMetadataResponse* out) {
   out->set_name(metadata.name);
   out->set_version(metadata.version);
   for (const std::string& extension : metadata.extensions) out->add_extensions(extension);
 }
 
-void EncodeModelMetadata(const ModelMetadata& metadata, inference::ModelMetadataResponse* out) {
+void EncodeModelMetadata(const protocol::ModelMetadata& metadata, inference::ModelMetadataResponse* out) {
   out->set_name(metadata.name);
   for (const std::string& version : metadata.versions) out->add_versions(version);
   out->set_platform(metadata.platform);
-  for (const TensorMetadata& input : metadata.inputs) {
+  for (const protocol::TensorMetadata& input : metadata.inputs) {
     EncodeTensorMetadata(input, out->add_inputs());
   }
-  for (const TensorMetadata& output : metadata.outputs) {
+  for (const protocol::TensorMetadata& output : metadata.outputs) {
     EncodeTensorMetadata(output, out->add_outputs());
   }
 }
 
-void EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries,
+void EncodeRepositoryIndex(std::span<const protocol::RepositoryIndexEntry> entries,
                            inference::RepositoryIndexResponse* out) {
-  for (const RepositoryIndexEntry& entry : entries) {
+  for (const protocol::RepositoryIndexEntry& entry : entries) {
     inference::RepositoryIndexResponse::ModelIndex* model = out->add_models();
     model->set_name(entry.name);
     model->set_version(entry.version);
@@ -51,16 +51,16 @@ void EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries,
   }
 }
 
-void EncodeModelStatistics(std::span<const telemetry::ModelStatsSnapshot> snapshots,
+void EncodeModelStatistics(std::span<const protocol::ModelStatistics> snapshots,
                            inference::ModelStatisticsResponse* out) {
-  for (const telemetry::ModelStatsSnapshot& snapshot : snapshots) {
+  for (const protocol::ModelStatistics& snapshot : snapshots) {
     inference::ModelStatistics* model = out->add_model_stats();
     model->set_name(snapshot.name);
     model->set_version(snapshot.version);
     model->set_last_inference(snapshot.last_inference_ms);
     model->set_inference_count(snapshot.inference_count);
     model->set_execution_count(snapshot.execution_count);
-    const telemetry::InferStatsSnapshot& in = snapshot.inference_stats;
+    const protocol::InferStatistics& in = snapshot.inference_stats;
     inference::InferStatistics* stats = model->mutable_inference_stats();
     EncodeDuration(in.success, stats->mutable_success());
     EncodeDuration(in.fail, stats->mutable_fail());
@@ -70,17 +70,17 @@ void EncodeModelStatistics(std::span<const telemetry::ModelStatsSnapshot> snapsh
     EncodeDuration(in.compute_output, stats->mutable_compute_output());
     EncodeDuration(in.cache_hit, stats->mutable_cache_hit());
     EncodeDuration(in.cache_miss, stats->mutable_cache_miss());
-    for (const telemetry::BatchStatsSnapshot& batch : snapshot.batch_stats) {
+    for (const protocol::BatchStatistics& batch : snapshot.batch_stats) {
       inference::InferBatchStatistics* encoded = model->add_batch_stats();
       encoded->set_batch_size(batch.batch_size);
       EncodeDuration(batch.compute_input, encoded->mutable_compute_input());
       EncodeDuration(batch.compute_infer, encoded->mutable_compute_infer());
       EncodeDuration(batch.compute_output, encoded->mutable_compute_output());
     }
-    for (const telemetry::StagePercentiles& stage : snapshot.stage_latency) {
+    for (const protocol::StageLatency& stage : snapshot.stage_latency) {
       if (stage.count == 0) continue;
       inference::StageLatency* encoded = model->add_brigade_stage_latency();
-      encoded->set_stage(std::string(telemetry::LatencyStageName(stage.stage)));
+      encoded->set_stage(stage.stage);
       encoded->set_count(stage.count);
       encoded->set_p50_us(stage.p50_ns / 1e3);
       encoded->set_p90_us(stage.p90_ns / 1e3);
@@ -89,10 +89,10 @@ void EncodeModelStatistics(std::span<const telemetry::ModelStatsSnapshot> snapsh
   }
 }
 
-absl::StatusOr<LoadModelRequest> DecodeRepositoryModelLoad(
+absl::StatusOr<protocol::LoadModelRequest> DecodeRepositoryModelLoad(
     const inference::RepositoryModelLoadRequest& request) {
   if (request.model_name().empty()) return absl::InvalidArgumentError("model_name is empty");
-  LoadModelRequest out;
+  protocol::LoadModelRequest out;
   out.name = request.model_name();
   for (const auto& [key, value] : request.parameters()) {
     if (key == "config") {

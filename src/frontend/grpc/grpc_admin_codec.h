@@ -2,10 +2,10 @@
 #define BRIGADE_FRONTEND_GRPC_GRPC_ADMIN_CODEC_H_
 
 // The gRPC codec for everything but inference: server and model metadata, the repository
-// extension (index, load, unload) and statistics. Pure functions between InferenceServer's plain
-// types and the protocol's messages; the service calls them, tests call them directly.
+// extension (index, load, unload) and statistics. Pure functions between the protocol's plain
+// types (protocol/) and its messages; the service calls them, tests call them directly.
 //
-// Statistics keep Triton's field meaning one for one (telemetry/model_stats.h): durations are
+// Statistics keep Triton's field meaning one for one (protocol/statistics.h): durations are
 // {count, ns}, last_inference is milliseconds since the Unix epoch, batch_stats lists only the
 // batch sizes that ran. memory_usage and response_stats (decoupled models) stay empty.
 //
@@ -17,22 +17,23 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "telemetry/model_stats.h"
 #include "protocol/grpc_service.pb.h"
-#include "server/inference_server.h"
+#include "protocol/metadata.h"
+#include "protocol/repository_index.h"
+#include "protocol/statistics.h"
 
 namespace brigade::frontend {
 
-void EncodeServerMetadata(const ServerMetadata& metadata, inference::ServerMetadataResponse* out);
-void EncodeModelMetadata(const ModelMetadata& metadata, inference::ModelMetadataResponse* out);
-void EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries,
+void EncodeServerMetadata(const protocol::ServerMetadata& metadata, inference::ServerMetadataResponse* out);
+void EncodeModelMetadata(const protocol::ModelMetadata& metadata, inference::ModelMetadataResponse* out);
+void EncodeRepositoryIndex(std::span<const protocol::RepositoryIndexEntry> entries,
                            inference::RepositoryIndexResponse* out);
-void EncodeModelStatistics(std::span<const telemetry::ModelStatsSnapshot> snapshots,
+void EncodeModelStatistics(std::span<const protocol::ModelStatistics> snapshots,
                            inference::ModelStatisticsResponse* out);
 
 // A load request: `model_name` and the optional `config` parameter (a model configuration as
 // JSON text). `repository_name` is ignored: Brigade serves one repository.
-absl::StatusOr<LoadModelRequest> DecodeRepositoryModelLoad(
+absl::StatusOr<protocol::LoadModelRequest> DecodeRepositoryModelLoad(
     const inference::RepositoryModelLoadRequest& request);
 
 // The name of the model to unload. `unload_dependents` is accepted and has no effect (Brigade

@@ -11,7 +11,7 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(GrpcAdminCodecTest, ServerMetadataListsExtensions) {
-  ServerMetadata metadata{"brigade", "0.1.0", {"model_repository", "statistics"}};
+  protocol::ServerMetadata metadata{"brigade", "0.1.0", {"model_repository", "statistics"}};
   inference::ServerMetadataResponse out;
   EncodeServerMetadata(metadata, &out);
   EXPECT_EQ(out.name(), "brigade");
@@ -20,12 +20,12 @@ TEST(GrpcAdminCodecTest, ServerMetadataListsExtensions) {
 }
 
 TEST(GrpcAdminCodecTest, ModelMetadataUsesProtocolTypeNamesAndVariableDims) {
-  ModelMetadata metadata;
+  protocol::ModelMetadata metadata;
   metadata.name = "resnet";
   metadata.versions = {"1", "2"};
   metadata.platform = "onnxruntime_onnx";
-  metadata.inputs.push_back({"x", DataType::kFp32, {-1, 3, 224, 224}});
-  metadata.outputs.push_back({"y", DataType::kBytes, {-1}});
+  metadata.inputs.push_back({"x", DataType::kFp32, {-1, 3, 224, 224}, ""});
+  metadata.outputs.push_back({"y", DataType::kBytes, {-1}, ""});
   inference::ModelMetadataResponse out;
   EncodeModelMetadata(metadata, &out);
   EXPECT_EQ(out.name(), "resnet");
@@ -40,7 +40,7 @@ TEST(GrpcAdminCodecTest, ModelMetadataUsesProtocolTypeNamesAndVariableDims) {
 }
 
 TEST(GrpcAdminCodecTest, RepositoryIndexKeepsEveryField) {
-  const std::vector<RepositoryIndexEntry> entries = {{"a", "1", "READY", ""},
+  const std::vector<protocol::RepositoryIndexEntry> entries = {{"a", "1", "READY", ""},
                                                      {"b", "", "UNAVAILABLE", "bad config"}};
   inference::RepositoryIndexResponse out;
   EncodeRepositoryIndex(entries, &out);
@@ -53,13 +53,13 @@ TEST(GrpcAdminCodecTest, RepositoryIndexKeepsEveryField) {
 }
 
 TEST(GrpcAdminCodecTest, StatisticsMapOneForOneOntoTritonsFields) {
-  telemetry::ModelStatsSnapshot snapshot;
+  protocol::ModelStatistics snapshot;
   snapshot.name = "m";
   snapshot.version = "3";
   snapshot.last_inference_ms = 1'700'000'000'000;
   snapshot.inference_count = 40;
   snapshot.execution_count = 10;
-  telemetry::InferStatsSnapshot& s = snapshot.inference_stats;
+  protocol::InferStatistics& s = snapshot.inference_stats;
   s.success = {11, 1100};
   s.fail = {1, 100};
   s.queue = {12, 1200};
@@ -69,10 +69,10 @@ TEST(GrpcAdminCodecTest, StatisticsMapOneForOneOntoTritonsFields) {
   s.cache_hit = {16, 1600};
   s.cache_miss = {17, 1700};
   snapshot.batch_stats.push_back({4, {10, 20}, {10, 30}, {10, 40}});
-  snapshot.stage_latency.push_back({telemetry::LatencyStage::kReceive, 0, 0, 0, 0});
-  snapshot.stage_latency.push_back({telemetry::LatencyStage::kTotal, 40, 1500, 2500, 9000});
+  snapshot.stage_latency.push_back({"receive", 0, 0, 0, 0});
+  snapshot.stage_latency.push_back({"total", 40, 1500, 2500, 9000});
   inference::ModelStatisticsResponse out;
-  EncodeModelStatistics(std::vector<telemetry::ModelStatsSnapshot>{snapshot}, &out);
+  EncodeModelStatistics(std::vector<protocol::ModelStatistics>{snapshot}, &out);
 
   ASSERT_EQ(out.model_stats_size(), 1);
   const inference::ModelStatistics& m = out.model_stats(0);
@@ -110,7 +110,7 @@ TEST(GrpcAdminCodecTest, LoadTakesTheConfigParameter) {
   inference::RepositoryModelLoadRequest request;
   request.set_model_name("m");
   (*request.mutable_parameters())["config"].set_string_param(R"({"max_batch_size": 4})");
-  absl::StatusOr<LoadModelRequest> load = DecodeRepositoryModelLoad(request);
+  absl::StatusOr<protocol::LoadModelRequest> load = DecodeRepositoryModelLoad(request);
   ASSERT_TRUE(load.ok()) << load.status();
   EXPECT_EQ(load->name, "m");
   EXPECT_EQ(load->config_json, R"({"max_batch_size": 4})");

@@ -66,7 +66,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
     inference::ModelMetadataResponse* response) {
   absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
-  absl::StatusOr<brigade::ModelMetadata> metadata =
+  absl::StatusOr<protocol::ModelMetadata> metadata =
       server_->GetModelMetadata(request->name(), *version);
   if (!metadata.ok()) return Reply(context, metadata.status());
   EncodeModelMetadata(*metadata, response);
@@ -101,7 +101,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
     inference::ModelStatisticsResponse* response) {
   absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
-  absl::StatusOr<std::vector<telemetry::ModelStatsSnapshot>> stats =
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> stats =
       server_->Statistics(request->name(), *version);
   if (!stats.ok()) return Reply(context, stats.status());
   EncodeModelStatistics(*stats, response);
@@ -111,7 +111,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
     grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
     inference::RepositoryIndexResponse* response) {
-  absl::StatusOr<std::vector<RepositoryIndexEntry>> index =
+  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index =
       server_->RepositoryIndex(request->ready());
   if (!index.ok()) return Reply(context, index.status());
   EncodeRepositoryIndex(*index, response);
@@ -121,7 +121,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
     inference::RepositoryModelLoadResponse* /*response*/) {
-  absl::StatusOr<LoadModelRequest> load = DecodeRepositoryModelLoad(*request);
+  absl::StatusOr<protocol::LoadModelRequest> load = DecodeRepositoryModelLoad(*request);
   if (!load.ok()) return Reply(context, load.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // The call stays open until the task finishes it; gRPC's shutdown waits for that.

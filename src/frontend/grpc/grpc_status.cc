@@ -5,6 +5,7 @@
 #include "absl/strings/cord.h"
 #include "absl/types/optional.h"
 #include "frontend/status_map.h"
+#include "protocol/error_payload.h"
 
 namespace brigade::frontend {
 
@@ -14,16 +15,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
                       std::string(status.message()));
 }
 
-std::optional<std::string> RetryAfterSeconds(const absl::Status& status) {
-  if (status.code() != absl::StatusCode::kUnavailable) return std::nullopt;
-  absl::optional<absl::Cord> payload =
-      status.GetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()));
-  if (!payload.has_value()) return std::nullopt;
-  return std::string(*payload);
-}
-
 grpc::Status FinishStatus(const absl::Status& status, grpc::ServerContextBase* context) {
-  if (std::optional<std::string> seconds = RetryAfterSeconds(status)) {
+  if (std::optional<std::string> seconds = protocol::RetryAfterSeconds(status)) {
     context->AddTrailingMetadata(kRetryAfterMetadata, *seconds);
   }
   return ToGrpcStatus(status);

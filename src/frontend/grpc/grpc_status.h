@@ -3,7 +3,7 @@
 
 // absl::Status → grpc::Status for the gRPC front end, through the one mapping table in
 // frontend/status_map.h, plus the trailing metadata an error carries: an UNAVAILABLE status with a
-// frontend::kRetryAfterPayload payload adds `retry-after: <seconds>` so clients can back off.
+// retry-after (protocol/error_payload.h) adds `retry-after: <seconds>` so clients can back off.
 // Also the translation of a gRPC deadline (wall clock) into a monotonic Deadline.
 // Stateless; safe from any thread.
 
@@ -24,9 +24,6 @@ inline constexpr char kRetryAfterMetadata[] = "retry-after";
 
 // The grpc::Status clients see for `status` (code from the mapping table, message verbatim).
 grpc::Status ToGrpcStatus(const absl::Status& status);
-
-// The retry hint of an UNAVAILABLE status, if it carries one.
-std::optional<std::string> RetryAfterSeconds(const absl::Status& status);
 
 // ToGrpcStatus, and the retry hint added to `context`'s trailing metadata. Call before Finish().
 grpc::Status FinishStatus(const absl::Status& status, grpc::ServerContextBase* context);

@@ -6,15 +6,13 @@
 #include "grpcpp/test/server_context_test_spouse.h"
 #include "gtest/gtest.h"
 #include "frontend/status_map.h"
+#include "protocol/error_payload.h"
 
 namespace brigade::frontend {
 namespace {
 
-absl::Status UnavailableWithRetryAfter(const char* seconds) {
-  absl::Status status = absl::UnavailableError("queue full");
-  status.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
-                    absl::Cord(seconds));
-  return status;
+absl::Status UnavailableWithRetryAfter(int64_t seconds) {
+  return protocol::WithRetryAfter(absl::UnavailableError("queue full"), seconds);
 }
 
 TEST(GrpcStatusTest, CodesComeFromTheMappingTableAndMessagesAreKept) {
@@ -29,19 +27,10 @@ TEST(GrpcStatusTest, CodesComeFromTheMappingTableAndMessagesAreKept) {
             static_cast<grpc::StatusCode>(GrpcCodeFor(absl::DataLossError("d"))));
 }
 
-TEST(GrpcStatusTest, RetryHintOnlyFromUnavailableWithPayload) {
-  EXPECT_EQ(RetryAfterSeconds(UnavailableWithRetryAfter("3")), "3");
-  EXPECT_FALSE(RetryAfterSeconds(absl::UnavailableError("no hint")).has_value());
-  absl::Status other = absl::InternalError("x");
-  other.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
-                   absl::Cord("3"));
-  EXPECT_FALSE(RetryAfterSeconds(other).has_value());
-}
-
 TEST(GrpcStatusTest, FinishStatusAddsRetryAfterTrailingMetadata) {
   grpc::ServerContext context;
   grpc::testing::ServerContextTestSpouse spouse(&context);
-  const grpc::Status status = FinishStatus(UnavailableWithRetryAfter("2"), &context);
+  const grpc::Status status = FinishStatus(UnavailableWithRetryAfter(2), &context);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   const auto trailing = spouse.GetTrailingMetadata();
   ASSERT_EQ(trailing.count(kRetryAfterMetadata), 1u);

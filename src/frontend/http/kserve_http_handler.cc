@@ -20,6 +20,7 @@
 #include "frontend/http/statistics_encoder.h"
 #include "frontend/request_report.h"
 #include "frontend/status_map.h"
+#include "protocol/error_payload.h"
 
 namespace brigade::frontend {
 namespace {
@@ -145,10 +146,8 @@ HttpResponse BuildInferResponse(absl::StatusOr<InferResponse> result,
 HttpResponse ErrorResponse(const absl::Status& status) {
   HttpResponse response =
       HttpResponse::Json(HttpStatusFor(status), EncodeError(ToStd(status.message())));
-  if (status.code() == absl::StatusCode::kUnavailable) {
-    const absl::optional<absl::Cord> retry_after =
-        status.GetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()));
-    if (retry_after) response.headers.push_back({"Retry-After", std::string(*retry_after)});
+  if (std::optional<std::string> retry_after = protocol::RetryAfterSeconds(status)) {
+    response.headers.push_back({"Retry-After", *std::move(retry_after)});
   }
   return response;
 }
@@ -201,7 +200,7 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
       return;
     case KServeEndpoint::kModelMetadata:
       responder.Send(JsonOrError(server_->GetModelMetadata(route.model, *version),
-                                 [](const ModelMetadata& m) { return EncodeModelMetadata(m); }));
+                                 [](const protocol::ModelMetadata& m) { return EncodeModelMetadata(m); }));
       return;
     case KServeEndpoint::kModelReady: {
       absl::StatusOr<bool> ready = server_->ModelReady(route.model, *version);
@@ -216,7 +215,7 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
     case KServeEndpoint::kModelStats:
       responder.Send(JsonOrError(
           server_->Statistics(route.model, *version),
-          [](const std::vector<telemetry::ModelStatsSnapshot>& s) { return EncodeStatistics(s); }));
+          [](const std::vector<protocol::ModelStatistics>& s) { return EncodeStatistics(s); }));
       return;
     case KServeEndpoint::kRepositoryIndex: {
       absl::StatusOr<bool> ready_only = DecodeRepositoryIndexRequest(*request.body);
@@ -225,7 +224,7 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
         return;
       }
       responder.Send(JsonOrError(server_->RepositoryIndex(*ready_only),
-                                 [](const std::vector<RepositoryIndexEntry>& entries) {
+                                 [](const std::vector<protocol::RepositoryIndexEntry>& entries) {
                                    return EncodeRepositoryIndex(entries);
                                  }));
       return;
@@ -351,19 +350,16 @@ void KServeHttpHandler::HandleCacheInvalidate(const HttpRequest& request, HttpRe
     held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
   });
   if (!queued) {
-    absl::Status busy =
-        absl::UnavailableError("too many admin requests in progress; retry shortly");
-    busy.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
-                    absl::Cord("1"));
-    held->Send(ErrorResponse(busy));
+    held->Send(ErrorResponse(protocol::WithRetryAfter(absl::UnavailableError(
+        "too many admin requests in progress; retry shortly"), 1)));
   }
 }
 
 void KServeHttpHandler::HandleRepositoryChange(bool load, const HttpRequest& request,
                                                HttpResponder responder, const std::string& model) {
-  LoadModelRequest load_request;
+  protocol::LoadModelRequest load_request;
   if (load) {
-    absl::StatusOr<LoadModelRequest> decoded = DecodeLoadModelRequest(model, *request.body);
+    absl::StatusOr<protocol::LoadModelRequest> decoded = DecodeLoadModelRequest(model, *request.body);
     if (!decoded.ok()) {
       responder.Send(ErrorResponse(decoded.status()));
       return;
@@ -382,11 +378,8 @@ void KServeHttpHandler::HandleRepositoryChange(bool load, const HttpRequest& req
         held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
       });
   if (!queued) {
-    absl::Status busy =
-        absl::UnavailableError("too many model repository requests in progress; retry shortly");
-    busy.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
-                    absl::Cord("1"));
-    held->Send(ErrorResponse(busy));
+    held->Send(ErrorResponse(protocol::WithRetryAfter(absl::UnavailableError(
+        "too many model repository requests in progress; retry shortly"), 1)));
   }
 }
 

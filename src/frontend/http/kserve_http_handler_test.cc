@@ -16,6 +16,7 @@
 #include "frontend/http/http_test_client.h"
 #include "frontend/http/metrics_http_handler.h"
 #include "frontend/status_map.h"
+#include "protocol/error_payload.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
 #include "engine/onnx/test_util/onnx_builder.h"
@@ -531,10 +532,8 @@ TEST(ErrorResponseTest, MapsStatusAndRetryAfter) {
   EXPECT_EQ(not_found.status, 404);
   EXPECT_EQ(not_found.body, R"({"error":"model 'x' not found"})");
 
-  absl::Status busy = absl::UnavailableError("queue full");
-  busy.SetPayload(absl::string_view(kRetryAfterPayload.data(), kRetryAfterPayload.size()),
-                  absl::Cord("3"));
-  HttpResponse unavailable = ErrorResponse(busy);
+  HttpResponse unavailable =
+      ErrorResponse(protocol::WithRetryAfter(absl::UnavailableError("queue full"), 3));
   EXPECT_EQ(unavailable.status, 503);
   ASSERT_EQ(unavailable.headers.size(), 2u);
   EXPECT_EQ(unavailable.headers[1].name, "Retry-After");

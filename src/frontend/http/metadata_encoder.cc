@@ -5,9 +5,9 @@
 namespace brigade::frontend {
 namespace {
 
-void WriteTensors(const std::vector<TensorMetadata>& tensors, JsonWriter* writer) {
+void WriteTensors(const std::vector<protocol::TensorMetadata>& tensors, JsonWriter* writer) {
   writer->BeginArray();
-  for (const TensorMetadata& tensor : tensors) {
+  for (const protocol::TensorMetadata& tensor : tensors) {
     writer->BeginObject();
     writer->Key("name");
     writer->String(tensor.name);
@@ -24,7 +24,7 @@ void WriteTensors(const std::vector<TensorMetadata>& tensors, JsonWriter* writer
 
 }  // namespace
 
-std::string EncodeServerMetadata(const ServerMetadata& metadata) {
+std::string EncodeServerMetadata(const protocol::ServerMetadata& metadata) {
   std::string json;
   JsonWriter writer(&json);
   writer.BeginObject();
@@ -40,7 +40,7 @@ std::string EncodeServerMetadata(const ServerMetadata& metadata) {
   return json;
 }
 
-std::string EncodeModelMetadata(const ModelMetadata& metadata) {
+std::string EncodeModelMetadata(const protocol::ModelMetadata& metadata) {
   std::string json;
   JsonWriter writer(&json);
   writer.BeginObject();

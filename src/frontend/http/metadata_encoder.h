@@ -11,12 +11,12 @@
 #include <string>
 #include <string_view>
 
-#include "server/inference_server.h"
+#include "protocol/metadata.h"
 
 namespace brigade::frontend {
 
-std::string EncodeServerMetadata(const ServerMetadata& metadata);
-std::string EncodeModelMetadata(const ModelMetadata& metadata);
+std::string EncodeServerMetadata(const protocol::ServerMetadata& metadata);
+std::string EncodeModelMetadata(const protocol::ModelMetadata& metadata);
 std::string EncodeError(std::string_view message);
 
 }  // namespace brigade::frontend

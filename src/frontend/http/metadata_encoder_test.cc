@@ -6,19 +6,19 @@ namespace brigade::frontend {
 namespace {
 
 TEST(MetadataEncoderTest, ServerMetadata) {
-  ServerMetadata metadata{"brigade", "0.1.0", {"binary_tensor_data", "statistics"}};
+  protocol::ServerMetadata metadata{"brigade", "0.1.0", {"binary_tensor_data", "statistics"}};
   EXPECT_EQ(
       EncodeServerMetadata(metadata),
       R"({"name":"brigade","version":"0.1.0","extensions":["binary_tensor_data","statistics"]})");
 }
 
 TEST(MetadataEncoderTest, ModelMetadataWithVariableDims) {
-  ModelMetadata metadata;
+  protocol::ModelMetadata metadata;
   metadata.name = "resnet";
   metadata.versions = {"1", "2"};
   metadata.platform = "onnxruntime_onnx";
-  metadata.inputs = {{"x", DataType::kFp32, {-1, 3, 224, 224}}};
-  metadata.outputs = {{"y", DataType::kBytes, {-1}}};
+  metadata.inputs = {{"x", DataType::kFp32, {-1, 3, 224, 224}, ""}};
+  metadata.outputs = {{"y", DataType::kBytes, {-1}, ""}};
   EXPECT_EQ(EncodeModelMetadata(metadata),
             R"({"name":"resnet","versions":["1","2"],"platform":"onnxruntime_onnx",)"
             R"("inputs":[{"name":"x","datatype":"FP32","shape":[-1,3,224,224]}],)"

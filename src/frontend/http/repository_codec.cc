@@ -108,9 +108,9 @@ absl::StatusOr<CacheInvalidateRequest> DecodeCacheInvalidateRequest(const BodyBu
   return request;
 }
 
-absl::StatusOr<LoadModelRequest> DecodeLoadModelRequest(std::string_view model_name,
+absl::StatusOr<protocol::LoadModelRequest> DecodeLoadModelRequest(std::string_view model_name,
                                                         const BodyBuffer& body) {
-  LoadModelRequest request;
+  protocol::LoadModelRequest request;
   request.name = std::string(model_name);
   BRIGADE_RETURN_IF_ERROR(ForEachParameter(
       body, "load request", [&request](const std::string& key, value& item) -> absl::Status {
@@ -142,11 +142,11 @@ absl::Status DecodeUnloadModelRequest(const BodyBuffer& body) {
       });
 }
 
-std::string EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries) {
+std::string EncodeRepositoryIndex(std::span<const protocol::RepositoryIndexEntry> entries) {
   std::string json;
   JsonWriter writer(&json);
   writer.BeginArray();
-  for (const RepositoryIndexEntry& entry : entries) {
+  for (const protocol::RepositoryIndexEntry& entry : entries) {
     writer.BeginObject();
     writer.Key("name");
     writer.String(entry.name);

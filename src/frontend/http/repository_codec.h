@@ -18,19 +18,19 @@
 
 #include "absl/status/statusor.h"
 #include "frontend/http/body_buffer.h"
-#include "server/inference_server.h"
+#include "protocol/repository_index.h"
 
 namespace brigade::frontend {
 
 // The `ready` flag of an index request (false when absent).
 absl::StatusOr<bool> DecodeRepositoryIndexRequest(const BodyBuffer& body);
 
-absl::StatusOr<LoadModelRequest> DecodeLoadModelRequest(std::string_view model_name,
+absl::StatusOr<protocol::LoadModelRequest> DecodeLoadModelRequest(std::string_view model_name,
                                                         const BodyBuffer& body);
 
 absl::Status DecodeUnloadModelRequest(const BodyBuffer& body);
 
-std::string EncodeRepositoryIndex(std::span<const RepositoryIndexEntry> entries);
+std::string EncodeRepositoryIndex(std::span<const protocol::RepositoryIndexEntry> entries);
 
 // Brigade's cache invalidation request (POST /v2/cache/invalidate): an optional JSON object
 // {"model_name": "m", "model_version": "3"}; empty body or {} = every model.

@@ -13,7 +13,7 @@ using ::testing::HasSubstr;
 absl::StatusOr<bool> Index(std::string_view body) {
   return DecodeRepositoryIndexRequest(*BodyBuffer::FromString(body));
 }
-absl::StatusOr<LoadModelRequest> Load(std::string_view body) {
+absl::StatusOr<protocol::LoadModelRequest> Load(std::string_view body) {
   return DecodeLoadModelRequest("m", *BodyBuffer::FromString(body));
 }
 absl::Status Unload(std::string_view body) {
@@ -83,7 +83,7 @@ TEST(RepositoryCodecTest, CacheInvalidateScopeIsAllModelOrVersion) {
 }
 
 TEST(RepositoryCodecTest, IndexOmitsEmptyVersionAndReason) {
-  std::vector<RepositoryIndexEntry> entries{{"a", "1", "READY", ""},
+  std::vector<protocol::RepositoryIndexEntry> entries{{"a", "1", "READY", ""},
                                             {"b", "", "UNAVAILABLE", "load failed"}};
   EXPECT_EQ(EncodeRepositoryIndex(entries),
             R"([{"name":"a","version":"1","state":"READY"},)"

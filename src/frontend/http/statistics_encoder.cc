@@ -7,7 +7,7 @@
 namespace brigade::frontend {
 namespace {
 
-void WriteDuration(std::string_view key, const telemetry::StatDuration& duration,
+void WriteDuration(std::string_view key, const protocol::StatDuration& duration,
                    JsonWriter* writer) {
   writer->Key(key);
   writer->BeginObject();
@@ -20,13 +20,13 @@ void WriteDuration(std::string_view key, const telemetry::StatDuration& duration
 
 }  // namespace
 
-std::string EncodeStatistics(std::span<const telemetry::ModelStatsSnapshot> models) {
+std::string EncodeStatistics(std::span<const protocol::ModelStatistics> models) {
   std::string json;
   JsonWriter writer(&json);
   writer.BeginObject();
   writer.Key("model_stats");
   writer.BeginArray();
-  for (const telemetry::ModelStatsSnapshot& model : models) {
+  for (const protocol::ModelStatistics& model : models) {
     writer.BeginObject();
     writer.Key("name");
     writer.String(model.name);
@@ -39,7 +39,7 @@ std::string EncodeStatistics(std::span<const telemetry::ModelStatsSnapshot> mode
     writer.Key("execution_count");
     writer.Uint(model.execution_count);
 
-    const telemetry::InferStatsSnapshot& stats = model.inference_stats;
+    const protocol::InferStatistics& stats = model.inference_stats;
     writer.Key("inference_stats");
     writer.BeginObject();
     WriteDuration("success", stats.success, &writer);
@@ -58,7 +58,7 @@ std::string EncodeStatistics(std::span<const telemetry::ModelStatsSnapshot> mode
 
     writer.Key("batch_stats");
     writer.BeginArray();
-    for (const telemetry::BatchStatsSnapshot& batch : model.batch_stats) {
+    for (const protocol::BatchStatistics& batch : model.batch_stats) {
       writer.BeginObject();
       writer.Key("batch_size");
       writer.Uint(batch.batch_size);
@@ -75,11 +75,11 @@ std::string EncodeStatistics(std::span<const telemetry::ModelStatsSnapshot> mode
 
     writer.Key("brigade_stage_latency");
     writer.BeginArray();
-    for (const telemetry::StagePercentiles& stage : model.stage_latency) {
+    for (const protocol::StageLatency& stage : model.stage_latency) {
       if (stage.count == 0) continue;  // no quantiles to speak of
       writer.BeginObject();
       writer.Key("stage");
-      writer.String(telemetry::LatencyStageName(stage.stage));
+      writer.String(stage.stage);
       writer.Key("count");
       writer.Uint(stage.count);
       writer.Key("p50_us");

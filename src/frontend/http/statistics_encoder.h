@@ -18,11 +18,11 @@
 #include <span>
 #include <string>
 
-#include "telemetry/model_stats.h"
+#include "protocol/statistics.h"
 
 namespace brigade::frontend {
 
-std::string EncodeStatistics(std::span<const telemetry::ModelStatsSnapshot> models);
+std::string EncodeStatistics(std::span<const protocol::ModelStatistics> models);
 
 }  // namespace brigade::frontend
 

@@ -10,7 +10,7 @@ namespace {
 TEST(StatisticsEncoderTest, UsesTritonFieldNames) {
   // Designated initializers rather than assignments: g++ 12 at -O3 raises a false -Wrestrict on
   // assigning short literals to the snapshot's strings (GCC bug 105329).
-  telemetry::ModelStatsSnapshot model{.name = "m",
+  protocol::ModelStatistics model{.name = "m",
                                     .version = "1",
                                     .last_inference_ms = 1700000000000,
                                     .inference_count = 6,
@@ -26,13 +26,13 @@ TEST(StatisticsEncoderTest, UsesTritonFieldNames) {
   model.inference_stats.compute_output = {2, 30};
   model.inference_stats.cache_hit = {0, 0};
   model.inference_stats.cache_miss = {3, 9};
-  telemetry::BatchStatsSnapshot batch;
+  protocol::BatchStatistics batch;
   batch.batch_size = 3;
   batch.compute_input = {2, 20};
   batch.compute_infer = {2, 200};
   batch.compute_output = {2, 30};
   model.batch_stats.push_back(batch);
-  std::vector<telemetry::ModelStatsSnapshot> models{model};
+  std::vector<protocol::ModelStatistics> models{model};
   EXPECT_EQ(
       EncodeStatistics(models),
       R"({"model_stats":[{"name":"m","version":"1","last_inference":1700000000000,)"
@@ -46,7 +46,7 @@ TEST(StatisticsEncoderTest, UsesTritonFieldNames) {
 }
 
 TEST(StatisticsEncoderTest, AddsPerStagePercentilesOfStagesThatRan) {
-  telemetry::ModelStatsSnapshot model{.name = "m",
+  protocol::ModelStatistics model{.name = "m",
                                     .version = "1",
                                     .last_inference_ms = 0,
                                     .inference_count = 4,
@@ -54,10 +54,10 @@ TEST(StatisticsEncoderTest, AddsPerStagePercentilesOfStagesThatRan) {
                                     .inference_stats = {},
                                     .batch_stats = {},
                                     .stage_latency = {}};
-  model.stage_latency.push_back({telemetry::LatencyStage::kQueue, 4, 1500, 2500, 4000});
-  model.stage_latency.push_back({telemetry::LatencyStage::kCompute, 0, 0, 0, 0});
-  model.stage_latency.push_back({telemetry::LatencyStage::kTotal, 4, 20000, 30000, 45500});
-  std::vector<telemetry::ModelStatsSnapshot> models{model};
+  model.stage_latency.push_back({"queue", 4, 1500, 2500, 4000});
+  model.stage_latency.push_back({"compute", 0, 0, 0, 0});
+  model.stage_latency.push_back({"total", 4, 20000, 30000, 45500});
+  std::vector<protocol::ModelStatistics> models{model};
   const std::string json = EncodeStatistics(models);
   EXPECT_NE(json.find(R"("brigade_stage_latency":[)"
                       R"({"stage":"queue","count":4,"p50_us":1.5,"p90_us":2.5,"p99_us":4},)"

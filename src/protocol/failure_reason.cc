@@ -1,11 +1,11 @@
-#include "telemetry/failure_reason.h"
+#include "protocol/failure_reason.h"
 
 #include <optional>
 #include <string>
 
 #include "absl/strings/cord.h"
 
-namespace brigade::telemetry {
+namespace brigade::protocol {
 namespace {
 
 // Debian's absl::string_view is not std::string_view.
@@ -61,4 +61,4 @@ FailureReason FailureReasonOf(const absl::Status& status) {
   }
 }
 
-}  // namespace brigade::telemetry
+}  // namespace brigade::protocol

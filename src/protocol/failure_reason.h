@@ -1,5 +1,5 @@
-#ifndef BRIGADE_TELEMETRY_FAILURE_REASON_H_
-#define BRIGADE_TELEMETRY_FAILURE_REASON_H_
+#ifndef BRIGADE_PROTOCOL_FAILURE_REASON_H_
+#define BRIGADE_PROTOCOL_FAILURE_REASON_H_
 
 // FailureReason: why a failed inference request failed, in Triton's four categories (the `reason`
 // label of nv_inference_request_failure, Triton 2.4x+; ecosystem.md §2.1):
@@ -24,7 +24,7 @@
 
 #include "absl/status/status.h"
 
-namespace brigade::telemetry {
+namespace brigade::protocol {
 
 enum class FailureReason : uint8_t { kRejected = 0, kCanceled, kBackend, kOther };
 inline constexpr int kNumFailureReasons = 4;
@@ -41,6 +41,6 @@ absl::Status WithFailureReason(absl::Status status, FailureReason reason);
 // The reason of a failed request's status: the marked one, else by code (see above).
 FailureReason FailureReasonOf(const absl::Status& status);
 
-}  // namespace brigade::telemetry
+}  // namespace brigade::protocol
 
-#endif  // BRIGADE_TELEMETRY_FAILURE_REASON_H_
+#endif  // BRIGADE_PROTOCOL_FAILURE_REASON_H_

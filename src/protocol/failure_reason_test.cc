@@ -1,8 +1,8 @@
-#include "telemetry/failure_reason.h"
+#include "protocol/failure_reason.h"
 
 #include "gtest/gtest.h"
 
-namespace brigade::telemetry {
+namespace brigade::protocol {
 namespace {
 
 TEST(FailureReasonTest, SchedulerRefusalsAndTimeoutsAreRejected) {
@@ -43,4 +43,4 @@ TEST(FailureReasonTest, OkIsNeverMarkedAndNamesAreTritons) {
 }
 
 }  // namespace
-}  // namespace brigade::telemetry
+}  // namespace brigade::protocol
