@@ -17,7 +17,7 @@ set(BRIGADE_SANITIZE_TESTS
   protocol_test
   # the HTTP and gRPC codecs, the KServe route parser, the HTTP/1.1 transport (Beast, threads)
   frontend_http_codec_test frontend_grpc_infer_codec_test frontend_http_kserve_common_test
-  frontend_http_transport_test frontend_blocking_worker_test
+  frontend_http_transport_test core_blocking_worker_test
   # the response cache: in process, and against a real redis-server (threads, Asio)
   cache_key_test cache_cached_value_test cache_memory_cache_test cache_circuit_breaker_test
   cache_request_coalescer_test cache_invalidation_test cache_response_cache_test

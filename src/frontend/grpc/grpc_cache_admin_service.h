@@ -19,8 +19,8 @@
 
 #include <cstdint>
 
+#include "core/blocking_worker.h"
 #include "protocol/cache_admin.grpc.pb.h"
-#include "frontend/blocking_worker.h"
 #include "server/inference_server.h"
 
 namespace brigade::frontend {

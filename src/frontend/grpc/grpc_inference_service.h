@@ -20,8 +20,8 @@
 
 #include <memory>
 
+#include "core/blocking_worker.h"
 #include "core/clock.h"
-#include "frontend/blocking_worker.h"
 #include "frontend/grpc/grpc_infer_reactor.h"
 #include "protocol/grpc_service.grpc.pb.h"
 #include "server/inference_server.h"

@@ -33,8 +33,8 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "core/blocking_worker.h"
 #include "core/infer_response.h"
-#include "frontend/blocking_worker.h"
 #include "frontend/http/http_handler.h"
 #include "server/inference_server.h"
 

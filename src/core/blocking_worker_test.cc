@@ -1,12 +1,13 @@
-#include "frontend/blocking_worker.h"
+#include "core/blocking_worker.h"
 
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace brigade::frontend {
+namespace brigade {
 namespace {
 
 TEST(BlockingWorkerTest, RunsTasksInPostedOrder) {
@@ -47,5 +48,25 @@ TEST(BlockingWorkerTest, RefusesWhenTheQueueIsFull) {
   EXPECT_EQ(ran, 3);
 }
 
+TEST(BlockingWorkerTest, PostOrRunRunsOnTheCallerWhenTheQueueIsFull) {
+  absl::Notification started;
+  absl::Notification release;
+  std::thread::id ran_on;
+  int queued_ran = 0;
+  {
+    BlockingWorker worker(1);
+    ASSERT_TRUE(worker.Post([&] {
+      started.Notify();
+      release.WaitForNotification();
+    }));
+    started.WaitForNotification();
+    EXPECT_TRUE(worker.PostOrRun([&] { ++queued_ran; })) << "one waiting task fits";
+    EXPECT_FALSE(worker.PostOrRun([&] { ran_on = std::this_thread::get_id(); }));
+    EXPECT_EQ(ran_on, std::this_thread::get_id()) << "the overflow ran before PostOrRun returned";
+    release.Notify();
+  }
+  EXPECT_EQ(queued_ran, 1);
+}
+
 }  // namespace
-}  // namespace brigade::frontend
+}  // namespace brigade

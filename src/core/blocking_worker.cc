@@ -1,8 +1,8 @@
-#include "frontend/blocking_worker.h"
+#include "core/blocking_worker.h"
 
 #include <utility>
 
-namespace brigade::frontend {
+namespace brigade {
 
 BlockingWorker::BlockingWorker(int max_queued)
     : max_queued_(max_queued < 1 ? 1 : max_queued), thread_([this] { Run(); }) {}
@@ -22,6 +22,18 @@ bool BlockingWorker::Post(absl::AnyInvocable<void() &&> task) {
   return true;
 }
 
+bool BlockingWorker::PostOrRun(absl::AnyInvocable<void() &&> task) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_ && static_cast<int>(tasks_.size()) < max_queued_) {
+      tasks_.push_back(std::move(task));
+      return true;
+    }
+  }
+  std::move(task)();  // outside the lock, as on the worker
+  return false;
+}
+
 void BlockingWorker::Run() {
   for (;;) {
     absl::AnyInvocable<void() &&> task;
@@ -36,4 +48,4 @@ void BlockingWorker::Run() {
   }
 }
 
-}  // namespace brigade::frontend
+}  // namespace brigade
