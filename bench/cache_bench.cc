@@ -83,10 +83,13 @@ std::pair<double, bool> ServeOnce(ResponseCache& cache, std::unique_ptr<InferReq
     done.Notify();
   };
   const auto start = Clock::now();
-  cache.Serve(std::move(request), 1, "", stats, [](std::unique_ptr<InferRequest> r) {
-    InferResponse response = Answer(*r);
-    r->Complete(std::move(response));
-  });
+  cache.Serve(std::move(request), 1, "", stats,
+              [&cache](std::unique_ptr<InferRequest> r, ResponseCache::PendingStore pending) {
+                InferResponse response = Answer(*r);
+                const absl::StatusOr<InferResponse> outcome = response;
+                r->Complete(std::move(response));
+                cache.Finish(pending, outcome, {});
+              });
   done.WaitForNotification();
   return {std::chrono::duration<double, std::micro>(Clock::now() - start).count(), hit};
 }
@@ -113,8 +116,7 @@ void RunCases(const char* input, const std::vector<int64_t>& shape, size_t float
     ResponseCacheOptions options;
     options.tier = tier;
     options.ttl_ms = 600'000;
-    manager.Remove("bench");
-    std::shared_ptr<ResponseCache> cache = *manager.Configure("bench", options);
+    std::shared_ptr<ResponseCache> cache = *manager.CreateCache("bench", options);
     ServeOnce(*cache, MakeRequest(shape, floats), stats);  // miss: runs and stores
     if (tier == Tier::kRedis) {
       // The store reaches Redis after the answer; let it land before measuring hits.

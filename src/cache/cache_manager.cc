@@ -1,8 +1,9 @@
 #include "cache/cache_manager.h"
 
+#include <memory>
 #include <utility>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "core/status_macros.h"
@@ -10,41 +11,31 @@
 
 namespace brigade::cache {
 
-// The per-model caches. Shared with the Redis subscriber callbacks (weakly), which may run on
-// the Redis I/O thread after the manager started shutting down.
+// Every cache the manager created and that is still alive. Shared with the Redis subscriber
+// callbacks (weakly), which may run on the Redis I/O thread after the manager started shutting
+// down. Not keyed by model: a model may briefly have two live caches (requests started before a
+// reconfiguration finish with the old one), and an invalidation must reach both.
 class CacheManager::Registry {
  public:
-  std::shared_ptr<ResponseCache> Find(std::string_view model) const {
+  void Add(const std::shared_ptr<ResponseCache>& cache) {
     absl::MutexLock lock(&mu_);
-    auto it = caches_.find(std::string(model));
-    return it == caches_.end() ? nullptr : it->second;
+    // Creations are rare (model loads), so pruning here keeps the list as short as the live set.
+    std::erase_if(caches_, [](const std::weak_ptr<ResponseCache>& weak) { return weak.expired(); });
+    caches_.push_back(cache);
   }
 
-  void Put(std::string_view model, std::shared_ptr<ResponseCache> cache) {
-    absl::MutexLock lock(&mu_);
-    caches_[std::string(model)] = std::move(cache);
-  }
-
-  void Remove(std::string_view model) {
-    std::shared_ptr<ResponseCache> removed;  // released after unlocking
-    absl::MutexLock lock(&mu_);
-    auto it = caches_.find(std::string(model));
-    if (it == caches_.end()) return;
-    removed = std::move(it->second);
-    caches_.erase(it);
-  }
-
-  std::vector<std::shared_ptr<ResponseCache>> All() const {
-    std::vector<std::shared_ptr<ResponseCache>> all;
-    absl::MutexLock lock(&mu_);
-    all.reserve(caches_.size());
-    for (const auto& [name, cache] : caches_) all.push_back(cache);
-    return all;
-  }
-
-  // Drops the scope's memory entries of every cache it covers.
+  // Drops the scope's memory entries of every live cache it covers.
   void Drop(const InvalidationScope& scope) const {
-    for (const std::shared_ptr<ResponseCache>& cache : All()) {
+    std::vector<std::shared_ptr<ResponseCache>> live;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const std::weak_ptr<ResponseCache>& weak : caches_) {
+        if (std::shared_ptr<ResponseCache> cache = weak.lock()) live.push_back(std::move(cache));
+      }
+    }
+    // Outside the lock: dropping entries takes the caches' own locks, and the last reference to
+    // a cache may go here.
+    for (const std::shared_ptr<ResponseCache>& cache : live) {
       if (!scope.CoversModel(cache->model_name())) continue;
       if (scope.kind == InvalidationScope::Kind::kModelVersion) {
         cache->DropVersion(scope.version);
@@ -56,7 +47,7 @@ class CacheManager::Registry {
 
  private:
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<ResponseCache>> caches_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::weak_ptr<ResponseCache>> caches_ ABSL_GUARDED_BY(mu_);
 };
 
 absl::StatusOr<std::unique_ptr<CacheManager>> CacheManager::Create(Options options) {
@@ -97,24 +88,14 @@ CacheManager::~CacheManager() {
   if (redis_ != nullptr) redis_->Close();
 }
 
-absl::StatusOr<std::shared_ptr<ResponseCache>> CacheManager::Configure(
+absl::StatusOr<std::shared_ptr<ResponseCache>> CacheManager::CreateCache(
     std::string_view model, const ResponseCacheOptions& options) {
-  if (std::shared_ptr<ResponseCache> current = registry_->Find(model);
-      current != nullptr && current->options() == options) {
-    return current;
-  }
   BRIGADE_ASSIGN_OR_RETURN(
       std::shared_ptr<ResponseCache> cache,
       ResponseCache::Create(std::string(model), options, redis_, options_.clock));
-  registry_->Put(model, cache);
+  registry_->Add(cache);
   return cache;
 }
-
-std::shared_ptr<ResponseCache> CacheManager::Find(std::string_view model) const {
-  return registry_->Find(model);
-}
-
-void CacheManager::Remove(std::string_view model) { registry_->Remove(model); }
 
 void CacheManager::Invalidate(const InvalidationScope& scope,
                               absl::AnyInvocable<void(absl::Status)> done) {
@@ -152,14 +133,6 @@ absl::Status CacheManager::InvalidateAndWait(const InvalidationScope& scope, int
   }
   absl::MutexLock lock(&result->mu);
   return result->status;
-}
-
-std::vector<ResponseCacheStats> CacheManager::Stats() const {
-  std::vector<ResponseCacheStats> stats;
-  for (const std::shared_ptr<ResponseCache>& cache : registry_->All()) {
-    stats.push_back(cache->Stats());
-  }
-  return stats;
 }
 
 std::optional<RedisTierStats> CacheManager::RedisStats() const {

@@ -2,8 +2,9 @@
 #define BRIGADE_CACHE_CACHE_MANAGER_H_
 
 // CacheManager: the process-wide side of the response cache. It owns the Redis tier (if a Redis
-// address is configured), keeps one ResponseCache per model, and carries invalidations to every
-// tier and every process:
+// address is configured), creates each model's ResponseCache (the model repository owns it, in
+// the model's ServedModel), and carries invalidations to every cache it created, in every tier
+// and every process:
 //
 //   Invalidate(scope)   drops the scope's entries from this process's memory tiers at once,
 //                       then (with Redis) deletes its Redis keys and PUBLISHes the scope; every
@@ -59,16 +60,11 @@ class CacheManager {
   CacheManager(const CacheManager&) = delete;
   CacheManager& operator=(const CacheManager&) = delete;
 
-  // The cache of `model`, created or, when `options` differ from the current cache's, replaced
-  // by a new empty one (requests holding the old one finish with it). Same options: the existing
-  // cache, entries kept. INVALID_ARGUMENT naming the model for bad options.
-  absl::StatusOr<std::shared_ptr<ResponseCache>> Configure(std::string_view model,
-                                                           const ResponseCacheOptions& options);
-  // The model's cache, or null when it has none.
-  std::shared_ptr<ResponseCache> Find(std::string_view model) const;
-  // Forgets the model's cache (model unloaded or caching turned off); its memory is freed when
-  // the last request using it finishes.
-  void Remove(std::string_view model);
+  // A new, empty cache for `model`, on this manager's Redis tier. The caller owns it; the manager
+  // holds it weakly, to deliver invalidations, until the last owner lets go (its memory is freed
+  // then). INVALID_ARGUMENT naming the model for bad options.
+  absl::StatusOr<std::shared_ptr<ResponseCache>> CreateCache(std::string_view model,
+                                                             const ResponseCacheOptions& options);
 
   // See the class comment. `done` gets OK once every tier is done, or the Redis error (memory
   // tiers are dropped regardless); it may run before Invalidate returns.
@@ -77,7 +73,6 @@ class CacheManager {
   // path.
   absl::Status InvalidateAndWait(const InvalidationScope& scope, int64_t timeout_ns);
 
-  std::vector<ResponseCacheStats> Stats() const;
   // Redis tier counters, when there is one.
   std::optional<RedisTierStats> RedisStats() const;
   bool has_redis() const { return redis_ != nullptr; }

@@ -282,11 +282,15 @@ class ManagerTest : public RedisCacheTest {
     auto request = MakeRequest("m", x);
     Await<absl::StatusOr<InferResponse>> answer;
     request->on_complete = answer.Callback();
-    cache.Serve(std::move(request), 1, "", stats_, [this](std::unique_ptr<InferRequest> r) {
-      runs_.fetch_add(1);
-      InferResponse response = ResponseFor(*r);
-      r->Complete(std::move(response));
-    });
+    cache.Serve(
+        std::move(request), 1, "", stats_,
+        [this, &cache](std::unique_ptr<InferRequest> r, ResponseCache::PendingStore pending) {
+          runs_.fetch_add(1);
+          InferResponse response = ResponseFor(*r);
+          const absl::StatusOr<InferResponse> outcome = response;
+          r->Complete(std::move(response));
+          cache.Finish(pending, outcome, {});
+        });
     return answer.Get();
   }
 
@@ -306,14 +310,15 @@ class ManagerTest : public RedisCacheTest {
   }
 
   std::atomic<int> runs_{0};
-  std::shared_ptr<telemetry::ModelStats> stats_ = std::make_shared<telemetry::ModelStats>("m", "1", 0);
+  std::shared_ptr<telemetry::ModelStats> stats_ =
+      std::make_shared<telemetry::ModelStats>("m", "1", 0);
 };
 
 TEST_F(ManagerTest, AnswerStoredByOneProcessIsAHitForAnother) {
   auto first = MakeManager();
   auto second = MakeManager();
-  auto cache_a = *first->Configure("m", TierOptions(Tier::kBoth));
-  auto cache_b = *second->Configure("m", TierOptions(Tier::kBoth));
+  auto cache_a = *first->CreateCache("m", TierOptions(Tier::kBoth));
+  auto cache_b = *second->CreateCache("m", TierOptions(Tier::kBoth));
   ASSERT_TRUE(Serve(*cache_a, 7).ok());
   ASSERT_EQ(runs_.load(), 1);
   WaitForRedisKeys(1);
@@ -330,8 +335,8 @@ TEST_F(ManagerTest, AnswerStoredByOneProcessIsAHitForAnother) {
 TEST_F(ManagerTest, InvalidationBroadcastEmptiesTheOtherProcessesMemoryTier) {
   auto first = MakeManager();
   auto second = MakeManager();
-  auto cache_a = *first->Configure("m", TierOptions(Tier::kBoth));
-  auto cache_b = *second->Configure("m", TierOptions(Tier::kBoth));
+  auto cache_a = *first->CreateCache("m", TierOptions(Tier::kBoth));
+  auto cache_b = *second->CreateCache("m", TierOptions(Tier::kBoth));
   ASSERT_TRUE(Serve(*cache_a, 1).ok());
   WaitForRedisKeys(1);
   ASSERT_TRUE(IsHit(Serve(*cache_b, 1)));  // now in B's memory tier too
@@ -353,7 +358,7 @@ TEST_F(ManagerTest, InvalidationBroadcastEmptiesTheOtherProcessesMemoryTier) {
 
 TEST_F(ManagerTest, RedisKilledUnderLoadCausesMissesNeverFailuresAndRecovers) {
   auto manager = MakeManager();
-  auto cache = *manager->Configure("m", TierOptions(Tier::kRedis));
+  auto cache = *manager->CreateCache("m", TierOptions(Tier::kRedis));
   int failures = 0;
   int hits_before_kill = 0;
   for (int i = 0; i < 200; ++i) {
@@ -408,7 +413,7 @@ TEST_F(ManagerTest, ManagerDestroyedWhileAStoreHoldsRedisOnItsIoThreadShutsDownC
   StoreGate gate;
   store_gate = &gate;
   auto manager = MakeManager(GatedWallNowNs);
-  auto cache = *manager->Configure("m", TierOptions(Tier::kRedis));
+  auto cache = *manager->CreateCache("m", TierOptions(Tier::kRedis));
   gate.armed = true;
   // A Redis miss runs the model on the Redis I/O thread, so the store that follows the answer
   // runs there too, holding the Redis tier while it waits at the gate.
@@ -428,15 +433,23 @@ TEST_F(ManagerTest, ManagerDestroyedWhileAStoreHoldsRedisOnItsIoThreadShutsDownC
   store_gate = nullptr;
 }
 
-TEST_F(ManagerTest, ReconfiguringWithOtherOptionsStartsAFreshCache) {
+// A model reconfigured while requests still use its old cache has two live caches for a moment:
+// an invalidation reaches both. The manager holds them weakly: the owner decides their lifetime.
+TEST_F(ManagerTest, InvalidationsReachEveryLiveCacheItCreatedAndItOwnsNone) {
   auto manager = MakeManager();
-  auto first = *manager->Configure("m", TierOptions(Tier::kMemory));
-  EXPECT_EQ(*manager->Configure("m", TierOptions(Tier::kMemory)), first);
-  auto second = *manager->Configure("m", TierOptions(Tier::kBoth));
-  EXPECT_NE(second, first);
-  EXPECT_EQ(manager->Find("m"), second);
-  manager->Remove("m");
-  EXPECT_EQ(manager->Find("m"), nullptr);
+  auto old_cache = *manager->CreateCache("m", TierOptions(Tier::kMemory));
+  auto new_cache = *manager->CreateCache("m", TierOptions(Tier::kMemory));
+  ASSERT_NE(old_cache, new_cache);
+  ASSERT_TRUE(Serve(*old_cache, 3).ok());
+  ASSERT_TRUE(Serve(*new_cache, 3).ok());
+  ASSERT_TRUE(IsHit(Serve(*old_cache, 3)));
+  ASSERT_TRUE(IsHit(Serve(*new_cache, 3)));
+  ASSERT_TRUE(manager->InvalidateAndWait(InvalidationScope::Model("m"), kWaitNs).ok());
+  EXPECT_FALSE(IsHit(Serve(*old_cache, 3)));
+  EXPECT_FALSE(IsHit(Serve(*new_cache, 3)));
+  std::weak_ptr<ResponseCache> released = old_cache;
+  old_cache.reset();
+  EXPECT_TRUE(released.expired());
 }
 
 }  // namespace

@@ -126,7 +126,7 @@ void ResponseCache::Serve(std::unique_ptr<InferRequest> request, int64_t version
   }
   if (*control == CacheControl::kBypass) {
     Bump(counters_->bypassed);
-    run(std::move(request));
+    run(std::move(request), PendingStore{});  // no key: nothing to store, nobody to follow it
     return;
   }
   auto key = std::make_shared<const CacheKey>(KeyFor(*request, version, model_fingerprint));
@@ -191,41 +191,32 @@ void ResponseCache::Lookup(std::shared_ptr<const CacheKey> key, int64_t start_ns
 }
 
 void ResponseCache::Execute(std::unique_ptr<InferRequest> request,
-                            std::shared_ptr<const CacheKey> key, Runner run) {
+                            std::shared_ptr<const CacheKey> key, const Runner& run) {
+  const uint64_t invalidations = invalidations_.load(std::memory_order_acquire);
   if (!options_.coalesce) {
-    ArmStore(request.get(), std::move(key), /*leader=*/false, run);
-    run(std::move(request));
+    run(std::move(request), PendingStore{std::move(key), /*leader=*/false, invalidations});
     return;
   }
   RequestCoalescer::Admission admission = coalescer_.Admit(*key, std::move(request));
   if (admission.role == RequestCoalescer::Role::kFollower) return;
-  ArmStore(admission.request.get(), std::move(key),
-           admission.role == RequestCoalescer::Role::kLeader, run);
-  run(std::move(admission.request));
+  const bool leader = admission.role == RequestCoalescer::Role::kLeader;
+  run(std::move(admission.request), PendingStore{std::move(key), leader, invalidations});
 }
 
-void ResponseCache::ArmStore(InferRequest* request, std::shared_ptr<const CacheKey> key,
-                             bool leader, Runner run) {
-  request->on_complete =
-      [self = shared_from_this(), key = std::move(key), leader, run = std::move(run),
-       invalidations = invalidations_.load(std::memory_order_acquire),
-       reply = std::move(request->on_complete)](absl::StatusOr<InferResponse> result) mutable {
-        // Keep the outcome (tensors are shared, not copied) for the store and the followers, and
-        // answer this request first: its client should not wait for them.
-        absl::StatusOr<InferResponse> outcome = result;
-        reply(std::move(result));
-        if (outcome.ok() && self->invalidations_.load(std::memory_order_acquire) == invalidations) {
-          self->Store(*key, *outcome);
-        }
-        if (!leader) return;
-        // Followers that joined while this ran get the same answer; if this request failed for a
-        // reason of its own (cancelled, deadline), they run again instead.
-        std::vector<std::unique_ptr<InferRequest>> handed_back =
-            self->coalescer_.Complete(*key, outcome);
-        for (std::unique_ptr<InferRequest>& follower : handed_back) {
-          self->Execute(std::move(follower), key, run);
-        }
-      };
+void ResponseCache::Finish(const PendingStore& pending,
+                           const absl::StatusOr<InferResponse>& outcome, const Runner& run) {
+  if (pending.key == nullptr) return;  // a bypassed request: nothing to store or settle
+  if (outcome.ok() && invalidations_.load(std::memory_order_acquire) == pending.invalidations) {
+    Store(*pending.key, *outcome);
+  }
+  if (!pending.leader) return;
+  // Followers that joined while this ran get the same answer; if this request failed for a
+  // reason of its own (cancelled, deadline), they run again instead.
+  std::vector<std::unique_ptr<InferRequest>> handed_back =
+      coalescer_.Complete(*pending.key, outcome);
+  for (std::unique_ptr<InferRequest>& follower : handed_back) {
+    Execute(std::move(follower), pending.key, run);
+  }
 }
 
 void ResponseCache::Store(const CacheKey& key, const InferResponse& response) {

@@ -14,9 +14,11 @@
 //      TTL. A hit answers the request at once with the cached outputs, the request's own id and
 //      stage clock, and the response parameter `cache_hit: true`; statistics get cache_hit.
 //   3. miss (statistics get cache_miss): identical requests already running are joined
-//      (request_coalescer.h); otherwise the request runs through `run` with its on_complete
-//      wrapped so that a successful answer is stored in the configured tiers (after the client
-//      is answered) and handed to the followers that joined meanwhile. Errors are never cached.
+//      (request_coalescer.h); otherwise the request runs through `run`, with a PendingStore that
+//      its owner hands back to Finish() once the request is answered: a successful answer is
+//      stored in the configured tiers and given to the followers that joined meanwhile. The
+//      cache never wraps a request's on_complete; its owner (the server's request pipeline)
+//      decides where and when Finish runs. Errors are never cached.
 // Redis slow or down turns Redis lookups into misses and stores into counted no-ops: requests
 // never fail because of the cache.
 //
@@ -112,9 +114,16 @@ struct ResponseCacheStats {
 
 class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
  public:
-  // Runs a request that missed (hands it to the scheduler). Called once per miss, possibly on
-  // the Redis I/O thread; must not block.
-  using Runner = std::function<void(std::unique_ptr<InferRequest>)>;
+  // What a miss that runs carries to Finish(): its key, whether followers may wait on it, and the
+  // invalidation count when it started (a removal since then cancels its store).
+  struct PendingStore {
+    std::shared_ptr<const CacheKey> key;
+    bool leader = false;
+    uint64_t invalidations = 0;
+  };
+  // Runs a request that missed (hands it to the scheduler) and keeps `pending` for Finish().
+  // Called once per run, possibly on the Redis I/O thread; must not block.
+  using Runner = std::function<void(std::unique_ptr<InferRequest>, PendingStore)>;
 
   // `redis` may be empty for tier memory; for tiers redis/both it must be set (the caller
   // checks: INVALID_ARGUMENT otherwise). `clock` is borrowed and must outlive the cache.
@@ -124,13 +133,20 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
                                                                const Clock* clock);
 
   // The whole cached request path (see the class comment). `request` is validated (inputs in
-  // model order) and its on_complete is armed; it is answered exactly once, by the cache on a
-  // hit or a parameter error, otherwise by whoever `run` hands it to. `version` is the resolved
+  // model order); it is answered exactly once, by the cache on a hit or a parameter error,
+  // otherwise by whoever `run` hands it to. `version` is the resolved
   // version; `model_fingerprint` (may be empty) changes every key when the loaded model changes
   // without a version change. `stats` records cache_hit/cache_miss.
   void Serve(std::unique_ptr<InferRequest> request, int64_t version,
              std::string_view model_fingerprint, std::shared_ptr<telemetry::ModelStats> stats,
              Runner run);
+
+  // After the answer of a request that `run` received (its owner calls this once, off the
+  // instance thread where it can): stores a successful `outcome` unless an invalidation came in
+  // since the request started, and for a leader gives `outcome` to its followers, or runs them
+  // again through `run` when it failed for a reason of its own (cancelled, deadline).
+  void Finish(const PendingStore& pending, const absl::StatusOr<InferResponse>& outcome,
+              const Runner& run);
 
   // Building blocks of Serve, for callers that compose the path themselves.
   CacheKey KeyFor(const InferRequest& request, int64_t version,
@@ -174,9 +190,7 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
   bool uses_memory() const { return options_.tier != Tier::kRedis; }
   bool uses_redis() const { return options_.tier != Tier::kMemory; }
   void Execute(std::unique_ptr<InferRequest> request, std::shared_ptr<const CacheKey> key,
-               Runner run);
-  void ArmStore(InferRequest* request, std::shared_ptr<const CacheKey> key, bool leader,
-                Runner run);
+               const Runner& run);
 
   const std::string model_name_;
   const ResponseCacheOptions options_;

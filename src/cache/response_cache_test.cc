@@ -16,26 +16,30 @@ constexpr int64_t kMs = 1'000'000;
 
 // A model behind a queue, as the scheduler would be: Serve() hands misses to Run(), the test
 // executes them when it chooses (y = x * factor), so concurrency is under the test's control.
+// Like the server's request pipeline, it answers each request, then hands the outcome back to
+// the cache (Finish) for the store and the followers.
 class QueueModel {
  public:
-  ResponseCache::Runner Runner() {
-    return [this](std::unique_ptr<InferRequest> request) {
-      absl::MutexLock lock(&mu_);
-      queue_.push_back(std::move(request));
-      ++runs_;
-    };
+  ResponseCache::Runner Runner(ResponseCache* cache) {
+    return
+        [this, cache](std::unique_ptr<InferRequest> request, ResponseCache::PendingStore pending) {
+          absl::MutexLock lock(&mu_);
+          queue_.push_back({std::move(request), std::move(pending), cache});
+          ++runs_;
+        };
   }
 
   // Executes every queued request, answering with `result` when given, else the computation.
   void ExecuteAll(const absl::Status& error = absl::OkStatus()) {
-    std::deque<std::unique_ptr<InferRequest>> queue;
+    std::deque<Run> queue;
     {
       absl::MutexLock lock(&mu_);
       queue.swap(queue_);
     }
-    for (std::unique_ptr<InferRequest>& request : queue) {
+    for (auto& [request, pending, cache] : queue) {
       if (!error.ok()) {
         request->Complete(error);
+        cache->Finish(pending, error, Runner(cache));
         continue;
       }
       InferResponse response;
@@ -47,7 +51,9 @@ class QueueModel {
       response.outputs.push_back(
           {"y", *Tensor::FromValues<float>(request->inputs[0].tensor.shape(), y), {}});
       response.clock = request->clock;
+      const absl::StatusOr<InferResponse> outcome = response;
       request->Complete(std::move(response));
+      cache->Finish(pending, outcome, Runner(cache));
     }
   }
 
@@ -59,8 +65,13 @@ class QueueModel {
   float factor = 2;
 
  private:
+  struct Run {
+    std::unique_ptr<InferRequest> request;
+    ResponseCache::PendingStore pending;
+    ResponseCache* cache;
+  };
   absl::Mutex mu_;
-  std::deque<std::unique_ptr<InferRequest>> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<Run> queue_ ABSL_GUARDED_BY(mu_);
   int runs_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
@@ -103,12 +114,13 @@ class ResponseCacheTest : public ::testing::Test {
     return *ResponseCache::Create("m", options, {}, &clock_);
   }
   void Serve(ResponseCache& cache, std::unique_ptr<InferRequest> request, int64_t version = 1) {
-    cache.Serve(std::move(request), version, "", stats_, model_.Runner());
+    cache.Serve(std::move(request), version, "", stats_, model_.Runner(&cache));
   }
 
   FakeClock clock_;
   QueueModel model_;
-  std::shared_ptr<telemetry::ModelStats> stats_ = std::make_shared<telemetry::ModelStats>("m", "1", 0);
+  std::shared_ptr<telemetry::ModelStats> stats_ =
+      std::make_shared<telemetry::ModelStats>("m", "1", 0);
 };
 
 TEST_F(ResponseCacheTest, MissRunsTheModelAndTheRepeatIsAnsweredFromTheCache) {

@@ -62,6 +62,14 @@ class CancelFlag {
 // Called exactly once with the response or the error that ends the request.
 using InferCallback = absl::AnyInvocable<void(absl::StatusOr<InferResponse>)>;
 
+// What the owner of the request path keeps with a request while it travels (the server's request
+// pipeline keeps the route it chose and the cache's pending store there). Opaque to every stage
+// below that owner, which only carries it along with the request.
+class RequestContext {
+ public:
+  virtual ~RequestContext() = default;
+};
+
 struct InferRequest {
   InferRequest() = default;
   InferRequest(const InferRequest&) = delete;
@@ -87,6 +95,8 @@ struct InferRequest {
   Protocol protocol = Protocol::kInProcess;
   StageClock clock;
   std::shared_ptr<CancelFlag> cancel;
+  // See RequestContext; null until the request path's owner sets it.
+  std::shared_ptr<RequestContext> context;
 
   // The reply path; see the ownership contract above.
   InferCallback on_complete;

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <set>
 
-#include "absl/cleanup/cleanup.h"
+#include "cache/cache_config.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -102,9 +102,9 @@ ModelRepository::~ModelRepository() {
   std::vector<std::shared_ptr<ModelVersion>> loaded;
   {
     absl::MutexLock lock(&mu_);
-    for (auto& [name, slot] : models_) {
-      for (auto& [version, version_slot] : slot.versions) {
-        if (version_slot.model != nullptr) loaded.push_back(std::move(version_slot.model));
+    for (const auto& [name, served] : models_) {
+      for (const auto& [version, slot] : served->versions()) {
+        if (slot.model != nullptr) loaded.push_back(slot.model);
       }
     }
     models_.clear();
@@ -150,7 +150,7 @@ absl::Status ModelRepository::Poll() {
   std::vector<std::string> gone;
   {
     absl::ReaderMutexLock lock(&mu_);
-    for (const auto& [name, slot] : models_) {
+    for (const auto& [name, served] : models_) {
       if (!std::binary_search(on_disk.begin(), on_disk.end(), name)) gone.push_back(name);
     }
   }
@@ -162,17 +162,45 @@ absl::Status ModelRepository::Poll() {
   return first_error;
 }
 
-void ModelRepository::NotifyChanged(const std::string& name) const {
-  if (options_.on_model_changed) options_.on_model_changed(name);
+void ModelRepository::Update(const std::string& name, absl::FunctionRef<void(Draft&)> change) {
+  absl::MutexLock lock(&mu_);
+  Draft draft;
+  if (auto it = models_.find(name); it != models_.end()) {
+    draft = {it->second->versions(), it->second->reason(), it->second->cache()};
+  }
+  change(draft);
+  models_[name] = std::make_shared<const ServedModel>(
+      name, std::move(draft.versions), std::move(draft.reason), std::move(draft.cache));
 }
 
-void ModelRepository::SetModelReason(const std::string& name, const std::string& reason) {
-  absl::MutexLock lock(&mu_);
-  models_[name].reason = reason;
+void ModelRepository::SyncCache(const std::string& name) {
+  absl::StatusOr<std::shared_ptr<const ServedModel>> served = Find(name);
+  if (!served.ok()) return;
+  // The served config (the highest ready version's) decides; SyncModel validated it.
+  std::optional<cache::ResponseCacheOptions> wanted;
+  if (absl::StatusOr<std::shared_ptr<ModelVersion>> latest = (*served)->Resolve(-1); latest.ok()) {
+    absl::StatusOr<std::optional<cache::ResponseCacheOptions>> options =
+        cache::ResponseCacheOptionsFromConfig(name, (*latest)->config().response_cache());
+    if (options.ok()) wanted = *std::move(options);
+  }
+  std::shared_ptr<cache::ResponseCache> cache = (*served)->cache();
+  if (!wanted.has_value() || options_.caches == nullptr) {
+    cache = nullptr;
+  } else if (cache == nullptr || !(cache->options() == *wanted)) {
+    absl::StatusOr<std::shared_ptr<cache::ResponseCache>> created =
+        options_.caches->CreateCache(name, *wanted);
+    if (created.ok()) {
+      cache = *std::move(created);
+    } else {
+      spdlog::error("model '{}': response cache disabled: {}", name, created.status().message());
+      cache = nullptr;
+    }
+  }
+  if (cache != nullptr) cache->RetainVersions((*served)->ReadyVersions());
+  Update(name, [&](Draft& draft) { draft.cache = cache; });
 }
 
 absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedConfig* override) {
-  absl::Cleanup notify = [this, &name] { NotifyChanged(name); };
   const fs::path model_dir = fs::path(options_.root) / name;
   std::error_code error;
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
@@ -184,9 +212,17 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
                                             ? absl::StatusOr<ParsedConfig>(*override)
                                             : ReadModelConfigFile(model_dir.string(), name);
   absl::Status valid = parsed.ok() ? ValidateModelConfig(name, &parsed->config) : parsed.status();
-  if (valid.ok() && options_.validate_config) valid = options_.validate_config(parsed->config);
+  if (valid.ok()) {
+    absl::StatusOr<std::optional<cache::ResponseCacheOptions>> cache_options =
+        cache::ResponseCacheOptionsFromConfig(name, parsed->config.response_cache());
+    valid = cache_options.status();
+    if (valid.ok() && cache_options->has_value() && options_.caches == nullptr) {
+      valid = absl::FailedPreconditionError(StrCat(
+          "model '", name, "': the config enables a response cache, and this server has none"));
+    }
+  }
   if (!valid.ok()) {
-    SetModelReason(name, std::string(valid.message()));
+    Update(name, [&](Draft& draft) { draft.reason = std::string(valid.message()); });
     spdlog::error("model '{}': {}", name, valid.message());
     return valid;
   }
@@ -203,7 +239,8 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
     result = absl::NotFoundError(
         StrCat("model '", name, "' has no version directories in ", model_dir.string()));
   }
-  SetModelReason(name, result.ok() ? "" : std::string(result.message()));
+  Update(name,
+         [&](Draft& draft) { draft.reason = result.ok() ? "" : std::string(result.message()); });
 
   const std::string config_fingerprint = ConfigFingerprint(config);
   bool logged_notes = false;
@@ -211,14 +248,16 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
     const std::string fingerprint =
         config_fingerprint + VersionFingerprint(model_dir / std::to_string(version));
     std::shared_ptr<ModelVersion> serving;
-    {
-      absl::MutexLock lock(&mu_);
-      VersionSlot& slot = models_[name].versions[version];
-      if (slot.state == State::kReady && slot.fingerprint == fingerprint) continue;
+    bool current = false;
+    Update(name, [&](Draft& draft) {
+      VersionSlot& slot = draft.versions[version];
+      current = slot.state == VersionState::kReady && slot.fingerprint == fingerprint;
+      if (current) return;
       serving = slot.model;
       // A version that is serving keeps serving while its replacement loads.
-      if (serving == nullptr) slot.state = State::kLoading;
-    }
+      if (serving == nullptr) slot.state = VersionState::kLoading;
+    });
+    if (current) continue;
     if (!logged_notes) {
       logged_notes = true;
       for (const std::string& note : parsed->skipped) {
@@ -229,22 +268,23 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
       }
     }
     spdlog::info("model '{}' version {}: loading", name, version);
+    telemetry::ModelRequestMetrics* metrics =
+        options_.metrics != nullptr ? options_.metrics->ForModel(name, std::to_string(version))
+                                    : nullptr;
     absl::StatusOr<std::shared_ptr<ModelVersion>> loaded =
         ModelVersion::Load({model_dir.string(), version, config, options_.backends, options_.clock,
-                            options_.pin_threads, options_.cpus, ShortHash(fingerprint),
-                            options_.metrics_for ? options_.metrics_for(name, version) : nullptr});
-    {
-      absl::MutexLock lock(&mu_);
-      VersionSlot& slot = models_[name].versions[version];
+                            options_.pin_threads, options_.cpus, ShortHash(fingerprint), metrics});
+    Update(name, [&](Draft& draft) {
+      VersionSlot& slot = draft.versions[version];
       if (loaded.ok()) {
-        slot = {State::kReady, "", *loaded, fingerprint};
+        slot = {VersionState::kReady, "", *loaded, fingerprint};
       } else if (serving != nullptr) {
         slot.reason =
             StrCat("reload failed, previous load still serving: ", loaded.status().message());
       } else {
-        slot = {State::kUnavailable, std::string(loaded.status().message()), nullptr, ""};
+        slot = {VersionState::kUnavailable, std::string(loaded.status().message()), nullptr, ""};
       }
-    }
+    });
     if (loaded.ok()) {
       spdlog::info("model '{}' version {}: ready", name, version);
       if (serving != nullptr) serving->Drain();  // in-flight requests on the old load finish
@@ -256,18 +296,17 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
 
   // Versions no longer selected: stop routing to them, then let their queues drain.
   std::vector<std::shared_ptr<ModelVersion>> retired;
-  {
-    absl::MutexLock lock(&mu_);
-    auto& versions = models_[name].versions;
-    for (auto it = versions.begin(); it != versions.end();) {
+  Update(name, [&](Draft& draft) {
+    for (auto it = draft.versions.begin(); it != draft.versions.end();) {
       if (std::binary_search(selection.versions.begin(), selection.versions.end(), it->first)) {
         ++it;
         continue;
       }
       if (it->second.model != nullptr) retired.push_back(std::move(it->second.model));
-      it = versions.erase(it);
+      it = draft.versions.erase(it);
     }
-  }
+  });
+  SyncCache(name);
   for (auto& version : retired) {
     spdlog::info("model '{}' version {}: unloading", name, version->version());
     version->Drain();
@@ -276,26 +315,23 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const ParsedCon
 }
 
 absl::Status ModelRepository::UnloadAll(const std::string& name, const std::string& reason) {
-  absl::Cleanup notify = [this, &name] { NotifyChanged(name); };
+  if (!Find(name).ok()) return absl::NotFoundError(StrCat("model '", name, "' is not loaded"));
+  // Requests stop routing here first (the cache goes with the model), then the queues drain.
   std::vector<std::shared_ptr<ModelVersion>> retired;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = models_.find(name);
-    if (it == models_.end()) {
-      return absl::NotFoundError(StrCat("model '", name, "' is not loaded"));
-    }
-    for (auto& [version, slot] : it->second.versions) {
+  Update(name, [&](Draft& draft) {
+    for (auto& [version, slot] : draft.versions) {
       if (slot.model != nullptr) retired.push_back(std::move(slot.model));
-      slot.state = State::kUnloading;
+      slot.state = VersionState::kUnloading;
     }
-  }
+    draft.cache = nullptr;
+  });
   for (auto& version : retired) version->Drain();
-  absl::MutexLock lock(&mu_);
-  ModelSlot& slot = models_[name];
-  for (auto& [version, version_slot] : slot.versions) {
-    version_slot = {State::kUnavailable, reason, nullptr, ""};
-  }
-  slot.reason = reason;
+  Update(name, [&](Draft& draft) {
+    for (auto& [version, slot] : draft.versions) {
+      slot = {VersionState::kUnavailable, reason, nullptr, ""};
+    }
+    draft.reason = reason;
+  });
   spdlog::info("model '{}': unloaded ({})", name, reason);
   return absl::OkStatus();
 }
@@ -321,84 +357,65 @@ absl::Status ModelRepository::Unload(std::string_view name) {
   return UnloadAll(std::string(name), "unloaded");
 }
 
-absl::StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(std::string_view name,
-                                                                   int64_t version) const {
+absl::StatusOr<std::shared_ptr<const ServedModel>> ModelRepository::Find(
+    std::string_view name) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = models_.find(name);
   if (it == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
-  const auto& versions = it->second.versions;
-  if (version < 0) {
-    for (auto v = versions.rbegin(); v != versions.rend(); ++v) {
-      if (v->second.state == State::kReady && v->second.model != nullptr) return v->second.model;
-    }
-    return absl::UnavailableError(StrCat("model '", name, "' has no ready version"));
-  }
-  auto v = versions.find(version);
-  if (v == versions.end()) {
-    return absl::NotFoundError(StrCat("model '", name, "' has no version ", version));
-  }
-  if (v->second.state != State::kReady || v->second.model == nullptr) {
-    return absl::UnavailableError(StrCat("model '", name, "' version ", version, " is not ready"));
-  }
-  return v->second.model;
+  return it->second;
+}
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(std::string_view name,
+                                                                   int64_t version) const {
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<const ServedModel> served, Find(name));
+  return served->Resolve(version);
 }
 
 absl::StatusOr<std::vector<int64_t>> ModelRepository::ReadyVersions(std::string_view name) const {
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<const ServedModel> served, Find(name));
+  return served->ReadyVersions();
+}
+
+std::vector<std::shared_ptr<const ServedModel>> ModelRepository::ServedModels() const {
   absl::ReaderMutexLock lock(&mu_);
-  auto it = models_.find(name);
-  if (it == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
-  std::vector<int64_t> ready;
-  for (const auto& [version, slot] : it->second.versions) {
-    if (slot.state == State::kReady) ready.push_back(version);
-  }
-  return ready;
+  std::vector<std::shared_ptr<const ServedModel>> all;
+  all.reserve(models_.size());
+  for (const auto& [name, served] : models_) all.push_back(served);
+  return all;
 }
 
 std::vector<std::shared_ptr<ModelVersion>> ModelRepository::ReadyModels() const {
-  absl::ReaderMutexLock lock(&mu_);
   std::vector<std::shared_ptr<ModelVersion>> ready;
-  for (const auto& [name, slot] : models_) {
-    for (const auto& [version, version_slot] : slot.versions) {
-      if (version_slot.state == State::kReady && version_slot.model != nullptr) {
-        ready.push_back(version_slot.model);
-      }
+  for (const std::shared_ptr<const ServedModel>& served : ServedModels()) {
+    for (std::shared_ptr<ModelVersion>& model : served->ReadyModels()) {
+      ready.push_back(std::move(model));
     }
   }
   return ready;
 }
 
-const char* ModelRepository::StateName(State state) {
-  switch (state) {
-    case State::kLoading:
-      return "LOADING";
-    case State::kReady:
-      return "READY";
-    case State::kUnloading:
-      return "UNLOADING";
-    case State::kUnavailable:
-      return "UNAVAILABLE";
-  }
-  return "UNAVAILABLE";
-}
-
-std::vector<IndexEntry> ModelRepository::Index(bool ready_only) const {
+std::vector<protocol::RepositoryIndexEntry> ModelRepository::Index(bool ready_only) const {
   std::set<std::string> names;
   for (const std::string& name : ScanModelDirs()) names.insert(name);
-  std::vector<IndexEntry> entries;
-  absl::ReaderMutexLock lock(&mu_);
-  for (const auto& [name, slot] : models_) names.insert(name);
+  std::map<std::string, std::shared_ptr<const ServedModel>, std::less<>> models;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    models = models_;
+  }
+  for (const auto& [name, served] : models) names.insert(name);
+  std::vector<protocol::RepositoryIndexEntry> entries;
   for (const std::string& name : names) {
-    auto it = models_.find(name);
-    if (it == models_.end() || it->second.versions.empty()) {
+    auto it = models.find(name);
+    if (it == models.end() || it->second->versions().empty()) {
       if (ready_only) continue;
-      entries.push_back({name, "", it == models_.end() ? "" : "UNAVAILABLE",
-                         it == models_.end() ? "" : it->second.reason});
+      entries.push_back({name, "", it == models.end() ? "" : "UNAVAILABLE",
+                         it == models.end() ? "" : it->second->reason()});
       continue;
     }
-    for (const auto& [version, slot] : it->second.versions) {
-      if (ready_only && slot.state != State::kReady) continue;
-      entries.push_back({name, std::to_string(version), StateName(slot.state),
-                         slot.reason.empty() ? it->second.reason : slot.reason});
+    for (const auto& [version, slot] : it->second->versions()) {
+      if (ready_only && slot.state != VersionState::kReady) continue;
+      entries.push_back({name, std::to_string(version), VersionStateName(slot.state),
+                         slot.reason.empty() ? it->second->reason() : slot.reason});
     }
   }
   return entries;

@@ -6,25 +6,27 @@
 //   <root>/<model>/config.pbtxt
 //   <root>/<model>/<version>/model.{pt,onnx}
 //
-// Control modes (Triton's):
-//   kNone      every model is loaded at start-up; the set never changes afterwards.
-//   kPoll      as kNone, then the directory is rescanned every poll interval: new models and
-//              versions load, removed ones unload, changed files or configs reload.
-//   kExplicit  only the start-up list loads; Load()/Unload() change the set.
+// Control modes: see control_mode.h.
 //
 // Hot swap: a new or changed version is loaded and warmed up *before* it replaces the old one,
 // so there is never a moment without a ready version; the old one is then drained — requests
 // already queued on it finish — and released.
 //
-// Thread safety: all methods are thread-safe. Get() (the per-request lookup) takes a shared
-// reader lock only. Lifecycle changes (start-up, Poll, Load, Unload) are serialized with one
-// another and never hold the lookup lock while loading or draining.
-// Failure: Get() answers NOT_FOUND for unknown models/versions and UNAVAILABLE for known ones
-// with no ready version; lifecycle calls return the load error (a failed reload leaves the
-// previous version serving).
+// Each model is one ServedModel (served_model.h): its versions with their statistics and metrics,
+// and its response cache, created from the model's config (`response_cache`) when it loads,
+// kept across reloads that leave those settings alone (entries of versions no longer served are
+// dropped), replaced by an empty one when they change, and gone when the model is unloaded.
+// Every lifecycle change publishes a new ServedModel in one step.
+//
+// Thread safety: all methods are thread-safe. Find() and Get() (the per-request lookups) take a
+// shared reader lock for a pointer copy only. Lifecycle changes (start-up, Poll, Load, Unload) are
+// serialized with one another and never hold the lookup lock while loading or draining.
+// Failure: Find() and Get() answer NOT_FOUND for unknown models (and Get() for unknown versions)
+// and UNAVAILABLE for known ones with no ready version; lifecycle calls return the load error (a
+// failed reload leaves the previous version serving; a bad `response_cache` section fails the
+// model's load like any other config error).
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,23 +35,20 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "cache/cache_manager.h"
 #include "core/clock.h"
 #include "engine/backend.h"
+#include "protocol/repository_index.h"
 #include "repository/config_parser.h"
+#include "repository/control_mode.h"
 #include "repository/model_version.h"
+#include "repository/served_model.h"
+#include "telemetry/request_metrics.h"
 
 namespace brigade::repository {
-
-enum class ControlMode { kNone, kPoll, kExplicit };
-
-struct IndexEntry {
-  std::string name;
-  std::string version;  // empty when the model has no version slot
-  std::string state;    // "READY", "LOADING", "UNLOADING", "UNAVAILABLE", or "" (never loaded)
-  std::string reason;
-};
 
 class ModelRepository {
  public:
@@ -64,17 +63,12 @@ class ModelRepository {
     const Clock* clock = Clock::Real();
     bool pin_threads = true;
     std::vector<int> cpus;
-
-    // Hooks for components that keep per-model state (the response cache). Called on the thread
-    // making the lifecycle change, with no repository lock held; they may call Get() and
-    // ReadyVersions().
-    // Extra config checks; an error fails the model's (re)load like a config error.
-    std::function<absl::Status(const config::ModelConfig&)> validate_config;
-    // After every lifecycle change of `model` (versions loaded, reloaded, retired, unloaded).
-    std::function<void(const std::string& model)> on_model_changed;
-    // The metrics handle of a version about to load (see ModelVersion::Options::metrics).
-    std::function<telemetry::ModelRequestMetrics*(const std::string& model, int64_t version)>
-        metrics_for;
+    // Where models' response caches come from; borrowed, must outlive the repository. Null: a
+    // model whose config enables a response cache fails to load, saying so.
+    cache::CacheManager* caches = nullptr;
+    // Where each version's live metrics go (queue length, in-flight, batches); borrowed, must
+    // outlive the repository. Null: versions run without live metrics.
+    telemetry::RequestMetrics* metrics = nullptr;
   };
 
   // Creates the repository and loads the start-up models. Models that fail to load are recorded
@@ -87,13 +81,17 @@ class ModelRepository {
   ModelRepository(const ModelRepository&) = delete;
   ModelRepository& operator=(const ModelRepository&) = delete;
 
-  // The ready version `version` of `name`, or the highest ready version when `version` is -1.
+  // The model as served now (see ServedModel); NOT_FOUND for a name the repository never loaded.
+  absl::StatusOr<std::shared_ptr<const ServedModel>> Find(std::string_view name) const;
+  // Find(name), then the ready version `version`, or the highest ready one when it is -1.
   absl::StatusOr<std::shared_ptr<ModelVersion>> Get(std::string_view name, int64_t version) const;
   // Ready versions of `name`, ascending; NOT_FOUND for an unknown model.
   absl::StatusOr<std::vector<int64_t>> ReadyVersions(std::string_view name) const;
   // Every model in the directory or loaded, one entry per version slot.
-  std::vector<IndexEntry> Index(bool ready_only) const;
-  // Every ready version (for statistics).
+  std::vector<protocol::RepositoryIndexEntry> Index(bool ready_only) const;
+  // Every model the repository knows, by name (for statistics and metrics).
+  std::vector<std::shared_ptr<const ServedModel>> ServedModels() const;
+  // Every ready version of every model.
   std::vector<std::shared_ptr<ModelVersion>> ReadyModels() const;
 
   // kExplicit only (FAILED_PRECONDITION otherwise). `config_json` overrides config.pbtxt.
@@ -112,27 +110,25 @@ class ModelRepository {
   ModelRepository(ConstructionTag, Options options);
 
  private:
-  enum class State { kLoading, kReady, kUnloading, kUnavailable };
-  struct VersionSlot {
-    State state = State::kUnavailable;
-    std::string reason;
-    std::shared_ptr<ModelVersion> model;
-    std::string fingerprint;
-  };
-  struct ModelSlot {
+  // The next value of one model: what a lifecycle step changes, on a copy of the current one.
+  struct Draft {
     std::map<int64_t, VersionSlot> versions;
-    std::string reason;  // model-level problem (bad config), shown when no version has one
+    std::string reason;
+    std::shared_ptr<cache::ResponseCache> cache;
   };
 
+  // Applies `change` to a draft of `name` (an empty one for a new name) under the table lock and
+  // publishes the result. `change` must not block.
+  void Update(const std::string& name, absl::FunctionRef<void(Draft&)> change)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SyncModel(const std::string& name, const ParsedConfig* override)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);
+  // Gives the model the cache its served config asks for (see the class comment).
+  void SyncCache(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);
   absl::Status UnloadAll(const std::string& name, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);
-  void SetModelReason(const std::string& name, const std::string& reason);
-  void NotifyChanged(const std::string& name) const;
   std::vector<std::string> ScanModelDirs() const;
   void PollLoop();
-  static const char* StateName(State state);
 
   const Options options_;
 
@@ -140,7 +136,8 @@ class ModelRepository {
   absl::Mutex control_mu_;
   // Guards the model table; lookups take it shared.
   mutable absl::Mutex mu_;
-  std::map<std::string, ModelSlot, std::less<>> models_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const ServedModel>, std::less<>> models_
+      ABSL_GUARDED_BY(mu_);
 
   absl::Mutex poll_mu_;
   absl::CondVar poll_cv_;

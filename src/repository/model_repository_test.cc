@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/synchronization/notification.h"
+#include "cache/cache_manager.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
 
@@ -96,7 +97,7 @@ TEST_F(RepositoryTest, ABrokenModelIsReportedAndTheOthersStillLoad) {
   EXPECT_TRUE((*repo)->Get("good", -1).ok());
   EXPECT_EQ((*repo)->Get("bad_syntax", -1).status().code(), absl::StatusCode::kUnavailable);
   bool saw_reason = false;
-  for (const IndexEntry& entry : (*repo)->Index(false)) {
+  for (const protocol::RepositoryIndexEntry& entry : (*repo)->Index(false)) {
     if (entry.name == "bad_backend") {
       EXPECT_EQ(entry.state, "UNAVAILABLE");
       saw_reason = entry.reason.find("tensorrt_plan") != std::string::npos;
@@ -208,7 +209,7 @@ TEST_F(RepositoryTest, AFailedReloadLeavesThePreviousLoadServing) {
   ASSERT_TRUE(still.ok());
   EXPECT_EQ(still->get(), old->get());
   bool reported = false;
-  for (const IndexEntry& entry : (*repo)->Index(false)) {
+  for (const protocol::RepositoryIndexEntry& entry : (*repo)->Index(false)) {
     reported |= entry.reason.find("bogus") != std::string::npos && entry.state == "READY";
   }
   EXPECT_TRUE(reported);
@@ -233,34 +234,57 @@ TEST_F(RepositoryTest, ConfigInputsMustExistInTheModel) {
   EXPECT_NE(errors[0].message().find("two inputs"), std::string::npos) << errors[0];
 }
 
-TEST_F(RepositoryTest, HooksValidateConfigsAndHearEveryChange) {
-  WriteModel("a", kIdentityConfig);
-  WriteModel("vetoed", std::string(kIdentityConfig) +
-                           "parameters { key: \"veto\" value { string_value: \"yes\" } }");
-  std::vector<std::string> changes;
+TEST_F(RepositoryTest, AServedModelCarriesTheCacheItsConfigAsksForThroughEveryChange) {
+  const std::string cached = std::string(kIdentityConfig) + "response_cache { enable: true }";
+  WriteModel("a", cached, {1, 2});
+  auto caches = cache::CacheManager::Create({});
+  ASSERT_TRUE(caches.ok()) << caches.status();
   ModelRepository::Options options = Options(ControlMode::kExplicit);
-  options.startup_models = {"a", "vetoed"};
-  options.validate_config = [](const config::ModelConfig& config) {
-    return config.parameters().contains("veto") ? absl::InvalidArgumentError("vetoed by a hook")
-                                                : absl::OkStatus();
-  };
-  ModelRepository* raw = nullptr;
-  options.on_model_changed = [&](const std::string& model) {
-    // The hook runs without repository locks: looking the model up from inside must not block.
-    const bool ready = raw != nullptr && raw->Get(model, -1).ok();
-    changes.push_back(model + (ready ? ":ready" : ":not-ready"));
-  };
-  std::vector<absl::Status> errors;
-  auto repo = ModelRepository::Create(options, &errors);
-  ASSERT_TRUE(repo.ok());
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(std::string(errors[0].message()).find("vetoed by a hook"), std::string::npos);
-  EXPECT_EQ(changes, (std::vector<std::string>{"a:not-ready", "vetoed:not-ready"}));
-  raw = repo->get();
-  changes.clear();
-  ASSERT_TRUE((*repo)->Unload("a").ok());
+  options.startup_models = {"a"};
+  options.caches = caches->get();
+  auto repo = ModelRepository::Create(options, nullptr);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  const std::shared_ptr<cache::ResponseCache> first = (*(*repo)->Find("a"))->cache();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ((*(*repo)->Find("a"))->ReadyVersions(), (std::vector<int64_t>{2}));
+
+  // A load that leaves the cache settings alone keeps the cache, and its entries.
   ASSERT_TRUE((*repo)->Load("a", "").ok());
-  EXPECT_EQ(changes, (std::vector<std::string>{"a:not-ready", "a:ready"}));
+  EXPECT_EQ((*(*repo)->Find("a"))->cache(), first);
+  // New settings: a new, empty cache; requests holding the old one finish with it.
+  WriteModel("a", std::string(kIdentityConfig) + "response_cache { enable: true ttl_ms: 5000 }",
+             {1, 2});
+  ASSERT_TRUE((*repo)->Load("a", "").ok());
+  const std::shared_ptr<cache::ResponseCache> second = (*(*repo)->Find("a"))->cache();
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->options().ttl_ms, 5000);
+  // Caching turned off, then the model unloaded: no cache either way.
+  WriteModel("a", kIdentityConfig, {1, 2});
+  ASSERT_TRUE((*repo)->Load("a", "").ok());
+  EXPECT_EQ((*(*repo)->Find("a"))->cache(), nullptr);
+  WriteModel("a", cached, {1, 2});
+  ASSERT_TRUE((*repo)->Load("a", "").ok());
+  ASSERT_NE((*(*repo)->Find("a"))->cache(), nullptr);
+  ASSERT_TRUE((*repo)->Unload("a").ok());
+  EXPECT_EQ((*(*repo)->Find("a"))->cache(), nullptr);
+  EXPECT_EQ((*repo)->Get("a", -1).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(RepositoryTest, ABadOrUnservableResponseCacheSectionFailsTheLoadNamingTheModel) {
+  WriteModel("bad",
+             std::string(kIdentityConfig) + "response_cache { enable: true ttl_ms: 99999999999 }");
+  WriteModel("cached", std::string(kIdentityConfig) + "response_cache { enable: true }");
+  std::vector<absl::Status> errors;
+  // No cache manager: a model that asks for a cache cannot be served as configured.
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(std::string(errors[0].message()).find("'bad'"), std::string::npos) << errors[0];
+  EXPECT_NE(std::string(errors[1].message()).find("'cached'"), std::string::npos) << errors[1];
+  EXPECT_NE(std::string(errors[1].message()).find("response cache"), std::string::npos);
+  EXPECT_FALSE((*repo)->Get("bad", -1).ok());
+  EXPECT_FALSE((*repo)->Get("cached", -1).ok());
 }
 
 TEST_F(RepositoryTest, FingerprintsAgreeAcrossLoadsAndChangeWithTheFiles) {

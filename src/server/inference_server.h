@@ -2,14 +2,14 @@
 #define BRIGADE_SERVER_INFERENCE_SERVER_H_
 
 // InferenceServer: Brigade's in-process API. The HTTP and gRPC front ends are thin clients of
-// this class (as Triton's front ends are clients of its C API): they decode bytes into the types
-// below, call one method, and encode the answer. Everything between arrival and answer —
-// version resolution, request validation, routing, caching, queueing, batching, execution,
-// statistics — happens behind it.
+// this class (as Triton's front ends are clients of its C API): they decode bytes into core's
+// and protocol's types, call one method, and encode the answer. Everything between arrival and
+// answer — routing, validation, caching, queueing, batching, execution, statistics — happens
+// behind it, in the request pipeline's stages (pipeline/request_pipeline.h states their order).
 //
-// Request path of Infer():
-//   resolve model version → validate & reorder inputs (t1) → scheduler queue → batch → instance
-//   → backend Execute (t2..t3) → slice outputs (t4) → request->Complete()
+// The server owns, and wires together once at start-up: the request observer (metrics, traces,
+// access log), the cache manager (the Redis tier), the model repository (every model's
+// ServedModel: versions, statistics, metrics and response cache) and the request pipeline.
 //
 // Thread safety: every method is safe to call from any thread, concurrently.
 // Blocking: Infer() never blocks; it answers through the request's callback, possibly before it
@@ -31,9 +31,10 @@
 #include "core/infer_request.h"
 #include "engine/model.h"
 #include "protocol/metadata.h"
-#include "protocol/repository_index.h"
-#include "telemetry/model_stats.h"
 #include "protocol/model_config.pb.h"
+#include "protocol/repository_index.h"
+#include "protocol/statistics.h"
+#include "repository/control_mode.h"
 #include "server/request_observer.h"
 
 namespace brigade {
@@ -41,11 +42,12 @@ namespace brigade {
 namespace engine {
 class BackendRegistry;
 }
-namespace repo {
+namespace repository {
 class ModelRepository;
 }
 
-enum class ModelControlMode { kNone, kPoll, kExplicit };
+// Triton's --model-control-mode (repository/control_mode.h).
+using ModelControlMode = repository::ControlMode;
 
 class InferenceServer {
  public:
@@ -87,13 +89,15 @@ class InferenceServer {
 
   // `version` -1 = the version the policy serves (the highest ready one).
   absl::StatusOr<bool> ModelReady(std::string_view name, int64_t version) const;
-  absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view name, int64_t version) const;
+  absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view name,
+                                                           int64_t version) const;
   absl::StatusOr<config::ModelConfig> GetModelConfig(std::string_view name, int64_t version) const;
 
   // Runs one request; see the class comment. Always answers through request->on_complete.
   void Infer(std::unique_ptr<InferRequest> request);
 
-  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(bool ready_only) const;
+  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(
+      bool ready_only) const;
   absl::Status LoadModel(const protocol::LoadModelRequest& request);
   absl::Status UnloadModel(std::string_view name);
 
@@ -104,7 +108,7 @@ class InferenceServer {
 
   // Statistics for one model (and version), or all models when `name` is empty.
   absl::StatusOr<std::vector<protocol::ModelStatistics>> Statistics(std::string_view name,
-                                                                      int64_t version) const;
+                                                                    int64_t version) const;
 
   // Readiness turns false and new inference requests get UNAVAILABLE; requests already accepted
   // finish. Returns at once; WaitIdle() waits for them.

@@ -228,18 +228,9 @@ std::string CachedAddSubConfig() {
   return std::string(testing::kAddSubConfig) + "\nresponse_cache { enable: true }\n";
 }
 
-// An answer is stored just after its client was answered, so an immediate repeat may still miss:
-// repeat until the stored answer is seen (bounded).
-absl::StatusOr<InferResponse> InferUntilHit(InferenceServer& server, int32_t a, int32_t b,
-                                            int* misses) {
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    absl::StatusOr<InferResponse> response = RunInfer(server, AddSub("simple", 1, a, b));
-    if (!response.ok() || response->execution.cache_hit) return response;
-    ++*misses;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return absl::DeadlineExceededError("the answer never came from the cache");
-}
+// An answer is stored just after its client was answered, off the instance thread; WaitIdle
+// returns once that store has landed too.
+constexpr int64_t kIdleWaitNs = 5'000'000'000;
 
 TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidated) {
   repo_.AddModel("simple", CachedAddSubConfig());
@@ -250,8 +241,10 @@ TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidat
   EXPECT_FALSE(first->execution.cache_hit);
   EXPECT_GT(first->execution.batch_size, 0);
   int misses = 1;
-  auto hit = InferUntilHit(*server, 7, 3, &misses);
+  ASSERT_TRUE(server->WaitIdle(kIdleWaitNs));
+  auto hit = RunInfer(*server, AddSub("simple", 1, 7, 3));
   ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_TRUE(hit->execution.cache_hit);
   EXPECT_EQ(hit->parameters.GetBool("cache_hit"), true);
   EXPECT_EQ(hit->execution.batch_size, 0);  // it never ran
   EXPECT_EQ(hit->outputs[0].tensor.values<int32_t>()[0], 10);
@@ -261,7 +254,7 @@ TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidat
   EXPECT_FALSE(other->execution.cache_hit);
   EXPECT_EQ(other->outputs[0].tensor.values<int32_t>()[0], 11);
   ++misses;
-  absl::SleepFor(absl::Milliseconds(20));  // let that answer's store land before invalidating
+  ASSERT_TRUE(server->WaitIdle(kIdleWaitNs));  // that answer's store has landed
 
   ASSERT_TRUE(server->InvalidateCache("simple", -1, 1'000'000'000).ok());
   auto after = RunInfer(*server, AddSub("simple", 1, 7, 3));

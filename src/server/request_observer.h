@@ -73,6 +73,8 @@ class RequestObserver {
 
   // The per-model handle a scheduler updates (queue length, busy instances, batch sizes).
   telemetry::ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
+  // The request metrics behind ForModel (the repository creates each version's handle there).
+  telemetry::RequestMetrics* request_metrics() const { return metrics_.get(); }
 
   // The Prometheus exposition: Brigade's families plus Triton-compatible nv_* ones built from
   // `stats`.
@@ -81,7 +83,7 @@ class RequestObserver {
   // Per-stage percentiles of one model version (for the statistics extension); empty when the
   // version has served nothing.
   std::vector<protocol::StageLatency> StageSummary(std::string_view model,
-                                                      std::string_view version) const;
+                                                   std::string_view version) const;
 
   // Waits up to `timeout_ms` for queued traces and log lines to be written (shutdown).
   void Flush(int64_t timeout_ms);

@@ -1,4 +1,4 @@
-#include "server/request_validator.h"
+#include "pipeline/request_validator.h"
 
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
@@ -10,7 +10,7 @@
 #include "repository/config_parser.h"
 #include "testing/temp_repository.h"
 
-namespace brigade {
+namespace brigade::pipeline {
 namespace {
 
 class RequestValidatorTest : public ::testing::Test {
@@ -141,7 +141,7 @@ class OptionalInputValidatorTest : public RequestValidatorTest {
     backends_.Register(std::make_unique<engine::OnnxBackend>());
   }
   std::shared_ptr<repository::ModelVersion> LoadOnnx(std::string_view name, std::string_view config,
-                                               const engine::onnx::OnnxBuilder& graph) {
+                                                     const engine::onnx::OnnxBuilder& graph) {
     temp_.WriteFile(StrCat(name, "/1/model.onnx"), graph.Serialize());
     return Load(name, config);
   }
@@ -197,4 +197,4 @@ TEST_F(OptionalInputValidatorTest, ABatchingRequestWithNoInputAtAllIsRefused) {
 #endif  // BRIGADE_HAVE_ONNX
 
 }  // namespace
-}  // namespace brigade
+}  // namespace brigade::pipeline

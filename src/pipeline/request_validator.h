@@ -1,5 +1,5 @@
-#ifndef BRIGADE_SERVER_REQUEST_VALIDATOR_H_
-#define BRIGADE_SERVER_REQUEST_VALIDATOR_H_
+#ifndef BRIGADE_PIPELINE_REQUEST_VALIDATOR_H_
+#define BRIGADE_PIPELINE_REQUEST_VALIDATOR_H_
 
 // Checks an inference request against the model version it is for and brings it into the form
 // the scheduler and backend expect. This is the last place a malformed request is caught, so
@@ -19,10 +19,10 @@
 #include "core/infer_request.h"
 #include "repository/model_version.h"
 
-namespace brigade {
+namespace brigade::pipeline {
 
 absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest* request);
 
-}  // namespace brigade
+}  // namespace brigade::pipeline
 
-#endif  // BRIGADE_SERVER_REQUEST_VALIDATOR_H_
+#endif  // BRIGADE_PIPELINE_REQUEST_VALIDATOR_H_

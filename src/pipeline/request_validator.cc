@@ -1,4 +1,4 @@
-#include "server/request_validator.h"
+#include "pipeline/request_validator.h"
 
 #include <utility>
 #include <vector>
@@ -6,12 +6,13 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 
-namespace brigade {
+namespace brigade::pipeline {
 namespace {
 
 // The model-side shape for a reshaped input: the batch dimension (if any) followed by the
 // config's reshape dims, a -1 there resolved from the element count.
-absl::StatusOr<Shape> ReshapedShape(const repository::IoSpec& io, const Tensor& tensor, bool batching) {
+absl::StatusOr<Shape> ReshapedShape(const repository::IoSpec& io, const Tensor& tensor,
+                                    bool batching) {
   Shape shape;
   int64_t known = 1;
   int unknown = -1;
@@ -143,4 +144,4 @@ absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest*
   return absl::OkStatus();
 }
 
-}  // namespace brigade
+}  // namespace brigade::pipeline

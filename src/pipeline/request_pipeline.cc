@@ -1,0 +1,130 @@
+#include "pipeline/request_pipeline.h"
+
+#include <utility>
+
+#include "pipeline/request_validator.h"
+#include "protocol/failure_reason.h"
+#include "telemetry/model_stats.h"
+#include "telemetry/request_metrics.h"
+
+namespace brigade::pipeline {
+
+// What the pipeline keeps with an admitted request until it is done (InferRequest::context).
+struct RequestPipeline::Context : RequestContext {
+  RequestPipeline* pipeline = nullptr;
+  Route route;
+  int64_t arrival_ns = 0;
+  // The front end's callback; called once, by Answer().
+  InferCallback reply;
+  // Set when the request ran as a cache miss: the store and followers Answer() settles.
+  std::optional<cache::ResponseCache::PendingStore> pending;
+};
+
+absl::StatusOr<std::unique_ptr<RequestPipeline>> RequestPipeline::Create(Options options) {
+  if (options.repository == nullptr) {
+    return absl::InvalidArgumentError("request pipeline: no model repository");
+  }
+  if (options.clock == nullptr) return absl::InvalidArgumentError("request pipeline: no clock");
+  return std::make_unique<RequestPipeline>(ConstructionTag(), std::move(options));
+}
+
+RequestPipeline::RequestPipeline(ConstructionTag, Options options)
+    : options_(std::move(options)),
+      admission_(options_.clock),
+      router_(options_.repository),
+      run_miss_([this](std::unique_ptr<InferRequest> request,
+                       cache::ResponseCache::PendingStore pending) {
+        RunMiss(std::move(request), std::move(pending));
+      }),
+      after_answer_(options_.max_pending_after_answer) {}
+
+RequestPipeline::~RequestPipeline() = default;
+
+void RequestPipeline::Infer(std::unique_ptr<InferRequest> request) {
+  // admit
+  if (absl::Status admitted = admission_.Admit(*request); !admitted.ok()) {
+    request->Complete(std::move(admitted));
+    return;
+  }
+  // route
+  absl::StatusOr<Route> route = router_.Resolve(*request);
+  if (!route.ok()) {
+    request->Complete(route.status());
+    return;
+  }
+  const repository::ModelVersion& version = *route->version;
+  // preprocess
+  if (absl::Status valid = PrepareRequest(version, request.get()); !valid.ok()) {
+    // A request that fails validation is Triton's OTHER whatever its code.
+    version.stats().RecordFailure(protocol::FailureReason::kOther,
+                                  options_.clock->NowNs() - request->clock.at(Stage::kArrival));
+    request->Complete(std::move(valid));
+    return;
+  }
+  request->clock.Mark(Stage::kPreprocessed, options_.clock->NowNs());
+
+  // From here the request is in flight until Answer() and the work after it are done.
+  admission_.Enter();
+  if (telemetry::ModelRequestMetrics* metrics = version.metrics()) metrics->in_flight().Increment();
+  auto context = std::make_shared<Context>();
+  context->pipeline = this;
+  context->route = *std::move(route);
+  context->arrival_ns = request->clock.at(Stage::kArrival);
+  context->reply = std::move(request->on_complete);
+  // Captures one shared_ptr only, so the callback fits AnyInvocable's inline storage.
+  request->on_complete = [context](absl::StatusOr<InferResponse> result) {
+    context->pipeline->Answer(context, std::move(result));
+  };
+  request->context = context;
+
+  // cache lookup, then enqueue
+  const std::shared_ptr<cache::ResponseCache>& cache = context->route.model->cache();
+  if (cache == nullptr) {
+    context->route.version->Enqueue(std::move(request));
+    return;
+  }
+  const repository::ModelVersion& served = *context->route.version;
+  cache->Serve(std::move(request), served.version(), served.fingerprint(), served.stats_ptr(),
+               run_miss_);
+}
+
+void RequestPipeline::RunMiss(std::unique_ptr<InferRequest> request,
+                              cache::ResponseCache::PendingStore pending) {
+  auto& context = static_cast<Context&>(*request->context);
+  // A bypassed request has no key: nothing to store, nobody following it.
+  if (pending.key != nullptr) context.pending = std::move(pending);
+  context.route.version->Enqueue(std::move(request));
+}
+
+void RequestPipeline::Answer(const std::shared_ptr<Context>& context,
+                             absl::StatusOr<InferResponse> result) {
+  // respond
+  const repository::ModelVersion& version = *context->route.version;
+  const int64_t elapsed_ns = options_.clock->NowNs() - context->arrival_ns;
+  if (result.ok()) {
+    version.stats().RecordSuccess(elapsed_ns);
+  } else {
+    version.stats().RecordFailure(protocol::FailureReasonOf(result.status()), elapsed_ns);
+  }
+  if (telemetry::ModelRequestMetrics* metrics = version.metrics()) metrics->in_flight().Decrement();
+  std::optional<cache::ResponseCache::PendingStore> pending = std::move(context->pending);
+  if (!pending.has_value()) {
+    InferCallback reply = std::move(context->reply);
+    reply(std::move(result));
+    admission_.Leave();
+    return;
+  }
+  // The outcome is kept for the store and the followers (tensors are shared, not copied); the
+  // client is answered first.
+  absl::StatusOr<InferResponse> outcome = result;
+  InferCallback reply = std::move(context->reply);
+  reply(std::move(result));
+  // cache store, followers
+  after_answer_.PostOrRun([this, cache = context->route.model->cache(),
+                           pending = *std::move(pending), outcome = std::move(outcome)]() mutable {
+    cache->Finish(pending, outcome, run_miss_);
+    admission_.Leave();
+  });
+}
+
+}  // namespace brigade::pipeline

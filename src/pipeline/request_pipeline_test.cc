@@ -1,0 +1,117 @@
+#include "pipeline/request_pipeline.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "cache/cache_manager.h"
+#include "engine/builtin/builtin_backend.h"
+#include "gtest/gtest.h"
+#include "repository/model_repository.h"
+#include "testing/temp_repository.h"
+
+namespace brigade::pipeline {
+namespace {
+
+constexpr absl::Duration kWait = absl::Seconds(5);
+
+// Copied from strings, not assigned from literals: g++ 12 at -O3 raises a false -Wrestrict on
+// assigning short literals to a std::string member (GCC bug 105329).
+std::unique_ptr<InferRequest> AddSub(int32_t a, int32_t b, std::string model = "simple") {
+  auto request = std::make_unique<InferRequest>();
+  request->model_name = std::move(model);
+  request->id = request->model_name;
+  request->inputs.push_back(
+      {"INPUT0", *Tensor::FromValues<int32_t>({1, 16}, std::vector<int32_t>(16, a)), {}});
+  request->inputs.push_back(
+      {"INPUT1", *Tensor::FromValues<int32_t>({1, 16}, std::vector<int32_t>(16, b)), {}});
+  return request;
+}
+
+class RequestPipelineTest : public ::testing::Test {
+ protected:
+  // A repository holding Triton's "simple" model, with a response cache when `cached`.
+  void Start(bool cached) {
+    repo_dir_.AddModel("simple", std::string(testing::kAddSubConfig) +
+                                     (cached ? "\nresponse_cache { enable: true }\n" : ""));
+    backends_.Register(std::make_unique<engine::BuiltinBackend>());
+    caches_ = *cache::CacheManager::Create({});
+    repository::ModelRepository::Options options;
+    options.root = repo_dir_.path();
+    options.backends = &backends_;
+    options.pin_threads = false;
+    options.caches = caches_.get();
+    std::vector<absl::Status> errors;
+    repository_ = *repository::ModelRepository::Create(options, &errors);
+    ASSERT_TRUE(errors.empty()) << errors[0];
+    pipeline_ = *RequestPipeline::Create({repository_.get(), Clock::Real()});
+  }
+
+  // Runs one request; `on_answer` runs inside the front end's callback, before it returns.
+  absl::StatusOr<InferResponse> Run(std::unique_ptr<InferRequest> request,
+                                    std::function<void()> on_answer = nullptr) {
+    absl::Notification done;
+    absl::StatusOr<InferResponse> result = absl::UnknownError("no answer");
+    request->on_complete = [&](absl::StatusOr<InferResponse> answer) {
+      result = std::move(answer);
+      if (on_answer) on_answer();
+      done.Notify();
+    };
+    pipeline_->Infer(std::move(request));
+    done.WaitForNotification();
+    return result;
+  }
+
+  protocol::ModelStatistics Stats() const {
+    return (*repository_->Get("simple", -1))->stats().Snapshot();
+  }
+
+  testing::TempRepository repo_dir_;
+  engine::BackendRegistry backends_;
+  std::unique_ptr<cache::CacheManager> caches_;
+  std::unique_ptr<repository::ModelRepository> repository_;
+  std::unique_ptr<RequestPipeline> pipeline_;
+};
+
+TEST_F(RequestPipelineTest, AClientAnsweredSeesItsRequestInTheStatisticsAlready) {
+  Start(/*cached=*/false);
+  uint64_t counted_at_answer = 0;
+  auto answer =
+      Run(AddSub(7, 3), [&] { counted_at_answer = Stats().inference_stats.success.count; });
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->outputs[0].tensor.values<int32_t>()[0], 10);
+  EXPECT_EQ(counted_at_answer, 1u);
+  EXPECT_TRUE(pipeline_->WaitIdle(kWait));
+}
+
+TEST_F(RequestPipelineTest, TheCacheStoreHasLandedWhenThePipelineIsIdle) {
+  Start(/*cached=*/true);
+  auto miss = Run(AddSub(7, 3));
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  EXPECT_FALSE(miss->execution.cache_hit);
+  ASSERT_TRUE(pipeline_->WaitIdle(kWait));
+  auto hit = Run(AddSub(7, 3));
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_TRUE(hit->execution.cache_hit) << "the store of the first answer came before idle";
+  EXPECT_EQ(hit->outputs[0].tensor.values<int32_t>()[0], 10);
+  EXPECT_EQ(Stats().inference_stats.cache_hit.count, 1u);
+  EXPECT_EQ(Stats().inference_stats.cache_miss.count, 1u);
+}
+
+TEST_F(RequestPipelineTest, EachStageAnswersWhatItStopsNamingTheCulprit) {
+  Start(/*cached=*/false);
+  EXPECT_EQ(Run(AddSub(1, 1, "nope")).status().code(), absl::StatusCode::kNotFound);  // route
+  auto malformed = AddSub(1, 1);
+  malformed->inputs.pop_back();
+  const absl::Status invalid = Run(std::move(malformed)).status();  // preprocess
+  EXPECT_EQ(invalid.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(invalid.message()).find("INPUT1"), std::string::npos) << invalid;
+  EXPECT_EQ(Stats().fail_by_reason[static_cast<size_t>(protocol::FailureReason::kOther)], 1u);
+  pipeline_->StartDrain();  // admit
+  EXPECT_EQ(Run(AddSub(1, 1)).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(pipeline_->WaitIdle(kWait));
+}
+
+}  // namespace
+}  // namespace brigade::pipeline

@@ -1,0 +1,41 @@
+#ifndef BRIGADE_PIPELINE_ROUTER_H_
+#define BRIGADE_PIPELINE_ROUTER_H_
+
+// Router: the pipeline stage that decides what serves a request. Today that is the model the
+// request names and the version it asks for (the version policy's choice, the highest ready
+// version, when it asks for none); variant rules, A/B splits and ensembles decide here once
+// they exist, so everything after this stage works on the Route it returns.
+//
+// Thread safety: const and safe from any thread; one shared-lock lookup in the repository.
+// Ownership: borrows the repository, which must outlive the router. The Route holds the served
+// model and version alive for as long as the request keeps it.
+// Failure: NOT_FOUND for an unknown model or version, UNAVAILABLE for one with nothing ready
+// (messages name the model).
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/infer_request.h"
+#include "repository/model_repository.h"
+#include "repository/served_model.h"
+
+namespace brigade::pipeline {
+
+struct Route {
+  std::shared_ptr<const repository::ServedModel> model;
+  std::shared_ptr<repository::ModelVersion> version;
+};
+
+class Router {
+ public:
+  explicit Router(const repository::ModelRepository* repository) : repository_(repository) {}
+
+  absl::StatusOr<Route> Resolve(const InferRequest& request) const;
+
+ private:
+  const repository::ModelRepository* const repository_;
+};
+
+}  // namespace brigade::pipeline
+
+#endif  // BRIGADE_PIPELINE_ROUTER_H_
