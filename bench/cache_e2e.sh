@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Response cache end to end (issue 6 §Benchmark): what a cached answer costs over the wire, per
+# Response cache end to end: what a cached answer costs over the wire, per
 # tier, against a miss; and what a popularity-skewed workload gains from each tier.
 #
 # Starts a redis-server (free loopback port, no persistence) and one `brigade serve` with

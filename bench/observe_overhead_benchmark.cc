@@ -1,5 +1,5 @@
 // Per-request cost of Brigade's observability on the request path, measured on vs off in one
-// run (issue: metrics on and tracing sampled at 1% must cost <= 2 µs per request at p50):
+// run (the budget: metrics on and tracing sampled at 1% cost <= 2 µs per request at p50):
 //
 //   BM_Observe/off              nothing recorded (the timing loop's own cost)
 //   BM_Observe/metrics          ModelRequestMetrics::RecordRequest + RecordBatch

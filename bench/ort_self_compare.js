@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // How much ONNX Runtime (CPU) disagrees with itself: runs one model on the same inputs under
 // several session settings (intra-op threads × graph optimization level) and counts, for each
-// setting against the first, the output elements outside issue 3's tolerance
+// setting against the first, the output elements outside the engine's tolerance
 // |a − b| > 1e-5 + 1e-4·|b| (b: the first setting's output). Gives the float32 noise floor that
 // Brigade's own comparison with ONNX Runtime (bench/onnx_compare.sh) should be read against.
 //

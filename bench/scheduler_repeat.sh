@@ -2,8 +2,8 @@
 # scheduler_repeat.sh: runs build/bench/scheduler_bench REPEATS times with the same flags and
 # prints, per (load, config), the median of each column over the runs plus every run's p99.
 # Single p99s of an open-loop run on a 2-core machine move by 2x between runs (a descheduled
-# instance, a backlog that tips a fixed-delay batcher into full batches), so issue 4's ratios are
-# read from medians. Printed, never asserted.
+# instance, a backlog that tips a fixed-delay batcher into full batches), so the policies'
+# ratios are read from medians. Printed, never asserted.
 #
 #   REPEATS=3 bench/scheduler_repeat.sh --model_dir=models/fashion_mnist_onnx --loads=80,120 ...
 #

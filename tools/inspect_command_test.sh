@@ -1,5 +1,5 @@
 #!/bin/sh
-# `brigade inspect`, end to end: the demo model's report has every section issue 3 asks for
+# `brigade inspect`, end to end: the demo model's report has every section it promises
 # (ops, parameters, node count after each pass, FLOPs), and a missing or corrupt file fails with
 # a non-zero exit status and a message naming the file.
 #

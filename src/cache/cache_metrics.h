@@ -2,7 +2,8 @@
 #define BRIGADE_CACHE_CACHE_METRICS_H_
 
 // AppendCacheMetrics: the response cache's counters as Prometheus text families for GET /metrics
-// (issue 6 §Metrics), from CacheManager::Stats() and RedisStats(). Prefix brigade_response_cache_.
+// from each served model's ResponseCache::Stats() and the CacheManager's RedisStats(). Prefix
+// brigade_response_cache_.
 //
 // Brigade's only cache hit/miss families (the dashboard reads hits_total and misses_total).
 // Per model (label model; per version, the statistics extension's cache_hit / cache_miss and

@@ -2,7 +2,7 @@
 #define BRIGADE_FRONTEND_STATUS_MAP_H_
 
 // The one table that turns an absl::Status code into what each protocol's client sees.
-// Follows Triton's mapping (ecosystem.md §1.2) where Triton has one, so existing clients branch
+// Follows Triton's mapping where Triton has one, so existing clients branch
 // on the same statuses; additions are marked in status_map.cc.
 
 #include <string_view>

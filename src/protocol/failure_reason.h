@@ -2,7 +2,7 @@
 #define BRIGADE_PROTOCOL_FAILURE_REASON_H_
 
 // FailureReason: why a failed inference request failed, in Triton's four categories (the `reason`
-// label of nv_inference_request_failure, Triton 2.4x+; ecosystem.md §2.1):
+// label of nv_inference_request_failure, Triton 2.4x+):
 //
 //   REJECTED  the scheduler refused or timed the request out: queue or priority level full,
 //             load shedding (predicted late), deadline passed before or while queued, the model

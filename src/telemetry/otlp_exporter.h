@@ -5,7 +5,7 @@
 // (POST <endpoint>, Content-Type: application/json; body from otlp_json.h), over one keep-alive
 // connection (http_post_client.h).
 //
-// Delivery (OTLP/HTTP rules, ecosystem.md §3.2): 2xx is success; 429, 502, 503 and 504 are
+// Delivery (OTLP/HTTP rules): 2xx is success; 429, 502, 503 and 504 are
 // retried up to `max_attempts` in all, after the server's Retry-After (seconds) or an
 // exponential backoff from `initial_backoff_ms` capped at `max_backoff_ms`; connection failures
 // are retried the same way; any other status (400 ...) fails the batch at once.

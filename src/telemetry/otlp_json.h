@@ -5,7 +5,7 @@
 // the same object as one line of a JSON-lines trace file (the OpenTelemetry Collector's file
 // exporter format, readable by its otlpjsonfile receiver).
 //
-// OTLP/JSON rules followed (ecosystem.md §3.2): lowerCamelCase keys; trace and span ids as
+// OTLP/JSON rules followed: lowerCamelCase keys; trace and span ids as
 // lowercase hex; 64-bit integers (times, int attributes) as decimal strings; enums (kind, status
 // code) as integers; flags as a number; a root span has no parentSpanId.
 // Pure functions; thread-safe.

@@ -2,7 +2,7 @@
 #define BRIGADE_TELEMETRY_PROMETHEUS_TEXT_H_
 
 // PrometheusTextWriter: appends metric families in the Prometheus text exposition format 0.0.4
-// (ecosystem.md §2.3) to a string.
+// to a string.
 //
 //   # HELP <name> <help, with \ and newline escaped>
 //   # TYPE <name> counter|gauge|histogram

@@ -2,7 +2,7 @@
 #define BRIGADE_TELEMETRY_SPAN_DATA_H_
 
 // SpanData: one finished span as exporters see it, following the OTLP trace data model
-// (ecosystem.md §3.2): ids, name, kind, wall-clock start/end in ns since the Unix epoch,
+// (OTLP's span model): ids, name, kind, wall-clock start/end in ns since the Unix epoch,
 // attributes, timestamped events and a status. A plain value type.
 
 #include <cstdint>

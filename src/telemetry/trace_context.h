@@ -1,7 +1,7 @@
 #ifndef BRIGADE_TELEMETRY_TRACE_CONTEXT_H_
 #define BRIGADE_TELEMETRY_TRACE_CONTEXT_H_
 
-// W3C Trace Context (https://www.w3.org/TR/trace-context/, ecosystem.md §3.1): the `traceparent`
+// W3C Trace Context (https://www.w3.org/TR/trace-context/): the `traceparent`
 // and `tracestate` headers (HTTP headers, or gRPC metadata under the same lowercase keys).
 //
 //   traceparent: 00-<trace-id: 32 lowercase hex>-<parent-id: 16 lowercase hex>-<flags: 2 hex>

@@ -1,7 +1,7 @@
 #ifndef BRIGADE_TELEMETRY_TRITON_METRICS_H_
 #define BRIGADE_TELEMETRY_TRITON_METRICS_H_
 
-// Triton-compatible metric families (ecosystem.md §2.1), so dashboards and autoscaling rules
+// Triton-compatible metric families, so dashboards and autoscaling rules
 // written for Triton keep working against Brigade. Written from the statistics-extension
 // snapshots at scrape time; nothing extra happens on the request path.
 //

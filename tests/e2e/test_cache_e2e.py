@@ -1,4 +1,4 @@
-"""End-to-end tests of the response cache (issue 6): two real `brigade serve` processes sharing a
+"""End-to-end tests of the response cache: two real `brigade serve` processes sharing a
 real `redis-server`, driven by independent clients (http.client, Python grpcio, redis-cli).
 
 The module starts one redis-server on a free loopback port (no persistence) and two Brigade
