@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
                 std::string(redis.status().message()).c_str());
   }
   std::unique_ptr<CacheManager> manager = *CacheManager::Create(options);
-  if (!manager->WaitRedisReady(int64_t{5'000'000'000})) std::printf("redis not ready\n");
+  if (!manager->WaitRedisReady(absl::Seconds(5))) std::printf("redis not ready\n");
   RunCases("3KiB", {1, 1, 28, 28}, size_t{28} * 28, iterations, *manager);
   RunCases("588KiB", {1, 3, 224, 224}, size_t{3} * 224 * 224, iterations / 10, *manager);
   return 0;

@@ -98,7 +98,7 @@ int RunServe(const ServeFlags& flags) {
     options.control_mode = ModelControlMode::kNone;
   }
   options.startup_models = flags.load_models;
-  options.repository_poll_secs = flags.repository_poll_secs;
+  options.repository_poll_interval = absl::Seconds(flags.repository_poll_secs);
   options.exit_on_error = flags.exit_on_error;
   options.pin_threads = flags.pin_threads;
   if (!flags.cache_redis_address.empty()) {
@@ -108,10 +108,10 @@ int RunServe(const ServeFlags& flags) {
       return 1;
     }
   }
-  options.cache_redis_timeout_us = flags.cache_redis_timeout_us;
+  options.cache_redis_timeout = absl::Microseconds(flags.cache_redis_timeout_us);
   options.observe.trace_rate = flags.trace_rate;
   options.observe.trace_errors = flags.trace_errors;
-  options.observe.trace_slo_us = flags.trace_slo_us;
+  options.observe.trace_slo = absl::Microseconds(flags.trace_slo_us);
   options.observe.otlp_endpoint = flags.trace_otlp_endpoint;
   options.observe.trace_file = flags.trace_file;
   options.observe.access_log_path = flags.access_log;
@@ -191,9 +191,9 @@ int RunServe(const ServeFlags& flags) {
   if (http != nullptr) http->Shutdown(drain_ms);
   if (metrics_http != nullptr) metrics_http->Shutdown(drain_ms);
   if (grpc != nullptr) grpc->Shutdown(drain_ms * 1'000'000);
-  const bool idle = (*server)->WaitIdle(drain_ms * 1'000'000);
+  const bool idle = (*server)->WaitIdle(absl::Milliseconds(drain_ms));
   // Traces and access-log lines still queued are written before exit.
-  (*server)->observer()->Flush(/*timeout_ms=*/2'000);
+  (*server)->observer()->Flush(absl::Seconds(2));
   grpc.reset();
   metrics_http.reset();
   metrics_handler.reset();

@@ -59,7 +59,8 @@ absl::StatusOr<std::unique_ptr<CacheManager>> CacheManager::Create(Options optio
     redis.host = manager->options_.redis_host;
     redis.port = manager->options_.redis_port;
     redis.connections = manager->options_.redis_connections;
-    redis.timeout_us = manager->options_.redis_timeout_us;
+    // The Redis tier counts in microseconds (its deadlines are per command).
+    redis.timeout_us = absl::ToInt64Microseconds(manager->options_.redis_timeout);
     redis.key_prefix = manager->options_.redis_key_prefix;
     redis.breaker = manager->options_.redis_breaker;
     redis.clock = manager->options_.clock;
@@ -113,7 +114,8 @@ void CacheManager::Invalidate(const InvalidationScope& scope,
   });
 }
 
-absl::Status CacheManager::InvalidateAndWait(const InvalidationScope& scope, int64_t timeout_ns) {
+absl::Status CacheManager::InvalidateAndWait(const InvalidationScope& scope,
+                                             absl::Duration timeout) {
   struct Result {
     absl::Notification done;
     absl::Mutex mu;
@@ -127,7 +129,7 @@ absl::Status CacheManager::InvalidateAndWait(const InvalidationScope& scope, int
     }
     result->done.Notify();
   });
-  if (!result->done.WaitForNotificationWithTimeout(absl::Nanoseconds(timeout_ns))) {
+  if (!result->done.WaitForNotificationWithTimeout(timeout)) {
     return absl::DeadlineExceededError(
         StrCat("invalidating ", scope.ToString(), ": Redis did not finish in time"));
   }
@@ -140,8 +142,8 @@ std::optional<RedisTierStats> CacheManager::RedisStats() const {
   return redis_->Stats();
 }
 
-bool CacheManager::WaitRedisReady(int64_t timeout_ns) const {
-  return redis_ == nullptr || redis_->WaitReady(timeout_ns);
+bool CacheManager::WaitRedisReady(absl::Duration timeout) const {
+  return redis_ == nullptr || redis_->WaitReady(absl::ToInt64Nanoseconds(timeout));
 }
 
 }  // namespace brigade::cache

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "cache/invalidation.h"
 #include "cache/redis_cache.h"
 #include "cache/response_cache.h"
@@ -45,7 +46,7 @@ class CacheManager {
     std::string redis_host;
     int redis_port = 6379;
     int redis_connections = 2;
-    int64_t redis_timeout_us = 2'000;
+    absl::Duration redis_timeout = absl::Milliseconds(2);
     std::string redis_key_prefix = "brigade:rc";
     CircuitBreaker::Options redis_breaker;
     // Borrowed; must outlive the manager and every cache it creates.
@@ -69,16 +70,15 @@ class CacheManager {
   // See the class comment. `done` gets OK once every tier is done, or the Redis error (memory
   // tiers are dropped regardless); it may run before Invalidate returns.
   void Invalidate(const InvalidationScope& scope, absl::AnyInvocable<void(absl::Status)> done);
-  // Blocking form for admin handlers: waits up to `timeout_ns` for Redis. Never on a request
-  // path.
-  absl::Status InvalidateAndWait(const InvalidationScope& scope, int64_t timeout_ns);
+  // Blocking form for admin handlers: waits up to `timeout` for Redis. Never on a request path.
+  absl::Status InvalidateAndWait(const InvalidationScope& scope, absl::Duration timeout);
 
   // Redis tier counters, when there is one.
   std::optional<RedisTierStats> RedisStats() const;
   bool has_redis() const { return redis_ != nullptr; }
   // For start-up and tests: waits until Redis is connected and subscribed (true at once
   // without Redis).
-  bool WaitRedisReady(int64_t timeout_ns) const;
+  bool WaitRedisReady(absl::Duration timeout) const;
 
   class Registry;
   struct ConstructionTag {

@@ -26,6 +26,7 @@ using Outcome = RedisCache::GetResult::Outcome;
 
 constexpr int64_t kSecondNs = 1'000'000'000;
 constexpr int64_t kWaitNs = 5 * kSecondNs;
+constexpr absl::Duration kWait = absl::Seconds(5);
 
 // A callback result that a test waits for.
 template <typename T>
@@ -268,11 +269,11 @@ class ManagerTest : public RedisCacheTest {
     options.wall_now_ns = wall_now_ns;
     options.redis_host = "127.0.0.1";
     options.redis_port = server_->port();
-    options.redis_timeout_us = 100'000;
+    options.redis_timeout = absl::Milliseconds(100);
     options.redis_breaker = {3, 50'000};
     absl::StatusOr<std::unique_ptr<CacheManager>> manager = CacheManager::Create(options);
     EXPECT_TRUE(manager.ok()) << manager.status();
-    EXPECT_TRUE((*manager)->WaitRedisReady(kWaitNs));
+    EXPECT_TRUE((*manager)->WaitRedisReady(kWait));
     return *std::move(manager);
   }
 
@@ -342,7 +343,7 @@ TEST_F(ManagerTest, InvalidationBroadcastEmptiesTheOtherProcessesMemoryTier) {
   ASSERT_TRUE(IsHit(Serve(*cache_b, 1)));  // now in B's memory tier too
   ASSERT_EQ(cache_b->Stats().memory.entries, 1u);
 
-  ASSERT_TRUE(first->InvalidateAndWait(InvalidationScope::Model("m"), kWaitNs).ok());
+  ASSERT_TRUE(first->InvalidateAndWait(InvalidationScope::Model("m"), kWait).ok());
   EXPECT_EQ(cache_a->Stats().memory.entries, 0u) << "local memory dropped at once";
   // The message reaches the other process asynchronously.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -377,7 +378,7 @@ TEST_F(ManagerTest, RedisKilledUnderLoadCausesMissesNeverFailuresAndRecovers) {
   const uint64_t connects_before = manager->RedisStats()->data.connects;
 
   ASSERT_TRUE(server_->Restart().ok());
-  ASSERT_TRUE(manager->WaitRedisReady(kWaitNs)) << "reconnected by itself";
+  ASSERT_TRUE(manager->WaitRedisReady(kWait)) << "reconnected by itself";
   EXPECT_GT(manager->RedisStats()->data.connects, connects_before);
   // The restarted Redis is empty; once the breaker lets calls through, answers are shared again.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -444,7 +445,7 @@ TEST_F(ManagerTest, InvalidationsReachEveryLiveCacheItCreatedAndItOwnsNone) {
   ASSERT_TRUE(Serve(*new_cache, 3).ok());
   ASSERT_TRUE(IsHit(Serve(*old_cache, 3)));
   ASSERT_TRUE(IsHit(Serve(*new_cache, 3)));
-  ASSERT_TRUE(manager->InvalidateAndWait(InvalidationScope::Model("m"), kWaitNs).ok());
+  ASSERT_TRUE(manager->InvalidateAndWait(InvalidationScope::Model("m"), kWait).ok());
   EXPECT_FALSE(IsHit(Serve(*old_cache, 3)));
   EXPECT_FALSE(IsHit(Serve(*new_cache, 3)));
   std::weak_ptr<ResponseCache> released = old_cache;

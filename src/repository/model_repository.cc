@@ -116,8 +116,7 @@ void ModelRepository::PollLoop() {
   while (true) {
     {
       absl::MutexLock lock(&poll_mu_);
-      const absl::Time until =
-          absl::Now() + absl::Seconds(std::max(1, options_.poll_interval_secs));
+      const absl::Time until = absl::Now() + std::max(absl::Seconds(1), options_.poll_interval);
       while (!stop_polling_ && !poll_cv_.WaitWithDeadline(&poll_mu_, until)) {
       }
       if (stop_polling_) return;

@@ -38,6 +38,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "cache/cache_manager.h"
 #include "core/clock.h"
 #include "engine/backend.h"
@@ -57,7 +58,8 @@ class ModelRepository {
     ControlMode mode = ControlMode::kNone;
     // kExplicit: models loaded at start-up; "*" means all.
     std::vector<std::string> startup_models;
-    int poll_interval_secs = 15;
+    // kPoll: time between scans (at least a second).
+    absl::Duration poll_interval = absl::Seconds(15);
     // Borrowed; must outlive the repository.
     const engine::BackendRegistry* backends = nullptr;
     const Clock* clock = Clock::Real();

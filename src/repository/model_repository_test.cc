@@ -52,7 +52,7 @@ class RepositoryTest : public ::testing::Test {
     ModelRepository::Options options;
     options.root = root_.string();
     options.mode = mode;
-    options.poll_interval_secs = 3600;  // tests call Poll() themselves
+    options.poll_interval = absl::Hours(1);  // tests call Poll() themselves
     options.backends = &backends_;
     options.pin_threads = false;
     return options;

@@ -34,11 +34,11 @@ class InferenceServer::Impl {
     cache::CacheManager::Options cache_options;
     cache_options.redis_host = options_.cache_redis_host;
     cache_options.redis_port = options_.cache_redis_port;
-    cache_options.redis_timeout_us = options_.cache_redis_timeout_us;
+    cache_options.redis_timeout = options_.cache_redis_timeout;
     cache_options.redis_key_prefix = options_.cache_redis_key_prefix;
     cache_options.clock = options_.clock;
     BRIGADE_ASSIGN_OR_RETURN(cache_manager_, cache::CacheManager::Create(cache_options));
-    if (cache_manager_->has_redis() && !cache_manager_->WaitRedisReady(2'000'000'000)) {
+    if (cache_manager_->has_redis() && !cache_manager_->WaitRedisReady(absl::Seconds(2))) {
       spdlog::warn(
           "response cache: Redis at {}:{} is not reachable yet; its lookups count as misses "
           "until it is",
@@ -49,7 +49,7 @@ class InferenceServer::Impl {
     repo_options.root = options_.model_repository;
     repo_options.mode = options_.control_mode;
     repo_options.startup_models = options_.startup_models;
-    repo_options.poll_interval_secs = options_.repository_poll_secs;
+    repo_options.poll_interval = options_.repository_poll_interval;
     repo_options.backends = backends_;
     repo_options.clock = options_.clock;
     repo_options.pin_threads = options_.pin_threads;
@@ -191,7 +191,7 @@ absl::Status InferenceServer::UnloadModel(std::string_view name) {
 }
 
 absl::Status InferenceServer::InvalidateCache(std::string_view name, int64_t version,
-                                              int64_t timeout_ns) {
+                                              absl::Duration timeout) {
   if (name.empty() && version >= 0) {
     return absl::InvalidArgumentError("cache invalidation by version needs a model name");
   }
@@ -199,7 +199,7 @@ absl::Status InferenceServer::InvalidateCache(std::string_view name, int64_t ver
       name.empty()  ? cache::InvalidationScope::All()
       : version < 0 ? cache::InvalidationScope::Model(name)
                     : cache::InvalidationScope::ModelVersion(name, version);
-  return impl_->cache_manager_->InvalidateAndWait(scope, timeout_ns);
+  return impl_->cache_manager_->InvalidateAndWait(scope, timeout);
 }
 
 absl::StatusOr<std::vector<protocol::ModelStatistics>> InferenceServer::Statistics(
@@ -209,8 +209,8 @@ absl::StatusOr<std::vector<protocol::ModelStatistics>> InferenceServer::Statisti
 
 void InferenceServer::StartDrain() { impl_->StartDrain(); }
 
-bool InferenceServer::WaitIdle(int64_t timeout_ns) {
-  return impl_->pipeline_->WaitIdle(absl::Nanoseconds(timeout_ns));
+bool InferenceServer::WaitIdle(absl::Duration timeout) {
+  return impl_->pipeline_->WaitIdle(timeout);
 }
 
 const Clock* InferenceServer::clock() const { return impl_->options_.clock; }

@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/model.h"
@@ -57,8 +58,8 @@ class InferenceServer {
     ModelControlMode control_mode = ModelControlMode::kNone;
     // Models loaded at start-up in explicit mode (Triton's --load-model); "*" loads all.
     std::vector<std::string> startup_models;
-    // Poll mode: seconds between repository scans.
-    int repository_poll_secs = 15;
+    // Poll mode: time between repository scans (at least a second).
+    absl::Duration repository_poll_interval = absl::Seconds(15);
     // Abort start-up if any model fails to load (Triton's --exit-on-error, default true).
     bool exit_on_error = true;
     // Pin instance threads to cores (see scheduler/cpu_affinity.h).
@@ -67,7 +68,8 @@ class InferenceServer {
     // Redis tier: host (an IP address) and port; empty host = memory tier only.
     std::string cache_redis_host;
     int cache_redis_port = 6379;
-    int64_t cache_redis_timeout_us = 2'000;
+    // How long one Redis command may take before it counts as a miss (or a failed store).
+    absl::Duration cache_redis_timeout = absl::Milliseconds(2);
     std::string cache_redis_key_prefix = "brigade:rc";
     // Metrics, tracing and access log settings.
     RequestObserver::Options observe;
@@ -103,8 +105,8 @@ class InferenceServer {
 
   // Drops cached answers: every model when `name` is empty, one model, or one version
   // (`version` >= 0), in this process and — through Redis pub/sub — in every other process
-  // sharing the Redis tier. Waits up to `timeout_ns` for Redis.
-  absl::Status InvalidateCache(std::string_view name, int64_t version, int64_t timeout_ns);
+  // sharing the Redis tier. Waits up to `timeout` for Redis.
+  absl::Status InvalidateCache(std::string_view name, int64_t version, absl::Duration timeout);
 
   // Statistics for one model (and version), or all models when `name` is empty.
   absl::StatusOr<std::vector<protocol::ModelStatistics>> Statistics(std::string_view name,
@@ -113,8 +115,9 @@ class InferenceServer {
   // Readiness turns false and new inference requests get UNAVAILABLE; requests already accepted
   // finish. Returns at once; WaitIdle() waits for them.
   void StartDrain();
-  // Waits until no request is in flight or `timeout_ns` passes; true when idle.
-  bool WaitIdle(int64_t timeout_ns);
+  // Waits until no request is in flight (nor any work after an answer, such as its cache store)
+  // or `timeout` passes; true when idle.
+  bool WaitIdle(absl::Duration timeout);
 
   const Clock* clock() const;
 

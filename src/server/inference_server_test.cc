@@ -221,7 +221,7 @@ TEST_F(InferenceServerTest, DrainingRefusesNewWorkAndTurnsReadinessOff) {
   EXPECT_TRUE(server->IsLive());
   EXPECT_EQ(RunInfer(*server, AddSub("simple", 1, 1, 1)).status().code(),
             absl::StatusCode::kUnavailable);
-  EXPECT_TRUE(server->WaitIdle(1'000'000'000));
+  EXPECT_TRUE(server->WaitIdle(absl::Seconds(1)));
 }
 
 std::string CachedAddSubConfig() {
@@ -230,7 +230,7 @@ std::string CachedAddSubConfig() {
 
 // An answer is stored just after its client was answered, off the instance thread; WaitIdle
 // returns once that store has landed too.
-constexpr int64_t kIdleWaitNs = 5'000'000'000;
+constexpr absl::Duration kIdleWait = absl::Seconds(5);
 
 TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidated) {
   repo_.AddModel("simple", CachedAddSubConfig());
@@ -241,7 +241,7 @@ TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidat
   EXPECT_FALSE(first->execution.cache_hit);
   EXPECT_GT(first->execution.batch_size, 0);
   int misses = 1;
-  ASSERT_TRUE(server->WaitIdle(kIdleWaitNs));
+  ASSERT_TRUE(server->WaitIdle(kIdleWait));
   auto hit = RunInfer(*server, AddSub("simple", 1, 7, 3));
   ASSERT_TRUE(hit.ok()) << hit.status();
   EXPECT_TRUE(hit->execution.cache_hit);
@@ -254,9 +254,9 @@ TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidat
   EXPECT_FALSE(other->execution.cache_hit);
   EXPECT_EQ(other->outputs[0].tensor.values<int32_t>()[0], 11);
   ++misses;
-  ASSERT_TRUE(server->WaitIdle(kIdleWaitNs));  // that answer's store has landed
+  ASSERT_TRUE(server->WaitIdle(kIdleWait));  // that answer's store has landed
 
-  ASSERT_TRUE(server->InvalidateCache("simple", -1, 1'000'000'000).ok());
+  ASSERT_TRUE(server->InvalidateCache("simple", -1, absl::Seconds(1)).ok());
   auto after = RunInfer(*server, AddSub("simple", 1, 7, 3));
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(after->execution.cache_hit);
@@ -266,7 +266,8 @@ TEST_F(InferenceServerTest, ACachedModelAnswersRepeatsFromTheCacheUntilInvalidat
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ((*stats)[0].inference_stats.cache_hit.count, 1u);
   EXPECT_EQ((*stats)[0].inference_stats.cache_miss.count, static_cast<uint64_t>(misses));
-  EXPECT_EQ(server->InvalidateCache("", 2, 1'000'000).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(server->InvalidateCache("", 2, absl::Milliseconds(1)).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(InferenceServerTest, AModelWithoutCacheConfigNeverHits) {

@@ -59,11 +59,11 @@ absl::StatusOr<std::unique_ptr<RequestObserver>> RequestObserver::Create(Options
     telemetry::Tracer::Options tracer;
     tracer.sample_rate = options.trace_rate;
     tracer.sample_errors = options.trace_errors;
-    tracer.slo_ns = options.trace_slo_us * 1000;
+    tracer.slo_ns = absl::ToInt64Nanoseconds(options.trace_slo);
     tracer.clock = options.clock;
     BRIGADE_ASSIGN_OR_RETURN(observer->tracer_,
                              telemetry::Tracer::Create(tracer, observer->spans_.get()));
-  } else if (options.trace_rate > 0 || options.trace_slo_us > 0) {
+  } else if (options.trace_rate > 0 || options.trace_slo > absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "trace sampling is set but no trace destination (OTLP endpoint or trace file) is given");
   }
@@ -78,7 +78,7 @@ absl::StatusOr<std::unique_ptr<RequestObserver>> RequestObserver::Create(Options
   return observer;
 }
 
-RequestObserver::~RequestObserver() { Flush(1000); }
+RequestObserver::~RequestObserver() { Flush(absl::Seconds(1)); }
 
 void RequestObserver::OnRequestDone(const Done& done) {
   static const StageClock kNoStamps;
@@ -112,7 +112,7 @@ void RequestObserver::OnRequestDone(const Done& done) {
 }
 
 telemetry::ModelRequestMetrics* RequestObserver::ForModel(std::string_view model,
-                                                        std::string_view version) {
+                                                          std::string_view version) {
   return metrics_->ForModel(model, version);
 }
 
@@ -124,13 +124,15 @@ std::string RequestObserver::RenderMetrics(
   return body;
 }
 
-std::vector<protocol::StageLatency> RequestObserver::StageSummary(
-    std::string_view model, std::string_view version) const {
+std::vector<protocol::StageLatency> RequestObserver::StageSummary(std::string_view model,
+                                                                  std::string_view version) const {
   const telemetry::ModelRequestMetrics* handle = metrics_->Lookup(model, version);
   return handle == nullptr ? std::vector<protocol::StageLatency>{} : handle->StageSummary();
 }
 
-void RequestObserver::Flush(int64_t timeout_ms) {
+void RequestObserver::Flush(absl::Duration timeout) {
+  // The telemetry workers take whole milliseconds.
+  const int64_t timeout_ms = absl::ToInt64Milliseconds(timeout);
   if (spans_ != nullptr) spans_->Flush(timeout_ms);
   if (access_log_ != nullptr) access_log_->Flush(timeout_ms);
 }

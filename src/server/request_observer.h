@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "core/stage_clock.h"
@@ -39,10 +40,10 @@ class RequestObserver {
  public:
   struct Options {
     // Trace sampling: this fraction of requests, plus every failed one (trace_errors) and every
-    // one slower than trace_slo_us end to end (> 0).
+    // one slower than trace_slo end to end (when positive).
     double trace_rate = 0.0;
     bool trace_errors = false;
-    int64_t trace_slo_us = 0;
+    absl::Duration trace_slo = absl::ZeroDuration();
     // Where sampled traces go: an OTLP/HTTP JSON collector URL (".../v1/traces") and/or a
     // JSON-lines file. Neither: tracing is off.
     std::string otlp_endpoint;
@@ -85,8 +86,8 @@ class RequestObserver {
   std::vector<protocol::StageLatency> StageSummary(std::string_view model,
                                                    std::string_view version) const;
 
-  // Waits up to `timeout_ms` for queued traces and log lines to be written (shutdown).
-  void Flush(int64_t timeout_ms);
+  // Waits up to `timeout` for queued traces and log lines to be written (shutdown).
+  void Flush(absl::Duration timeout);
 
   bool tracing() const { return tracer_ != nullptr; }
 

@@ -38,8 +38,8 @@ grpc::ServerUnaryReactor* GrpcCacheAdminService::Invalidate(
   // The call stays open until the task finishes it; gRPC's shutdown waits for that.
   const bool posted = worker_.Post(
       [this, context, reactor, name = request->model_name(), version = *version]() mutable {
-        const absl::Status status =
-            server_->InvalidateCache(name, version, WaitBudgetNs(*context, options_.max_wait_ms));
+        const absl::Status status = server_->InvalidateCache(
+            name, version, absl::Nanoseconds(WaitBudgetNs(*context, options_.max_wait_ms)));
         reactor->Finish(FinishStatus(status, context));
       });
   if (!posted) {

@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "frontend/grpc/grpc_stream_reactor.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "protocol/grpc_service.grpc.pb.h"
-#include "frontend/grpc/grpc_stream_reactor.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
 #include "engine/onnx/test_util/onnx_builder.h"
@@ -532,17 +532,18 @@ TEST_F(GrpcServerTest, CancelledStreamEndsWhileItsRequestIsStillRunning) {
   auto stream = stub_->ModelStreamInfer(&context);
   ASSERT_TRUE(stream->Write(SlowRequest()));
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (server_->WaitIdle(0) && std::chrono::steady_clock::now() < give_up) {
+  while (server_->WaitIdle(absl::ZeroDuration()) && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::yield();
   }
-  ASSERT_FALSE(server_->WaitIdle(0)) << "the slow request never reached the server";
+  ASSERT_FALSE(server_->WaitIdle(absl::ZeroDuration()))
+      << "the slow request never reached the server";
   context.TryCancel();
   inference::ModelStreamInferResponse response;
   while (stream->Read(&response)) {
   }
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
   // The reactor outlives the stream until the slow request completes; then it must go quietly.
-  EXPECT_TRUE(server_->WaitIdle(int64_t{10'000'000'000}));
+  EXPECT_TRUE(server_->WaitIdle(absl::Seconds(10)));
   grpc::ClientContext next;
   ModelInferResponse reply;
   EXPECT_TRUE(stub_->ModelInfer(&next, AddSubRequest("", {1, 1, 1, 1}, {1, 1, 1, 1}), &reply).ok());
@@ -606,10 +607,10 @@ TEST_F(GrpcServerTest, ShutdownDoesNotWaitForACancelledCall) {
   });
   // Wait (bounded) until the call is inside the InferenceServer.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (server_->WaitIdle(0) && std::chrono::steady_clock::now() < give_up) {
+  while (server_->WaitIdle(absl::ZeroDuration()) && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::yield();
   }
-  ASSERT_FALSE(server_->WaitIdle(0)) << "the slow call never reached the server";
+  ASSERT_FALSE(server_->WaitIdle(absl::ZeroDuration())) << "the slow call never reached the server";
 
   const auto start = std::chrono::steady_clock::now();
   grpc_server_->Shutdown(0);

@@ -7,9 +7,6 @@
 
 #include "absl/strings/cord.h"
 #include "core/strings.h"
-#include "telemetry/dashboard_page.h"
-#include "telemetry/prometheus_text.h"
-#include "telemetry/trace_context.h"
 #include "frontend/http/content_coding.h"
 #include "frontend/http/infer_request_decoder.h"
 #include "frontend/http/infer_response_encoder.h"
@@ -21,6 +18,9 @@
 #include "frontend/request_report.h"
 #include "frontend/status_map.h"
 #include "protocol/error_payload.h"
+#include "telemetry/dashboard_page.h"
+#include "telemetry/prometheus_text.h"
+#include "telemetry/trace_context.h"
 
 namespace brigade::frontend {
 namespace {
@@ -28,7 +28,7 @@ namespace {
 using InferSentCallback = std::function<void(const InferResponse&, const SentInfo&)>;
 
 // How long a cache invalidation waits for Redis before answering with its error.
-constexpr int64_t kInvalidateWaitNs = 2'000'000'000;
+constexpr absl::Duration kInvalidateWait = absl::Seconds(2);
 // Answers smaller than this go uncompressed whatever Accept-Encoding says (RFC 9110 lets a server
 // choose identity): gzip's framing alone is 18 bytes, and a small body gains nothing worth the
 // time on a latency-first path.
@@ -199,8 +199,9 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
       responder.Send(HttpResponse::Json(200, EncodeServerMetadata(server_->Metadata())));
       return;
     case KServeEndpoint::kModelMetadata:
-      responder.Send(JsonOrError(server_->GetModelMetadata(route.model, *version),
-                                 [](const protocol::ModelMetadata& m) { return EncodeModelMetadata(m); }));
+      responder.Send(
+          JsonOrError(server_->GetModelMetadata(route.model, *version),
+                      [](const protocol::ModelMetadata& m) { return EncodeModelMetadata(m); }));
       return;
     case KServeEndpoint::kModelReady: {
       absl::StatusOr<bool> ready = server_->ModelReady(route.model, *version);
@@ -346,12 +347,12 @@ void KServeHttpHandler::HandleCacheInvalidate(const HttpRequest& request, HttpRe
   auto held = std::make_shared<HttpResponder>(std::move(responder));
   const bool queued = cache_worker_.Post([server = server_, scope = *std::move(decoded), held] {
     const absl::Status status =
-        server->InvalidateCache(scope.model_name, scope.model_version, kInvalidateWaitNs);
+        server->InvalidateCache(scope.model_name, scope.model_version, kInvalidateWait);
     held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
   });
   if (!queued) {
-    held->Send(ErrorResponse(protocol::WithRetryAfter(absl::UnavailableError(
-        "too many admin requests in progress; retry shortly"), 1)));
+    held->Send(ErrorResponse(protocol::WithRetryAfter(
+        absl::UnavailableError("too many admin requests in progress; retry shortly"), 1)));
   }
 }
 
@@ -359,7 +360,8 @@ void KServeHttpHandler::HandleRepositoryChange(bool load, const HttpRequest& req
                                                HttpResponder responder, const std::string& model) {
   protocol::LoadModelRequest load_request;
   if (load) {
-    absl::StatusOr<protocol::LoadModelRequest> decoded = DecodeLoadModelRequest(model, *request.body);
+    absl::StatusOr<protocol::LoadModelRequest> decoded =
+        DecodeLoadModelRequest(model, *request.body);
     if (!decoded.ok()) {
       responder.Send(ErrorResponse(decoded.status()));
       return;
@@ -378,8 +380,9 @@ void KServeHttpHandler::HandleRepositoryChange(bool load, const HttpRequest& req
         held->Send(status.ok() ? CodeOnly(200) : ErrorResponse(status));
       });
   if (!queued) {
-    held->Send(ErrorResponse(protocol::WithRetryAfter(absl::UnavailableError(
-        "too many model repository requests in progress; retry shortly"), 1)));
+    held->Send(ErrorResponse(protocol::WithRetryAfter(
+        absl::UnavailableError("too many model repository requests in progress; retry shortly"),
+        1)));
   }
 }
 
