@@ -11,7 +11,7 @@
 //
 // Usage:
 //   node tests/e2e/dashboard_test.mjs --url http://127.0.0.1:8000 [--model NAME]
-//   node tests/e2e/dashboard_test.mjs --server-cmd "build/src/observe/observe_dashboard_fixture"
+//   node tests/e2e/dashboard_test.mjs --server-cmd "build/src/telemetry/telemetry_dashboard_fixture"
 // Options: --screenshot PATH (default dashboard.png), --load-seconds N (default 8),
 //   --concurrency N (default 4), --chromium PATH (default /usr/bin/chromium).
 // Needs: npm install --prefix tests (playwright-core), apt-get install chromium.
