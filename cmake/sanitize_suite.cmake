@@ -15,6 +15,8 @@ set(BRIGADE_SANITIZE_TESTS
   core_infer_request_test core_json_text_test
   # the protocol's error payloads
   protocol_test
+  # the HTTP/1.1 client's response parser
+  net_test
   # the HTTP and gRPC codecs, the KServe route parser, the HTTP/1.1 transport (Beast, threads)
   frontend_http_codec_test frontend_grpc_infer_codec_test frontend_http_kserve_common_test
   frontend_http_transport_test core_blocking_worker_test

@@ -23,13 +23,13 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
+#include "core/strings.h"
+#include "net/receive_buffer.h"
+#include "simdjson.h"
 #include "tools/client/client.h"
 #include "tools/client/fake_http_server.h"
 #include "tools/client/http_infer_codec.h"
-#include "tools/client/receive_buffer.h"
-#include "core/clock.h"
-#include "core/strings.h"
-#include "simdjson.h"
 
 namespace brigade::client {
 namespace {
@@ -102,7 +102,7 @@ void CodecOnly(bool binary, int iterations) {
   size_t json_bytes = 0;
   const std::string canned = binary ? BinaryBody(&json_bytes) : JsonResponse();
   if (!binary) json_bytes = canned.size();
-  auto body = std::make_shared<ReceiveBuffer>();
+  auto body = std::make_shared<net::ReceiveBuffer>();
   body->Reserve(canned.size());
   std::memcpy(body->write_ptr(), canned.data(), canned.size());
   body->Commit(canned.size());

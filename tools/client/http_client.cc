@@ -9,6 +9,11 @@
 #include "simdjson.h"
 
 namespace brigade::client {
+
+using net::HttpConnection;
+using net::HttpResponse;
+using net::ReceiveBuffer;
+
 namespace {
 
 constexpr int kDefaultHttpPort = 8000;

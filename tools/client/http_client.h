@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "net/http_connection.h"
+#include "net/receive_buffer.h"
 #include "tools/client/client.h"
-#include "tools/client/http_connection.h"
-#include "tools/client/receive_buffer.h"
 
 namespace simdjson::dom {
 class parser;
@@ -66,7 +66,7 @@ class HttpClient final : public Client {
     friend class HttpClient;
     Key() = default;
   };
-  HttpClient(Key, std::unique_ptr<HttpConnection> connection);
+  HttpClient(Key, std::unique_ptr<net::HttpConnection> connection);
 
  private:
   // Starts request_head_ with "<method> <path>" where the path is written by the caller next.
@@ -74,18 +74,18 @@ class HttpClient final : public Client {
   // Finishes the head (Host, Content-Type, Content-Length, optional extra header line).
   void EndHead(std::string_view content_type, size_t content_length, size_t inference_header);
   // Sends head + `body_parts`; answers the response, with the buffer ready for decoding.
-  absl::StatusOr<HttpResponse> Send(std::span<const iovec> body_parts);
+  absl::StatusOr<net::HttpResponse> Send(std::span<const iovec> body_parts);
   // GET/POST of a small request whose answer must be 200; the body view is valid until the next
   // call.
   absl::StatusOr<std::string_view> Exchange(std::string_view body);
   // 200 → true, 400/503 → false, other → error (health and readiness).
   absl::StatusOr<bool> Probe();
-  absl::Status ErrorFrom(const HttpResponse& response);
-  std::string_view BodyOf(const HttpResponse& response) const;
+  absl::Status ErrorFrom(const net::HttpResponse& response);
+  std::string_view BodyOf(const net::HttpResponse& response) const;
 
-  std::unique_ptr<HttpConnection> connection_;
+  std::unique_ptr<net::HttpConnection> connection_;
   std::unique_ptr<simdjson::dom::parser> parser_;
-  std::shared_ptr<ReceiveBuffer> receive_;
+  std::shared_ptr<net::ReceiveBuffer> receive_;
   // Reused across requests.
   std::string request_head_;
   std::string json_;

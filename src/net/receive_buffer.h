@@ -1,5 +1,5 @@
-#ifndef BRIGADE_TOOLS_CLIENT_RECEIVE_BUFFER_H_
-#define BRIGADE_TOOLS_CLIENT_RECEIVE_BUFFER_H_
+#ifndef BRIGADE_NET_RECEIVE_BUFFER_H_
+#define BRIGADE_NET_RECEIVE_BUFFER_H_
 
 // ReceiveBuffer: a growable byte buffer that a client receives one response into and reuses for
 // the next, whose kPaddingBytes after size() are always allocated and zeroed, so simdjson can parse
@@ -16,7 +16,7 @@
 #include <memory>
 #include <string_view>
 
-namespace brigade::client {
+namespace brigade::net {
 
 class ReceiveBuffer {
  public:
@@ -70,6 +70,6 @@ class ReceiveBuffer {
   size_t capacity_ = 0;
 };
 
-}  // namespace brigade::client
+}  // namespace brigade::net
 
-#endif  // BRIGADE_TOOLS_CLIENT_RECEIVE_BUFFER_H_
+#endif  // BRIGADE_NET_RECEIVE_BUFFER_H_

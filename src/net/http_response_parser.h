@@ -1,23 +1,28 @@
-#ifndef BRIGADE_TOOLS_CLIENT_HTTP_RESPONSE_PARSER_H_
-#define BRIGADE_TOOLS_CLIENT_HTTP_RESPONSE_PARSER_H_
+#ifndef BRIGADE_NET_HTTP_RESPONSE_PARSER_H_
+#define BRIGADE_NET_HTTP_RESPONSE_PARSER_H_
 
-// The client's HTTP/1.1 response framing, as pure functions over received bytes: the status line
-// and the few headers a KServe client acts on, and in-place decoding of a chunked body.
+// HTTP/1.1 response framing for net::HttpConnection, as pure functions over received bytes: the
+// status line and the few headers its users act on, any header on request, and in-place decoding
+// of a chunked body.
 //
 // Understood headers (names case-insensitive): Content-Length, Transfer-Encoding (chunked),
-// Connection (close / keep-alive), Inference-Header-Content-Length (Triton's binary extension).
-// Others are skipped. HTTP/1.0 responses close the connection unless they say keep-alive.
+// Connection (close / keep-alive), Inference-Header-Content-Length (Triton's binary extension),
+// Retry-After (delay-seconds, for the OTLP exporter's backoff). Others are skipped by the head
+// parser and reachable through ForEachHttpHeader. HTTP/1.0 responses close the connection unless
+// they say keep-alive.
 //
 // Failure: INTERNAL naming what is malformed (the server spoke something other than HTTP/1.x);
 // the connection is then unusable. Thread-safe (no state).
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 
-namespace brigade::client {
+namespace brigade::net {
 
 struct HttpResponseHead {
   int status = 0;
@@ -28,6 +33,8 @@ struct HttpResponseHead {
   // The server closes the connection after this response.
   bool close = false;
   std::optional<size_t> inference_header_length;
+  // Retry-After as delay-seconds; empty when absent or in the HTTP-date form.
+  std::optional<int64_t> retry_after_seconds;
 };
 
 // Parses the head at the start of `bytes`. Returns false when the blank line ending the head has
@@ -35,6 +42,11 @@ struct HttpResponseHead {
 // than `max_head_bytes` are refused.
 absl::StatusOr<bool> ParseHttpResponseHead(std::string_view bytes, HttpResponseHead* head,
                                            size_t max_head_bytes = size_t{64} * 1024);
+
+// Calls `visit(name, value)` for each header line of `head` (the bytes ParseHttpResponseHead
+// accepted, status line first), in order, with the value's surrounding whitespace trimmed.
+void ForEachHttpHeader(std::string_view head,
+                       absl::FunctionRef<void(std::string_view, std::string_view)> visit);
 
 // True when a response with this status has no body whatever its headers say (1xx, 204, 304).
 bool StatusHasNoBody(int status);
@@ -50,6 +62,6 @@ struct ChunkedBody {
 // nullopt while the final chunk and trailers are incomplete; the buffer is untouched until then.
 absl::StatusOr<std::optional<ChunkedBody>> DecodeChunkedInPlace(char* data, size_t size_bytes);
 
-}  // namespace brigade::client
+}  // namespace brigade::net
 
-#endif  // BRIGADE_TOOLS_CLIENT_HTTP_RESPONSE_PARSER_H_
+#endif  // BRIGADE_NET_HTTP_RESPONSE_PARSER_H_

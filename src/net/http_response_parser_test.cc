@@ -1,10 +1,12 @@
-#include "tools/client/http_response_parser.h"
+#include "net/http_response_parser.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
-namespace brigade::client {
+namespace brigade::net {
 namespace {
 
 TEST(ParseHttpResponseHeadTest, IncompleteHeadAsksForMoreBytes) {
@@ -110,5 +112,27 @@ TEST(DecodeChunkedInPlaceTest, RefusesBadChunkSizes) {
             absl::StatusCode::kInternal);
 }
 
+TEST(ParseHttpResponseHeadTest, ReadsRetryAfterSecondsOnly) {
+  HttpResponseHead head;
+  ASSERT_TRUE(*ParseHttpResponseHead("HTTP/1.1 503 X\r\nRetry-After:  7 \r\n\r\n", &head));
+  EXPECT_EQ(head.retry_after_seconds, 7);
+  ASSERT_TRUE(*ParseHttpResponseHead(
+      "HTTP/1.1 503 X\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n\r\n", &head));
+  EXPECT_FALSE(head.retry_after_seconds.has_value());
+  ASSERT_TRUE(*ParseHttpResponseHead("HTTP/1.1 503 X\r\nRetry-After: -1\r\n\r\n", &head));
+  EXPECT_FALSE(head.retry_after_seconds.has_value());
+}
+
+TEST(ForEachHttpHeaderTest, VisitsEveryHeaderInOrderWithTrimmedValues) {
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Type:\tapplication/json \r\nX-A: 1\r\n\r\n";
+  std::vector<std::pair<std::string, std::string>> seen;
+  ForEachHttpHeader(head, [&seen](std::string_view name, std::string_view value) {
+    seen.emplace_back(name, value);
+  });
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], std::make_pair(std::string("Content-Type"), std::string("application/json")));
+  EXPECT_EQ(seen[1], std::make_pair(std::string("X-A"), std::string("1")));
+}
+
 }  // namespace
-}  // namespace brigade::client
+}  // namespace brigade::net

@@ -1,4 +1,4 @@
-#include "tools/client/http_connection.h"
+#include "net/http_connection.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -14,7 +14,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 
-namespace brigade::client {
+namespace brigade::net {
 namespace {
 
 std::string Authority(const std::string& host, int port) {
@@ -252,4 +252,4 @@ absl::StatusOr<HttpResponse> HttpConnection::RoundTrip(std::span<const iovec> pa
   return Receive(buffer, &nothing_received);
 }
 
-}  // namespace brigade::client
+}  // namespace brigade::net

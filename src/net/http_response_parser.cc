@@ -1,4 +1,4 @@
-#include "tools/client/http_response_parser.h"
+#include "net/http_response_parser.h"
 
 #include <charconv>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include "core/http_tokens.h"
 #include "core/strings.h"
 
-namespace brigade::client {
+namespace brigade::net {
 namespace {
 
 // True when the comma-separated header value lists `token` (case-insensitive).
@@ -92,12 +92,28 @@ absl::StatusOr<bool> ParseHttpResponseHead(std::string_view bytes, HttpResponseH
       absl::StatusOr<size_t> length = ParseLength(name, value);
       if (!length.ok()) return length.status();
       head->inference_header_length = *length;
+    } else if (EqualsIgnoreCase(name, "retry-after")) {
+      int64_t seconds = 0;
+      if (ParseInteger(value, &seconds) && seconds >= 0) head->retry_after_seconds = seconds;
     }
   }
   if (http10 && keep_alive_token) head->close = false;
   // A chunked body's length is in the chunks (RFC 9112 §6.3: Transfer-Encoding wins).
   if (head->chunked) head->content_length.reset();
   return true;
+}
+
+void ForEachHttpHeader(std::string_view head,
+                       absl::FunctionRef<void(std::string_view, std::string_view)> visit) {
+  size_t eol = head.find("\r\n");
+  while (eol != std::string_view::npos) {
+    head.remove_prefix(eol + 2);
+    eol = head.find("\r\n");
+    const std::string_view line = head.substr(0, eol);
+    const size_t colon = line.find(':');
+    if (line.empty() || colon == std::string_view::npos) continue;
+    visit(line.substr(0, colon), TrimHttpWhitespace(line.substr(colon + 1)));
+  }
 }
 
 absl::StatusOr<std::optional<ChunkedBody>> DecodeChunkedInPlace(char* data, size_t size_bytes) {
@@ -155,4 +171,4 @@ absl::StatusOr<std::optional<ChunkedBody>> DecodeChunkedInPlace(char* data, size
   return ChunkedBody{.body_bytes = decoded, .consumed_bytes = consumed};
 }
 
-}  // namespace brigade::client
+}  // namespace brigade::net

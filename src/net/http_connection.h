@@ -1,9 +1,11 @@
-#ifndef BRIGADE_TOOLS_CLIENT_HTTP_CONNECTION_H_
-#define BRIGADE_TOOLS_CLIENT_HTTP_CONNECTION_H_
+#ifndef BRIGADE_NET_HTTP_CONNECTION_H_
+#define BRIGADE_NET_HTTP_CONNECTION_H_
 
-// HttpConnection: one keep-alive HTTP/1.1 connection over a blocking TCP socket (TCP_NODELAY),
-// carrying one request at a time: RoundTrip() writes a request with a single sendmsg() of the
-// caller's parts (gathered, not copied) and reads the whole response into a ReceiveBuffer.
+// HttpConnection: Brigade's HTTP/1.1 client. One keep-alive connection over a blocking TCP socket
+// (TCP_NODELAY), carrying one request at a time: RoundTrip() writes a request with a single
+// sendmsg() of the caller's parts (gathered, not copied) and reads the whole response into a
+// ReceiveBuffer. Every client-side user goes through it; the KServe client (the load generator's
+// hot path) is the first.
 //
 // Connection management: the socket is opened on the first RoundTrip and kept; it is closed when
 // the server says `Connection: close`, on any transport error and on a timeout (a late answer
@@ -30,12 +32,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tools/client/http_response_parser.h"
-#include "tools/client/receive_buffer.h"
+#include "net/http_response_parser.h"
+#include "net/receive_buffer.h"
 
 struct addrinfo;
 
-namespace brigade::client {
+namespace brigade::net {
 
 struct HttpResponse {
   HttpResponseHead head;
@@ -94,6 +96,6 @@ class HttpConnection {
   std::vector<iovec> pending_;
 };
 
-}  // namespace brigade::client
+}  // namespace brigade::net
 
-#endif  // BRIGADE_TOOLS_CLIENT_HTTP_CONNECTION_H_
+#endif  // BRIGADE_NET_HTTP_CONNECTION_H_
