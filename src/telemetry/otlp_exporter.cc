@@ -1,5 +1,7 @@
 #include "telemetry/otlp_exporter.h"
 
+#include <sys/uio.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -9,15 +11,11 @@
 namespace brigade::telemetry {
 namespace {
 
+// A collector's answer is a small JSON status; anything longer is not worth reading.
+constexpr size_t kMaxResponseBytes = (size_t{1} << 20) + (size_t{64} << 10);
+
 bool IsRetryableStatus(int status) {
   return status == 429 || status == 502 || status == 503 || status == 504;
-}
-
-// Retry-After as delay-seconds (the HTTP-date form is ignored: collectors send seconds).
-std::optional<int64_t> RetryAfterMs(const std::optional<std::string>& header) {
-  int64_t seconds = 0;
-  if (!header.has_value() || !ParseInteger(*header, &seconds) || seconds < 0) return std::nullopt;
-  return seconds * 1000;
 }
 
 std::string_view Trim(std::string_view text) {
@@ -29,7 +27,7 @@ std::string_view Trim(std::string_view text) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OtlpHttpExporter>> OtlpHttpExporter::Create(Options options) {
-  absl::StatusOr<HttpUrl> url = ParseHttpUrl(options.endpoint);
+  absl::StatusOr<net::HttpUrl> url = net::ParseHttpUrl(options.endpoint);
   if (!url.ok()) {
     return absl::InvalidArgumentError(
         StrCat("OTLP exporter endpoint: ", ToStd(url.status().message())));
@@ -43,6 +41,34 @@ absl::StatusOr<std::unique_ptr<OtlpHttpExporter>> OtlpHttpExporter::Create(Optio
   return std::make_unique<OtlpHttpExporter>(std::move(options), *std::move(url));
 }
 
+absl::StatusOr<net::HttpResponse> OtlpHttpExporter::Post(std::string_view body) {
+  if (connection_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<net::HttpConnection>> connection =
+        net::HttpConnection::Create({.host = url_.host,
+                                     .port = url_.port,
+                                     .timeout_ms = options_.timeout_ms,
+                                     .max_response_bytes = kMaxResponseBytes});
+    if (!connection.ok()) {
+      return absl::UnavailableError(
+          StrCat("POST ", options_.endpoint, ": ", ToStd(connection.status().message())));
+    }
+    connection_ = *std::move(connection);
+  }
+  std::string head = StrCat(
+      "POST ", url_.target, " HTTP/1.1\r\nHost: ", connection_->authority(),
+      "\r\nUser-Agent: brigade\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
+      "\r\n\r\n");
+  const iovec parts[] = {{head.data(), head.size()}, {const_cast<char*>(body.data()), body.size()}};
+  absl::StatusOr<net::HttpResponse> response = connection_->RoundTrip(parts, &receive_);
+  if (response.ok()) return response;
+  const std::string message =
+      StrCat("POST ", options_.endpoint, ": ", ToStd(response.status().message()));
+  if (response.status().code() == absl::StatusCode::kDeadlineExceeded) {
+    return absl::DeadlineExceededError(message);
+  }
+  return absl::UnavailableError(message);
+}
+
 absl::Status OtlpHttpExporter::Export(std::span<const SpanData> spans) {
   if (spans.empty()) return absl::OkStatus();
   const std::string body = EncodeOtlpTraceRequest(spans, options_.resource);
@@ -50,18 +76,23 @@ absl::Status OtlpHttpExporter::Export(std::span<const SpanData> spans) {
   absl::Status last_error;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
     std::optional<int64_t> wait_ms;
-    absl::StatusOr<HttpPostClient::Response> response = client_.Post("application/json", body);
+    absl::StatusOr<net::HttpResponse> response = Post(body);
     if (response.ok()) {
-      if (response->status >= 200 && response->status < 300) return absl::OkStatus();
-      const std::string message = StrCat("OTLP collector ", options_.endpoint, " answered ",
-                                         response->status, ": ", response->body.substr(0, 200));
-      if (!IsRetryableStatus(response->status)) {
-        return response->status >= 400 && response->status < 500
-                   ? absl::InvalidArgumentError(message)
-                   : absl::InternalError(message);
+      const int status = response->head.status;
+      if (status >= 200 && status < 300) return absl::OkStatus();
+      const std::string_view answer(receive_.data() + response->body_offset,
+                                    std::min<size_t>(response->body_bytes, 200));
+      const std::string message =
+          StrCat("OTLP collector ", options_.endpoint, " answered ", status, ": ", answer);
+      if (!IsRetryableStatus(status)) {
+        return status >= 400 && status < 500 ? absl::InvalidArgumentError(message)
+                                             : absl::InternalError(message);
       }
       last_error = absl::UnavailableError(message);
-      wait_ms = RetryAfterMs(response->retry_after);
+      // Retry-After as delay-seconds (the HTTP-date form is ignored: collectors send seconds).
+      if (response->head.retry_after_seconds.has_value()) {
+        wait_ms = *response->head.retry_after_seconds * 1000;
+      }
     } else {
       last_error = response.status();
     }

@@ -3,7 +3,13 @@
 
 // OtlpHttpExporter: sends span batches to an OpenTelemetry collector as OTLP/HTTP JSON
 // (POST <endpoint>, Content-Type: application/json; body from otlp_json.h), over one keep-alive
-// connection (http_post_client.h).
+// connection (net/http_connection.h, the client every Brigade HTTP user shares).
+//
+// The blocking client runs on the span processor's worker thread, which exists to absorb export
+// latency: an asynchronous interface would add an event loop for a caller that waits for each
+// answer anyway. Its socket timeouts bound every connect, send and receive by `timeout_ms`. The
+// connection (and the collector's name lookup) is made on the first export, so a collector that
+// is not resolvable yet at startup is retried like an unreachable one.
 //
 // Delivery (OTLP/HTTP rules): 2xx is success; 429, 502, 503 and 504 are
 // retried up to `max_attempts` in all, after the server's Retry-After (seconds) or an
@@ -21,10 +27,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "telemetry/http_post_client.h"
+#include "net/http_connection.h"
+#include "net/http_url.h"
+#include "net/receive_buffer.h"
 #include "telemetry/otlp_json.h"
 #include "telemetry/span_exporter.h"
 
@@ -47,12 +56,17 @@ class OtlpHttpExporter final : public SpanExporter {
   absl::Status Export(std::span<const SpanData> spans) override;
 
   // Use Create().
-  OtlpHttpExporter(Options options, HttpUrl url)
-      : options_(std::move(options)), client_(std::move(url), options_.timeout_ms) {}
+  OtlpHttpExporter(Options options, net::HttpUrl url)
+      : options_(std::move(options)), url_(std::move(url)) {}
 
  private:
+  // One POST of `body`: UNAVAILABLE or DEADLINE_EXCEEDED naming the endpoint when no answer came.
+  absl::StatusOr<net::HttpResponse> Post(std::string_view body);
+
   const Options options_;
-  HttpPostClient client_;
+  const net::HttpUrl url_;
+  std::unique_ptr<net::HttpConnection> connection_;
+  net::ReceiveBuffer receive_;  // reused across exports
 };
 
 // Options from OpenTelemetry's environment variables, starting from `defaults`:
