@@ -27,16 +27,18 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/strings.h"
-#include "telemetry/dashboard_page.h"
+#include "net/test_http_server.h"
 #include "protocol/failure_reason.h"
-#include "telemetry/loopback_http_server.h"
+#include "simdjson.h"
+#include "telemetry/dashboard_page.h"
 #include "telemetry/model_stats.h"
 #include "telemetry/request_metrics.h"
 #include "telemetry/triton_metrics.h"
-#include "simdjson.h"
 
 namespace brigade::telemetry {
 namespace {
@@ -72,7 +74,13 @@ class Fixture {
     }
   }
 
-  LoopbackHttpServer::Response Handle(const LoopbackHttpServer::Request& request) {
+  struct Response {
+    int status = 200;
+    std::string content_type = "text/plain; charset=utf-8";
+    std::string body{};
+  };
+
+  Response Handle(const net::TestHttpServer::Request& request) {
     StageClock clock;
     clock.Mark(Stage::kArrival, Now());
     const std::string_view path =
@@ -117,7 +125,7 @@ class Fixture {
   }
 
  private:
-  static LoopbackHttpServer::Response Json(int status, std::string body) {
+  static Response Json(int status, std::string body) {
     return {.status = status, .content_type = "application/json", .body = std::move(body)};
   }
   int64_t Now() const { return Clock::Real()->NowNs(); }
@@ -126,9 +134,8 @@ class Fixture {
     return clock;
   }
 
-  LoopbackHttpServer::Response Infer(const std::string& name, FixtureModel& model,
-                                     const LoopbackHttpServer::Request& request,
-                                     StageClock& clock) {
+  Response Infer(const std::string& name, FixtureModel& model,
+                 const net::TestHttpServer::Request& request, StageClock& clock) {
     // Decode: INPUT0's data as doubles.
     std::vector<double> data;
     simdjson::dom::element body;
@@ -191,9 +198,8 @@ class Fixture {
     return Finish(model, clock, absl::OkStatus(), Json(200, std::move(response)));
   }
 
-  LoopbackHttpServer::Response Finish(FixtureModel& model, StageClock& clock,
-                                      const absl::Status& status,
-                                      LoopbackHttpServer::Response response) {
+  Response Finish(FixtureModel& model, StageClock& clock, const absl::Status& status,
+                  Response response) {
     clock.Mark(Stage::kSent, Now());
     const int64_t total_ns = clock.BetweenNs(Stage::kArrival, Stage::kSent);
     if (status.ok()) {
@@ -208,7 +214,7 @@ class Fixture {
   MetricsRegistry registry_;
   std::unique_ptr<RequestMetrics> request_metrics_;
   std::map<std::string, FixtureModel> models_;
-  simdjson::dom::parser parser_;  // the server's single thread only
+  simdjson::dom::parser parser_;  // one request at a time (main() serializes them)
 };
 
 }  // namespace
@@ -228,9 +234,14 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   brigade::telemetry::Fixture fixture;
-  auto server = brigade::telemetry::LoopbackHttpServer::Start(
-      [&](const brigade::telemetry::LoopbackHttpServer::Request& request) {
-        return fixture.Handle(request);
+  // The server calls the handler from one thread per connection; the fixture is single-threaded.
+  std::mutex fixture_mu;
+  auto server = brigade::net::TestHttpServer::Start(
+      [&](const brigade::net::TestHttpServer::Request& request) {
+        std::lock_guard<std::mutex> lock(fixture_mu);
+        brigade::telemetry::Fixture::Response response = fixture.Handle(request);
+        return brigade::net::TestHttpServer::Answer(request, response.status, response.content_type,
+                                                    response.body);
       },
       static_cast<uint16_t>(port));
   if (!server.ok()) {

@@ -6,10 +6,10 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "telemetry/loopback_http_server.h"
+#include "net/test_http_server.h"
+#include "simdjson.h"
 #include "telemetry/span_processor.h"
 #include "telemetry/tracer.h"
-#include "simdjson.h"
 
 namespace brigade::telemetry {
 namespace {
@@ -20,31 +20,31 @@ using ::testing::HasSubstr;
 class FakeCollector {
  public:
   explicit FakeCollector(std::vector<int> statuses = {}) : statuses_(std::move(statuses)) {
-    server_ = *LoopbackHttpServer::Start([this](const LoopbackHttpServer::Request& request) {
+    server_ = *net::TestHttpServer::Start([this](const net::TestHttpServer::Request& request) {
       absl::MutexLock lock(&mu_);
       requests_.push_back(request);
-      LoopbackHttpServer::Response response;
-      response.content_type = "application/json";
-      response.status =
+      const int status =
           requests_.size() <= statuses_.size() ? statuses_[requests_.size() - 1] : 200;
-      if (response.status == 503) response.headers.emplace_back("Retry-After", "0");
-      response.body = response.status == 200 ? "{}" : "{\"message\":\"nope\"}";
-      return response;
+      std::vector<std::pair<std::string, std::string>> headers;
+      if (status == 503) headers.emplace_back("Retry-After", "0");
+      return net::TestHttpServer::Answer(request, status, "application/json",
+                                         status == 200 ? "{}" : "{\"message\":\"nope\"}", headers);
     });
   }
   std::string url() const {
     return "http://127.0.0.1:" + std::to_string(server_->port()) + "/v1/traces";
   }
-  std::vector<LoopbackHttpServer::Request> requests() {
+  std::vector<net::TestHttpServer::Request> requests() {
     absl::MutexLock lock(&mu_);
     return requests_;
   }
+  int connections() const { return server_->connections_accepted(); }
 
  private:
   const std::vector<int> statuses_;
   absl::Mutex mu_;
-  std::vector<LoopbackHttpServer::Request> requests_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<LoopbackHttpServer> server_;
+  std::vector<net::TestHttpServer::Request> requests_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<net::TestHttpServer> server_;
 };
 
 OtlpHttpExporter::Options FastOptions(std::string endpoint) {
@@ -88,7 +88,7 @@ TEST(OtlpHttpExporterTest, CollectorReceivesOtlpJsonWithThePropagatedTraceId) {
   ASSERT_TRUE(processor->Flush(10'000));
   EXPECT_EQ(processor->exported_spans(), 7u);
 
-  const std::vector<LoopbackHttpServer::Request> requests = collector.requests();
+  const std::vector<net::TestHttpServer::Request> requests = collector.requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].method, "POST");
   EXPECT_EQ(requests[0].target, "/v1/traces");
@@ -159,6 +159,7 @@ TEST(OtlpHttpExporterTest, ReusesTheConnectionAcrossExports) {
   const SpanData spans[] = {SpanData{.trace_id = NewTraceId(), .span_id = NewSpanId()}};
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(exporter->Export(spans).ok());
   EXPECT_EQ(collector.requests().size(), 5u);
+  EXPECT_EQ(collector.connections(), 1);
 }
 
 TEST(OtlpHttpExporterTest, NoCollectorIsUnavailableAfterItsAttempts) {

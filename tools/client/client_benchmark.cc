@@ -26,9 +26,9 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "net/receive_buffer.h"
+#include "net/test_http_server.h"
 #include "simdjson.h"
 #include "tools/client/client.h"
-#include "tools/client/fake_http_server.h"
 #include "tools/client/http_infer_codec.h"
 
 namespace brigade::client {
@@ -128,17 +128,17 @@ void OverLoopback(bool binary, int requests, int threads, const std::vector<int>
   const std::string binary_body = BinaryBody(&json_bytes);
   const std::string canned =
       binary
-          ? FakeHttpServer::Response(
+          ? net::TestHttpServer::Response(
                 200, binary_body, StrCat("Inference-Header-Content-Length: ", json_bytes, "\r\n"))
-          : FakeHttpServer::Response(200, JsonResponse());
-  auto server = FakeHttpServer::Start([&](const FakeHttpServer::Request&) {
+          : net::TestHttpServer::Response(200, JsonResponse());
+  auto server = net::TestHttpServer::Start([&](const net::TestHttpServer::Request&) {
     // Each connection thread moves itself to the server CPUs on its first request.
     thread_local bool pinned = false;
     if (!pinned) {
       PinTo(server_cpus);
       pinned = true;
     }
-    return FakeHttpServer::Reply{canned};
+    return net::TestHttpServer::Reply{canned};
   });
   if (!server.ok()) {
     fmt::print("cannot start the fake server: {}\n", server.status().message());

@@ -10,25 +10,25 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "tools/client/client_status.h"
-#include "tools/client/fake_http_server.h"
 #include "gtest/gtest.h"
+#include "net/test_http_server.h"
+#include "tools/client/client_status.h"
 
 namespace brigade::client {
 namespace {
 
-using Reply = FakeHttpServer::Reply;
-using Request = FakeHttpServer::Request;
+using Reply = net::TestHttpServer::Reply;
+using Request = net::TestHttpServer::Request;
 
 constexpr char kMetadata[] = R"({"name":"fake","version":"1","extensions":[]})";
 
-std::unique_ptr<FakeHttpServer> StartServer(FakeHttpServer::Handler handler) {
-  absl::StatusOr<std::unique_ptr<FakeHttpServer>> server = FakeHttpServer::Start(handler);
+std::unique_ptr<net::TestHttpServer> StartServer(net::TestHttpServer::Handler handler) {
+  absl::StatusOr<std::unique_ptr<net::TestHttpServer>> server = net::TestHttpServer::Start(handler);
   EXPECT_TRUE(server.ok()) << server.status();
   return *std::move(server);
 }
 
-std::unique_ptr<Client> Connect(const FakeHttpServer& server, int64_t timeout_ms = 10'000) {
+std::unique_ptr<Client> Connect(const net::TestHttpServer& server, int64_t timeout_ms = 10'000) {
   absl::StatusOr<std::unique_ptr<Client>> client =
       Client::Create({.protocol = ClientProtocol::kHttp,
                       .address = "127.0.0.1:" + std::to_string(server.port()),
@@ -51,8 +51,8 @@ TEST(ParseHostPortTest, AcceptsTheUsualSpellings) {
 }
 
 TEST(HttpClientTest, ReusesOneConnectionForManyRequests) {
-  auto server =
-      StartServer([](const Request&) { return Reply{FakeHttpServer::Response(200, kMetadata)}; });
+  auto server = StartServer(
+      [](const Request&) { return Reply{net::TestHttpServer::Response(200, kMetadata)}; });
   auto client = Connect(*server);
   for (int i = 0; i < 5; ++i) {
     absl::StatusOr<protocol::ServerMetadata> metadata = client->GetServerMetadata();
@@ -68,7 +68,7 @@ TEST(HttpClientTest, SendsHostAndPathAndReconnectsAfterConnectionClose) {
   auto server = StartServer([&](const Request& request) {
     absl::MutexLock lock(&mu);
     heads.push_back(request.head);
-    return Reply{FakeHttpServer::Response(200, kMetadata, "Connection: close\r\n"), true};
+    return Reply{net::TestHttpServer::Response(200, kMetadata, "Connection: close\r\n"), true};
   });
   auto client = Connect(*server);
   ASSERT_TRUE(client->GetServerMetadata().ok());
@@ -83,7 +83,7 @@ TEST(HttpClientTest, RetriesOnceWhenTheServerDroppedAReusedConnection) {
   auto server = StartServer([](const Request& request) {
     // The second request on a connection finds it closed (the keep-alive race).
     if (request.index_on_connection == 1) return Reply{"", true};
-    return Reply{FakeHttpServer::Response(200, kMetadata)};
+    return Reply{net::TestHttpServer::Response(200, kMetadata)};
   });
   auto client = Connect(*server);
   ASSERT_TRUE(client->GetServerMetadata().ok());
@@ -126,7 +126,7 @@ TEST(HttpClientTest, ReadsChunkedBodies) {
 
 TEST(HttpClientTest, ServerErrorsCarryStatusAndMessage) {
   auto server = StartServer([](const Request&) {
-    return Reply{FakeHttpServer::Response(404, R"({"error":"unknown model 'nope'"})")};
+    return Reply{net::TestHttpServer::Response(404, R"({"error":"unknown model 'nope'"})")};
   });
   auto client = Connect(*server);
   absl::Status status = client->GetModelMetadata("nope", "").status();
@@ -138,7 +138,7 @@ TEST(HttpClientTest, ServerErrorsCarryStatusAndMessage) {
 TEST(HttpClientTest, HealthAnswersFollowTheStatusCode) {
   std::atomic<int> status_to_send = 200;
   auto server = StartServer([&status_to_send](const Request&) {
-    return Reply{FakeHttpServer::Response(status_to_send.load(), "")};
+    return Reply{net::TestHttpServer::Response(status_to_send.load(), "")};
   });
   auto client = Connect(*server);
   EXPECT_EQ(client->ServerReady().value_or(false), true);
@@ -153,7 +153,7 @@ TEST(HttpClientTest, HealthAnswersFollowTheStatusCode) {
 TEST(HttpClientTest, SilentServerTimesOutAndTheNextCallReconnects) {
   auto server = StartServer([](const Request& request) {
     if (request.connection == 0) return Reply{"", false, true};  // never answers
-    return Reply{FakeHttpServer::Response(200, kMetadata)};
+    return Reply{net::TestHttpServer::Response(200, kMetadata)};
   });
   auto client = Connect(*server, /*timeout_ms=*/100);
   EXPECT_EQ(client->GetServerMetadata().status().code(), absl::StatusCode::kDeadlineExceeded);
@@ -173,7 +173,7 @@ TEST(HttpClientTest, BinaryInferSendsHeaderLengthAndRawBytesAndReadsBinaryOutput
         R"("parameters":{"binary_data_size":8}}]})";
     std::string body = json;
     body.append(reinterpret_cast<const char*>(answer), sizeof(answer));
-    return Reply{FakeHttpServer::Response(
+    return Reply{net::TestHttpServer::Response(
         200, body, "Inference-Header-Content-Length: " + std::to_string(json.size()) + "\r\n")};
   });
   auto client = Connect(*server);
@@ -206,7 +206,7 @@ TEST(HttpClientTest, OutputsHeldByTheCallerSurviveTheNextRequest) {
                        R"("parameters":{"binary_data_size":4}}]})";
     const size_t json_bytes = json.size();
     json.append(reinterpret_cast<const char*>(&value), 4);
-    return Reply{FakeHttpServer::Response(
+    return Reply{net::TestHttpServer::Response(
         200, json, "Inference-Header-Content-Length: " + std::to_string(json_bytes) + "\r\n")};
   });
   auto client = Connect(*server);

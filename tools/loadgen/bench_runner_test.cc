@@ -9,22 +9,22 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
-#include "tools/client/fake_http_server.h"
 #include "core/strings.h"
 #include "gtest/gtest.h"
+#include "net/test_http_server.h"
 
 namespace brigade::loadgen {
 namespace {
 
-using client::FakeHttpServer;
+using net::TestHttpServer;
 
 // A model "m" with one FP32 [-1, 16] input; every 10th inference is refused with 503; the
 // statistics count successful inferences, each charged 7 µs of compute_infer and 1 µs of queue.
 class ScriptedServer {
  public:
   ScriptedServer() {
-    server_ = *FakeHttpServer::Start(
-        [this](const FakeHttpServer::Request& request) { return Handle(request); });
+    server_ = *TestHttpServer::Start(
+        [this](const TestHttpServer::Request& request) { return Handle(request); });
   }
   int port() const { return server_->port(); }
   int64_t infers() const { return infers_.load(); }
@@ -45,11 +45,11 @@ class ScriptedServer {
   }
 
  private:
-  FakeHttpServer::Reply Handle(const FakeHttpServer::Request& request) {
+  TestHttpServer::Reply Handle(const TestHttpServer::Request& request) {
     const std::string_view head = request.head;
     if (head.starts_with("GET /v2/models/m/stats ")) {
       const int64_t ok = ok_.load();
-      return {FakeHttpServer::Response(
+      return {TestHttpServer::Response(
           200,
           StrCat(R"({"model_stats":[{"name":"m","version":"1","inference_count":)", ok,
                  R"(,"execution_count":)", ok, R"(,"inference_stats":{"success":{"count":)", ok,
@@ -57,7 +57,7 @@ class ScriptedServer {
                  R"(},"compute_infer":{"count":)", ok, R"(,"ns":)", ok * 7000, R"(}}}]})"))};
     }
     if (head.starts_with("GET /v2/models/m ")) {
-      return {FakeHttpServer::Response(
+      return {TestHttpServer::Response(
           200, R"({"name":"m","platform":"fake","inputs":[{"name":"INPUT0","datatype":"FP32",)"
                R"("shape":[-1,16]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32",)"
                R"("shape":[-1,16]}]})")};
@@ -71,17 +71,17 @@ class ScriptedServer {
         ++bodies_[request.body];
       }
       if (++infers_ % 10 == 0) {
-        return {FakeHttpServer::Response(503, R"({"error":"queue full"})")};
+        return {TestHttpServer::Response(503, R"({"error":"queue full"})")};
       }
       ++ok_;
-      return {FakeHttpServer::Response(
+      return {TestHttpServer::Response(
           200, R"({"model_name":"m","outputs":[{"name":"OUTPUT0","datatype":"FP32",)"
                R"("shape":[1,1],"data":[0.5]}]})")};
     }
-    return {FakeHttpServer::Response(404, R"({"error":"no route"})")};
+    return {TestHttpServer::Response(404, R"({"error":"no route"})")};
   }
 
-  std::unique_ptr<FakeHttpServer> server_;
+  std::unique_ptr<TestHttpServer> server_;
   std::atomic<int64_t> infers_{0};
   std::atomic<int64_t> ok_{0};
   std::atomic<bool> saw_binary_{false};
