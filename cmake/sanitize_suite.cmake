@@ -15,7 +15,7 @@ set(BRIGADE_SANITIZE_TESTS
   core_infer_request_test core_json_text_test
   # the protocol's error payloads
   protocol_test
-  # the HTTP/1.1 client's response parser
+  # the HTTP/1.1 client: response parser, raw mode, the scripted test server (threads)
   net_test
   # the HTTP and gRPC codecs, the KServe route parser, the HTTP/1.1 transport (Beast, threads)
   frontend_http_codec_test frontend_grpc_infer_codec_test frontend_http_kserve_common_test

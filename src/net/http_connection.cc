@@ -4,10 +4,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -106,7 +108,7 @@ absl::Status HttpConnection::Connect() {
   return SocketError("cannot connect to", last_error);
 }
 
-absl::Status HttpConnection::SendAll(std::span<const iovec> parts) {
+absl::Status HttpConnection::SendAll(std::span<const iovec> parts, bool raw) {
   pending_.assign(parts.begin(), parts.end());
   size_t first = 0;
   while (first < pending_.size()) {
@@ -116,6 +118,10 @@ absl::Status HttpConnection::SendAll(std::span<const iovec> parts) {
     const ssize_t sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EINTR) continue;
+      if (raw) {
+        return absl::UnavailableError(
+            StrCat("sending to ", authority_, ": ", std::strerror(errno)));
+      }
       return SocketError("sending to", errno);
     }
     size_t remaining = static_cast<size_t>(sent);
@@ -131,36 +137,66 @@ absl::Status HttpConnection::SendAll(std::span<const iovec> parts) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<HttpResponse> HttpConnection::Receive(ReceiveBuffer* buffer,
+absl::StatusOr<HttpResponse> HttpConnection::Receive(ReceiveBuffer* buffer, bool raw,
                                                      bool* nothing_received) {
   buffer->Clear();
   *nothing_received = true;
+  // Raw mode: bytes left from before are parsed first, before any receive.
+  bool have_unparsed = false;
+  if (raw && !carry_.empty()) {
+    buffer->Reserve(carry_.size());
+    std::memcpy(buffer->write_ptr(), carry_.data(), carry_.size());
+    buffer->Commit(carry_.size());
+    carry_.clear();
+    have_unparsed = true;
+  }
+  // Raw mode keeps what follows the response for the next call; otherwise it is an error.
+  const auto keep_surplus = [&](size_t end) -> absl::Status {
+    if (buffer->size() == end) return absl::OkStatus();
+    if (!raw) {
+      Close();
+      return absl::InternalError(
+          StrCat("malformed HTTP response from ", authority_, ": bytes after the body"));
+    }
+    carry_.assign(buffer->data() + end, buffer->size() - end);
+    return absl::OkStatus();
+  };
   HttpResponse response;
   bool have_head = false;
   // Total bytes (head + body) the response occupies, once known.
   std::optional<size_t> total_bytes;
   while (true) {
-    if (buffer->available() == 0) buffer->Reserve(buffer->capacity());
-    const ssize_t n = ::recv(fd_, buffer->write_ptr(), buffer->available(), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SocketError("receiving from", errno);
-    }
-    if (n == 0) {
-      // EOF: the end of a body delimited by the connection's close, or a lost connection.
-      if (have_head && !total_bytes.has_value() && !response.head.chunked) {
-        response.body_offset = response.head.head_bytes;
-        response.body_bytes = buffer->size() - response.head.head_bytes;
-        Close();
-        return response;
+    if (!have_unparsed) {
+      if (buffer->available() == 0) buffer->Reserve(buffer->capacity());
+      const ssize_t n = ::recv(fd_, buffer->write_ptr(), buffer->available(), 0);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (raw && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          carry_.assign(buffer->data(), buffer->size());
+          return absl::DeadlineExceededError(
+              StrCat("receiving from ", authority_, ": no complete response in time"));
+        }
+        if (raw) peer_closed_ = true;
+        return SocketError("receiving from", errno);
       }
-      Close();
-      return absl::UnavailableError(
-          StrCat("connection to ", authority_, " closed by the server",
-                 buffer->size() == 0 ? " before it answered" : " in the middle of a response"));
+      if (n == 0) {
+        if (raw) peer_closed_ = true;
+        // EOF: the end of a body delimited by the connection's close, or a lost connection.
+        if (have_head && !total_bytes.has_value() && !response.head.chunked) {
+          response.body_offset = response.head.head_bytes;
+          response.body_bytes = buffer->size() - response.head.head_bytes;
+          Close();
+          return response;
+        }
+        Close();
+        return absl::UnavailableError(
+            StrCat("connection to ", authority_, " closed by the server",
+                   buffer->size() == 0 ? " before it answered" : " in the middle of a response"));
+      }
+      *nothing_received = false;
+      buffer->Commit(static_cast<size_t>(n));
     }
-    *nothing_received = false;
-    buffer->Commit(static_cast<size_t>(n));
+    have_unparsed = false;
     if (buffer->size() > options_.max_response_bytes) {
       Close();
       return absl::ResourceExhaustedError(
@@ -175,10 +211,18 @@ absl::StatusOr<HttpResponse> HttpConnection::Receive(ReceiveBuffer* buffer,
       }
       if (!*parsed) continue;
       if (response.head.status >= 100 && response.head.status < 200) {
-        // An interim answer (100 Continue): drop it and wait for the real one.
         const size_t interim = response.head.head_bytes;
+        if (raw) {
+          // The caller sees the interim answer (it may be waiting for 100 Continue).
+          response.body_offset = interim;
+          BRIGADE_RETURN_IF_ERROR(keep_surplus(interim));
+          buffer->Truncate(interim);
+          return response;
+        }
+        // An interim answer (100 Continue): drop it and wait for the real one.
         std::memmove(buffer->data(), buffer->data() + interim, buffer->size() - interim);
         buffer->Truncate(buffer->size() - interim);
+        have_unparsed = buffer->size() > 0;
         continue;
       }
       have_head = true;
@@ -198,11 +242,8 @@ absl::StatusOr<HttpResponse> HttpConnection::Receive(ReceiveBuffer* buffer,
 
     if (total_bytes.has_value()) {
       if (buffer->size() < *total_bytes) continue;
-      if (buffer->size() > *total_bytes) {
-        Close();
-        return absl::InternalError(
-            StrCat("malformed HTTP response from ", authority_, ": bytes after the body"));
-      }
+      BRIGADE_RETURN_IF_ERROR(keep_surplus(*total_bytes));
+      buffer->Truncate(*total_bytes);
       response.body_offset = response.head.head_bytes;
       response.body_bytes = *total_bytes - response.head.head_bytes;
       break;
@@ -216,18 +257,14 @@ absl::StatusOr<HttpResponse> HttpConnection::Receive(ReceiveBuffer* buffer,
         return decoded.status();
       }
       if (!decoded->has_value()) continue;
-      if ((*decoded)->consumed_bytes != raw_bytes) {
-        Close();
-        return absl::InternalError(
-            StrCat("malformed HTTP response from ", authority_, ": bytes after the body"));
-      }
+      BRIGADE_RETURN_IF_ERROR(keep_surplus(response.head.head_bytes + (*decoded)->consumed_bytes));
       response.body_offset = response.head.head_bytes;
       response.body_bytes = (*decoded)->body_bytes;
       buffer->Truncate(response.head.head_bytes + response.body_bytes);
       break;
     }
   }
-  if (response.head.close) Close();
+  if (response.head.close && !raw) Close();
   return response;
 }
 
@@ -235,10 +272,10 @@ absl::StatusOr<HttpResponse> HttpConnection::RoundTrip(std::span<const iovec> pa
                                                        ReceiveBuffer* buffer) {
   const bool reused = fd_ >= 0;
   if (!reused) BRIGADE_RETURN_IF_ERROR(Connect());
-  absl::Status sent = SendAll(parts);
+  absl::Status sent = SendAll(parts, /*raw=*/false);
   bool nothing_received = true;
   if (sent.ok()) {
-    absl::StatusOr<HttpResponse> response = Receive(buffer, &nothing_received);
+    absl::StatusOr<HttpResponse> response = Receive(buffer, /*raw=*/false, &nothing_received);
     if (response.ok() || !reused || !nothing_received ||
         response.status().code() == absl::StatusCode::kDeadlineExceeded) {
       return response;
@@ -248,8 +285,62 @@ absl::StatusOr<HttpResponse> HttpConnection::RoundTrip(std::span<const iovec> pa
   }
   // The server had closed the idle connection: one more try on a fresh one.
   BRIGADE_RETURN_IF_ERROR(Connect());
-  BRIGADE_RETURN_IF_ERROR(SendAll(parts));
-  return Receive(buffer, &nothing_received);
+  BRIGADE_RETURN_IF_ERROR(SendAll(parts, /*raw=*/false));
+  return Receive(buffer, /*raw=*/false, &nothing_received);
+}
+
+absl::Status HttpConnection::Open() {
+  if (fd_ >= 0) return absl::OkStatus();
+  peer_closed_ = false;
+  carry_.clear();
+  return Connect();
+}
+
+absl::Status HttpConnection::SendRaw(std::string_view bytes) {
+  BRIGADE_RETURN_IF_ERROR(Open());
+  const iovec part{const_cast<char*>(bytes.data()), bytes.size()};
+  return SendAll(std::span<const iovec>(&part, 1), /*raw=*/true);
+}
+
+void HttpConnection::SetReceiveTimeout(int64_t timeout_ms) {
+  const timeval tv = ToTimeval(timeout_ms);
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+absl::StatusOr<HttpResponse> HttpConnection::ReadResponse(ReceiveBuffer* buffer,
+                                                          int64_t timeout_ms) {
+  if (fd_ < 0) {
+    return absl::UnavailableError(StrCat("connection to ", authority_, " is not open"));
+  }
+  SetReceiveTimeout(timeout_ms);
+  bool nothing_received = true;
+  absl::StatusOr<HttpResponse> response = Receive(buffer, /*raw=*/true, &nothing_received);
+  if (fd_ >= 0) SetReceiveTimeout(options_.timeout_ms);
+  return response;
+}
+
+bool HttpConnection::WaitForClose(int64_t timeout_ms) {
+  if (peer_closed_) return true;
+  if (fd_ < 0) return false;
+  carry_.clear();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char scratch[4096];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd poll_fd{fd_, POLLIN, 0};
+    const int ready = ::poll(&poll_fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    const ssize_t n = ::recv(fd_, scratch, sizeof(scratch), MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0) {
+      peer_closed_ = true;
+      Close();
+      return true;
+    }
+  }
 }
 
 }  // namespace brigade::net

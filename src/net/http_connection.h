@@ -4,8 +4,8 @@
 // HttpConnection: Brigade's HTTP/1.1 client. One keep-alive connection over a blocking TCP socket
 // (TCP_NODELAY), carrying one request at a time: RoundTrip() writes a request with a single
 // sendmsg() of the caller's parts (gathered, not copied) and reads the whole response into a
-// ReceiveBuffer. Every client-side user goes through it; the KServe client (the load generator's
-// hot path) is the first.
+// ReceiveBuffer. Every client-side user goes through it: the KServe client (the load generator's
+// hot path), the OTLP exporter, and the tests that drive a server byte by byte (raw mode below).
 //
 // Connection management: the socket is opened on the first RoundTrip and kept; it is closed when
 // the server says `Connection: close`, on any transport error and on a timeout (a late answer
@@ -13,6 +13,13 @@
 // the server before it read the request (send fails, or EOF/reset before any response byte), the
 // request is sent once more on a fresh connection: that is the keep-alive race every HTTP client
 // handles, and the server cannot have acted on the request.
+//
+// Raw mode (Open, SendRaw, ReadResponse, WaitForClose), for tests of servers: the caller writes
+// whatever bytes it likes (malformed requests, several pipelined requests, a request in pieces)
+// and reads the answers one by one. Nothing is retried or closed behind the caller's back: bytes
+// past one response are kept for the next ReadResponse, a timeout keeps the connection and what
+// had arrived, interim (1xx) responses are returned, and `Connection: close` is left for the
+// caller to check with WaitForClose. Raw mode and RoundTrip are not mixed on one connection.
 //
 // Timeouts: `timeout_ms` bounds each wait for the socket (connect, each send, each receive), via
 // SO_SNDTIMEO / SO_RCVTIMEO; 0 waits forever.
@@ -28,6 +35,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -80,13 +88,27 @@ class HttpConnection {
   void Close();
   bool connected() const { return fd_ >= 0; }
 
+  // Raw mode (see the contract above).
+  // Connects now unless connected.
+  absl::Status Open();
+  // Writes `bytes` as they are; a failure leaves what the peer already sent readable.
+  absl::Status SendRaw(std::string_view bytes);
+  // Reads the next response (an interim 1xx one included) into `buffer`, waiting at most
+  // `timeout_ms` for each receive. DEADLINE_EXCEEDED keeps the connection and the bytes so far.
+  absl::StatusOr<HttpResponse> ReadResponse(ReceiveBuffer* buffer, int64_t timeout_ms);
+  // True when the peer closes the connection (EOF or reset) within `timeout_ms`, or had already
+  // closed it; what it sends meanwhile is discarded.
+  bool WaitForClose(int64_t timeout_ms);
+
  private:
   absl::Status Connect();
-  absl::Status SendAll(std::span<const iovec> parts);
+  // `raw`: a failure does not close the socket.
+  absl::Status SendAll(std::span<const iovec> parts, bool raw);
   // Reads one response; `*nothing_received` tells whether the failure happened before its
-  // first byte.
-  absl::StatusOr<HttpResponse> Receive(ReceiveBuffer* buffer, bool* nothing_received);
+  // first byte. `raw` selects raw mode's rules.
+  absl::StatusOr<HttpResponse> Receive(ReceiveBuffer* buffer, bool raw, bool* nothing_received);
   absl::Status SocketError(std::string_view action, int error);
+  void SetReceiveTimeout(int64_t timeout_ms);
 
   const Options options_;
   const std::string authority_;
@@ -94,6 +116,10 @@ class HttpConnection {
   int fd_ = -1;
   // Scratch copy of the caller's iovecs, advanced over partial writes.
   std::vector<iovec> pending_;
+  // Raw mode: bytes received past the last response (or before a timeout), read first next time.
+  std::string carry_;
+  // Raw mode: the peer closed the connection (seen as EOF or a reset).
+  bool peer_closed_ = false;
 };
 
 }  // namespace brigade::net

@@ -23,10 +23,10 @@
 #include "absl/synchronization/notification.h"
 #include "core/strings.h"
 #include "frontend/http/http_server.h"
-#include "frontend/http/http_test_client.h"
 #include "frontend/http/infer_request_decoder.h"
 #include "frontend/http/infer_response_encoder.h"
 #include "frontend/http/kserve_http_handler.h"
+#include "net/test_client.h"
 #include "testing/temp_repository.h"
 
 namespace brigade::frontend {
@@ -182,14 +182,14 @@ std::unique_ptr<Stack> StartStack(const Flags& flags) {
 void RunClient(int port, const Flags& flags, bool quiet) {
   const InferBody body = MakeBody(flags.binary);
   const std::string request =
-      testing::PostRequest("/v2/models/identity/infer", body.body, body.extra_headers);
-  testing::TestClient client(port);
+      net::testing::PostRequest("/v2/models/identity/infer", body.body, body.extra_headers);
+  net::testing::TestClient client(port);
   std::vector<double> latencies_us;
   latencies_us.reserve(static_cast<size_t>(flags.requests));
   for (int i = 0; i < flags.requests; ++i) {
     const auto start = std::chrono::steady_clock::now();
     client.Send(request);
-    std::optional<testing::ClientResponse> response = client.Read(/*timeout_ms=*/60'000);
+    std::optional<net::testing::ClientResponse> response = client.Read(/*timeout_ms=*/60'000);
     const auto end = std::chrono::steady_clock::now();
     if (!response || response->status != 200) {
       std::fprintf(stderr, "request %d failed (%d): %s\n", i, response ? response->status : 0,

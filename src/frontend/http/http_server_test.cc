@@ -13,22 +13,22 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "frontend/http/http_test_client.h"
+#include "net/test_client.h"
 
 namespace brigade::frontend {
 namespace {
 
-using testing::ClientResponse;
+using net::testing::ClientResponse;
+using net::testing::kWaitMs;
+using net::testing::TestClient;
 using ::testing::HasSubstr;
-using testing::kWaitMs;
-using testing::TestClient;
 
 std::string Get(std::string_view target, std::string_view extra_headers = "") {
-  return testing::GetRequest(target, extra_headers);
+  return net::testing::GetRequest(target, extra_headers);
 }
 std::string Post(std::string_view target, std::string_view body,
                  std::string_view extra_headers = "") {
-  return testing::PostRequest(target, body, extra_headers);
+  return net::testing::PostRequest(target, body, extra_headers);
 }
 
 // Answers at once: "<METHOD> <target> <body>", recording what it saw.

@@ -9,13 +9,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/strings.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "frontend/http/content_coding.h"
 #include "frontend/http/http_server.h"
-#include "frontend/http/http_test_client.h"
 #include "frontend/http/metrics_http_handler.h"
 #include "frontend/status_map.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "net/test_client.h"
 #include "protocol/error_payload.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
@@ -25,12 +25,12 @@
 namespace brigade::frontend {
 namespace {
 
-using testing::ClientResponse;
-using testing::GetRequest;
+using net::testing::ClientResponse;
+using net::testing::GetRequest;
+using net::testing::PostRequest;
+using net::testing::TestClient;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::PostRequest;
-using testing::TestClient;
 
 // Triton's "simple" request: INPUT0 = 7s, INPUT1 = 3s, one row of 16.
 std::string AddSubJson(std::string_view extra = "") {
@@ -98,7 +98,7 @@ class KServeHttpHandlerTest : public ::testing::Test {
     absl::MutexLock lock(&mu_);
     auto enough = [this, count]()
                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return sent_.size() >= count; };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Milliseconds(testing::kWaitMs));
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Milliseconds(net::testing::kWaitMs));
     return sent_;
   }
 
