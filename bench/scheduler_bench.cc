@@ -56,7 +56,7 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 #include "repository/model_version.h"
 #include "scheduler/scheduler.h"
 #include "server/default_backends.h"
@@ -260,7 +260,7 @@ class Bench {
     std::string dir = flags->model_dir;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    absl::StatusOr<repository::ParsedConfig> parsed = repository::ReadModelConfigFile(dir, name);
+    absl::StatusOr<protocol::ParsedConfig> parsed = protocol::ReadModelConfigFile(dir, name);
     if (!parsed.ok()) Die("cannot read the model config", parsed.status());
     config_ = parsed->config;
     if (config_.max_batch_size() <= 0) {
@@ -292,7 +292,7 @@ class Bench {
     group->set_count(flags_.instances);
     group->set_kind(config::ModelInstanceGroup::KIND_CPU);
     group->set_intra_op_threads(flags_.intra_op_threads);
-    absl::Status valid = repository::ValidateModelConfig(config.name(), &config);
+    absl::Status valid = protocol::ValidateModelConfig(config.name(), &config);
     if (!valid.ok()) Die("invalid benchmark config", valid);
     repository::ModelVersion::Options options;
     options.model_dir = model_dir_;

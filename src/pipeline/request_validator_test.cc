@@ -7,7 +7,7 @@
 #include "engine/onnx/test_util/onnx_builder.h"
 #endif
 #include "core/strings.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 #include "testing/temp_repository.h"
 
 namespace brigade::pipeline {
@@ -17,9 +17,9 @@ class RequestValidatorTest : public ::testing::Test {
  protected:
   std::shared_ptr<repository::ModelVersion> Load(std::string_view name, std::string_view text) {
     temp_.AddModel(name, text);
-    auto parsed = repository::ParseModelConfigText(text, "config");
+    auto parsed = protocol::ParseModelConfigText(text, "config");
     EXPECT_TRUE(parsed.ok());
-    EXPECT_TRUE(repository::ValidateModelConfig(name, &parsed->config).ok());
+    EXPECT_TRUE(protocol::ValidateModelConfig(name, &parsed->config).ok());
     repository::ModelVersion::Options options;
     options.model_dir = temp_.path() + "/" + std::string(name);
     options.config = parsed->config;

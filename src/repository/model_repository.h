@@ -43,7 +43,7 @@
 #include "core/clock.h"
 #include "engine/backend.h"
 #include "protocol/repository_index.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 #include "repository/control_mode.h"
 #include "repository/model_version.h"
 #include "repository/served_model.h"
@@ -123,7 +123,7 @@ class ModelRepository {
   // publishes the result. `change` must not block.
   void Update(const std::string& name, absl::FunctionRef<void(Draft&)> change)
       ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status SyncModel(const std::string& name, const ParsedConfig* override)
+  absl::Status SyncModel(const std::string& name, const protocol::ParsedConfig* override)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);
   // Gives the model the cache its served config asks for (see the class comment).
   void SyncCache(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);

@@ -6,7 +6,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 #include "repository/warmup.h"
 
 namespace brigade::repository {
@@ -36,7 +36,7 @@ template <typename ConfigTensors>
 std::vector<engine::TensorSpec> Declared(const ConfigTensors& tensors, bool batching) {
   std::vector<engine::TensorSpec> specs;
   for (const auto& tensor : tensors) {
-    engine::TensorSpec spec{tensor.name(), FromConfigDataType(tensor.data_type()),
+    engine::TensorSpec spec{tensor.name(), protocol::FromConfigDataType(tensor.data_type()),
                             ModelShape(tensor, batching)};
     if constexpr (requires { tensor.optional(); }) spec.optional = tensor.optional();
     specs.push_back(std::move(spec));
@@ -56,7 +56,7 @@ absl::StatusOr<std::vector<IoSpec>> Reconcile(std::string_view model, std::strin
       IoSpec io{spec.name, spec.dtype, spec.shape, spec.shape, false, false};
       auto* added = config_tensors->Add();
       added->set_name(spec.name);
-      added->set_data_type(ToConfigDataType(spec.dtype));
+      added->set_data_type(protocol::ToConfigDataType(spec.dtype));
       for (size_t i = batching ? 1 : 0; i < spec.shape.size(); ++i) added->add_dims(spec.shape[i]);
       specs.push_back(std::move(io));
     }
@@ -82,7 +82,7 @@ absl::StatusOr<std::vector<IoSpec>> Reconcile(std::string_view model, std::strin
       return absl::InvalidArgumentError(StrCat("model '", model, "': the model's ", what, " '",
                                                spec.name, "' is missing from config.pbtxt"));
     }
-    const DataType dtype = FromConfigDataType(declared->data_type());
+    const DataType dtype = protocol::FromConfigDataType(declared->data_type());
     if (dtype != spec.dtype) {
       return absl::InvalidArgumentError(
           StrCat("model '", model, "': ", what, " '", spec.name, "' is ", DataTypeName(spec.dtype),

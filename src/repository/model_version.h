@@ -50,7 +50,7 @@ class ModelVersion {
     // <repository>/<model>
     std::string model_dir;
     int64_t version = 1;
-    // Parsed and validated (ValidateModelConfig) config.
+    // Parsed and validated (protocol::ValidateModelConfig) config.
     config::ModelConfig config;
     // Borrowed; must outlive the version.
     const engine::BackendRegistry* backends = nullptr;

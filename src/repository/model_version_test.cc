@@ -9,7 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
 #include "engine/onnx/onnx_backend.h"
@@ -97,9 +97,9 @@ TEST(ModelVersionTest, TheConfigsQueuePoliciesBoundAndTimeTheQueue) {
   const fs::path dir = fs::temp_directory_path() / "brigade_model_version_test";
   fs::remove_all(dir);
   fs::create_directories(dir / "1");
-  auto parsed = ParseModelConfigText(kQueuePolicyConfig, "config.pbtxt");
+  auto parsed = protocol::ParseModelConfigText(kQueuePolicyConfig, "config.pbtxt");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  ASSERT_TRUE(ValidateModelConfig("slow", &parsed->config).ok());
+  ASSERT_TRUE(protocol::ValidateModelConfig("slow", &parsed->config).ok());
   engine::BackendRegistry backends;
   backends.Register(std::make_unique<engine::BuiltinBackend>());
   ModelVersion::Options options;
@@ -135,9 +135,9 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> LoadAddBiasWarmedUpWithout(
                            " model_warmup { name: \"no_bias\" batch_size: 2 inputs { key: \"x\" "
                            "value { data_type: TYPE_FP32 dims: [ " +
                            x_dims + " ] zero_data: true } } }";
-  auto parsed = ParseModelConfigText(text, "config.pbtxt");
+  auto parsed = protocol::ParseModelConfigText(text, "config.pbtxt");
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status valid = ValidateModelConfig("add_bias", &parsed->config); !valid.ok()) {
+  if (absl::Status valid = protocol::ValidateModelConfig("add_bias", &parsed->config); !valid.ok()) {
     return valid;
   }
   ModelVersion::Options options;

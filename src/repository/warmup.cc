@@ -7,7 +7,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 
 namespace brigade::repository {
 namespace {
@@ -16,7 +16,7 @@ absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
                                         const engine::TensorSpec& spec, int batch_size,
                                         const std::string& model_dir,
                                         const std::string& warmup_name) {
-  const DataType dtype = FromConfigDataType(input.data_type());
+  const DataType dtype = protocol::FromConfigDataType(input.data_type());
   if (dtype != spec.dtype) {
     return absl::InvalidArgumentError(StrCat("warm-up '", warmup_name, "' input '", spec.name,
                                              "' is ", DataTypeName(dtype), ", the model expects ",

@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 
 namespace brigade::repository {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 config::ModelConfig Config(const std::string& text) {
-  absl::StatusOr<ParsedConfig> parsed = ParseModelConfigText(text, "config.pbtxt");
+  absl::StatusOr<protocol::ParsedConfig> parsed = protocol::ParseModelConfigText(text, "config.pbtxt");
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   return parsed.ok() ? parsed->config : config::ModelConfig();
 }

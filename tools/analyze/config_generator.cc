@@ -4,7 +4,7 @@
 
 #include "core/strings.h"
 #include "google/protobuf/text_format.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 
 namespace brigade::analyze {
 namespace {
@@ -57,7 +57,7 @@ absl::StatusOr<config::ModelConfig> ReadVariantConfig(const std::string& model_d
                                       ": no config.pbtxt (analyze varies the variant's own "
                                       "configuration, so it needs one)"));
   }
-  absl::StatusOr<repository::ParsedConfig> parsed = repository::ReadModelConfigFile(model_dir, "");
+  absl::StatusOr<protocol::ParsedConfig> parsed = protocol::ReadModelConfigFile(model_dir, "");
   if (!parsed.ok()) return parsed.status();
   config::ModelConfig config = std::move(parsed->config);
   std::string model_name(name);
@@ -70,7 +70,7 @@ absl::StatusOr<config::ModelConfig> ReadVariantConfig(const std::string& model_d
     }
   }
   config.set_name(model_name);
-  if (absl::Status status = repository::ValidateModelConfig(model_name, &config); !status.ok()) {
+  if (absl::Status status = protocol::ValidateModelConfig(model_name, &config); !status.ok()) {
     return status;
   }
   return config;
@@ -90,7 +90,7 @@ absl::StatusOr<config::ModelConfig> GenerateConfig(const config::ModelConfig& ba
   config.clear_instance_group();
   *config.add_instance_group() = std::move(group);
 
-  if (absl::Status status = repository::ValidateModelConfig(config.name(), &config); !status.ok()) {
+  if (absl::Status status = protocol::ValidateModelConfig(config.name(), &config); !status.ok()) {
     return absl::InvalidArgumentError(StrCat(point.Label(), ": ", ToStd(status.message())));
   }
   return config;

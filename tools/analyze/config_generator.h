@@ -2,7 +2,7 @@
 #define BRIGADE_TOOLS_ANALYZE_CONFIG_GENERATOR_H_
 
 // The config.pbtxt of one sweep point: the variant's own configuration with the swept knobs
-// replaced, validated exactly as `brigade serve` validates it (repository::ValidateModelConfig), so a
+// replaced, validated exactly as `brigade serve` validates it (protocol::ValidateModelConfig), so a
 // point that the server would refuse fails here with the server's message.
 //
 // What a point sets, and what it leaves alone:

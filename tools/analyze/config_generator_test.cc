@@ -8,7 +8,7 @@
 #include "tools/analyze/point_repository.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 
 namespace brigade::analyze {
 namespace {
@@ -76,7 +76,7 @@ std::string Read(const fs::path& path) {
 }
 
 config::ModelConfig Base() {
-  absl::StatusOr<repository::ParsedConfig> parsed = repository::ParseModelConfigText(kBaseConfig, "base");
+  absl::StatusOr<protocol::ParsedConfig> parsed = protocol::ParseModelConfigText(kBaseConfig, "base");
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   return parsed->config;
 }
@@ -134,7 +134,7 @@ TEST(GenerateConfigTest, AdaptivePoliciesReplaceTheSizeAndDelayRule) {
   EXPECT_EQ(config->dynamic_batching().max_queue_delay_microseconds(), 0u);
   EXPECT_EQ(config->dynamic_batching().preferred_batch_size_size(), 0);
   EXPECT_EQ(config->dynamic_batching().priority_levels(), 2u);
-  EXPECT_TRUE(repository::IgnoredFields(*config).empty());
+  EXPECT_TRUE(protocol::IgnoredFields(*config).empty());
 
   config = GenerateConfig(Base(), Point("formula", 16, 1, 2));
   ASSERT_TRUE(config.ok()) << config.status();
@@ -165,7 +165,7 @@ TEST(GenerateConfigTest, TextRoundTripsThroughTheServersParser) {
   ASSERT_TRUE(config.ok());
   const std::string text = ConfigToText(*config, "generated for a test\nsecond line");
   EXPECT_EQ(text.rfind("# generated for a test\n# second line\n", 0), 0u);
-  absl::StatusOr<repository::ParsedConfig> parsed = repository::ParseModelConfigText(text, "generated");
+  absl::StatusOr<protocol::ParsedConfig> parsed = protocol::ParseModelConfigText(text, "generated");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->skipped.empty());
   EXPECT_EQ(parsed->config.SerializeAsString(), config->SerializeAsString());
@@ -216,8 +216,8 @@ TEST(WritePointRepositoryTest, WritesTheConfigAndLinksEverythingElse) {
   EXPECT_TRUE(fs::is_symlink(model / "labels.txt"));
   EXPECT_EQ(Read(model / "1" / "model.pt"), "weights");
   EXPECT_FALSE(fs::is_symlink(model / "config.pbtxt"));
-  absl::StatusOr<repository::ParsedConfig> written =
-      repository::ReadModelConfigFile(model.string(), "classifier");
+  absl::StatusOr<protocol::ParsedConfig> written =
+      protocol::ReadModelConfigFile(model.string(), "classifier");
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ(written->config.max_batch_size(), 8);
   // The variant's own config is untouched.

@@ -1,4 +1,4 @@
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 
 #include <filesystem>
 #include <fstream>
@@ -10,7 +10,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 
-namespace brigade::repository {
+namespace brigade::protocol {
 namespace {
 
 namespace pb = google::protobuf;
@@ -338,4 +338,4 @@ config::DataType ToConfigDataType(DataType type) {
   return config::TYPE_INVALID;
 }
 
-}  // namespace brigade::repository
+}  // namespace brigade::protocol

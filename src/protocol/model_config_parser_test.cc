@@ -1,10 +1,10 @@
-#include "repository/config_parser.h"
+#include "protocol/model_config_parser.h"
 
 #include <algorithm>
 
 #include "gtest/gtest.h"
 
-namespace brigade::repository {
+namespace brigade::protocol {
 namespace {
 
 // A Triton config for an ONNX model using sections Brigade does not implement, plus a field
@@ -195,4 +195,4 @@ TEST(ConfigParserTest, AdaptiveBatchingOverridesTheFixedDelayAndSaysSo) {
 }
 
 }  // namespace
-}  // namespace brigade::repository
+}  // namespace brigade::protocol

@@ -1,5 +1,5 @@
-#ifndef BRIGADE_REPOSITORY_CONFIG_PARSER_H_
-#define BRIGADE_REPOSITORY_CONFIG_PARSER_H_
+#ifndef BRIGADE_PROTOCOL_MODEL_CONFIG_PARSER_H_
+#define BRIGADE_PROTOCOL_MODEL_CONFIG_PARSER_H_
 
 // Reading, validating and completing a model's config.pbtxt.
 //
@@ -18,7 +18,7 @@
 #include "core/data_type.h"
 #include "protocol/model_config.pb.h"
 
-namespace brigade::repository {
+namespace brigade::protocol {
 
 struct ParsedConfig {
   config::ModelConfig config;
@@ -56,6 +56,6 @@ absl::StatusOr<std::string> ModelConfigToJson(const config::ModelConfig& config)
 DataType FromConfigDataType(config::DataType type);
 config::DataType ToConfigDataType(DataType type);
 
-}  // namespace brigade::repository
+}  // namespace brigade::protocol
 
-#endif  // BRIGADE_REPOSITORY_CONFIG_PARSER_H_
+#endif  // BRIGADE_PROTOCOL_MODEL_CONFIG_PARSER_H_
