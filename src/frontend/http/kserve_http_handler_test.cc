@@ -104,12 +104,14 @@ class KServeHttpHandlerTest : public ::testing::Test {
 
   size_t max_inflated_body_bytes_ = size_t{64} << 20;
   brigade::testing::TempRepository repo_;
+  // Declared before the server and the HTTP front end, so they outlive them: the front end's I/O
+  // thread appends to sent_ until http_ is destroyed.
+  absl::Mutex mu_;
+  std::vector<Sent> sent_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<InferenceServer> server_;
   std::unique_ptr<KServeHttpHandler> handler_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<TestClient> client_;
-  absl::Mutex mu_;
-  std::vector<Sent> sent_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(KServeHttpHandlerTest, HealthAnswersByStatusCode) {
