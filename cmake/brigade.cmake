@@ -37,6 +37,12 @@ function(brigade_test)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
+  if(BRIGADE_TSAN AND ARG_NAME IN_LIST BRIGADE_TSAN_TESTS)
+    list(APPEND ARG_LABELS tsan)
+    # ThreadSanitizer's run time is several times the normal build's.
+    math(EXPR ARG_TIMEOUT "${ARG_TIMEOUT} * 3")
+    set_tests_properties(${ARG_NAME} PROPERTIES ENVIRONMENT "${BRIGADE_TSAN_ENVIRONMENT}")
+  endif()
   set_tests_properties(${ARG_NAME} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
 endfunction()
 
