@@ -17,9 +17,10 @@ set(BRIGADE_SANITIZE_TESTS
   protocol_test
   # the HTTP/1.1 client: response parser, raw mode, the scripted test server (threads)
   net_test
-  # the HTTP and gRPC codecs, the KServe route parser, the HTTP/1.1 transport (Beast, threads)
-  frontend_http_codec_test frontend_grpc_infer_codec_test frontend_http_kserve_common_test
-  frontend_http_transport_test core_blocking_worker_test
+  # the HTTP and gRPC codecs (both directions), the content codings, the KServe route parser, the
+  # HTTP/1.1 transport (Beast, threads)
+  protocol_http_test protocol_grpc_test frontend_http_content_coding_test
+  frontend_http_kserve_common_test frontend_http_transport_test core_blocking_worker_test
   # the response cache: in process, and against a real redis-server (threads, Asio)
   cache_key_test cache_cached_value_test cache_memory_cache_test cache_circuit_breaker_test
   cache_request_coalescer_test cache_invalidation_test cache_response_cache_test
@@ -34,10 +35,10 @@ set(BRIGADE_SANITIZE_TESTS
 
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).
-set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache http_codec grpc_infer_codec)
+set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache protocol_http protocol_grpc http_content_coding)
 
-set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz frontend_grpc_infer_codec_fuzz
-                         frontend_http_infer_request_decoder_fuzz frontend_http_content_coding_fuzz)
+set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz protocol_grpc_infer_messages_fuzz
+                         protocol_http_infer_request_json_fuzz frontend_http_content_coding_fuzz)
 
 if(NOT BRIGADE_SANITIZE)
   return()

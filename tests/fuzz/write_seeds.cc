@@ -26,10 +26,10 @@
 #include "core/infer_request.h"
 #include "core/infer_response.h"
 #include "core/tensor.h"
+#include "frontend/http/content_coding.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "protocol/grpc_service.pb.h"
-#include "frontend/http/content_coding.h"
 
 namespace brigade {
 namespace {
@@ -73,7 +73,7 @@ std::string LengthPrefixed(const std::vector<std::string>& values) {
   return bytes;
 }
 
-// ---- frontend_http_infer_request_decoder_fuzz: flags byte, 2-byte header length, body. ----
+// ---- protocol_http_infer_request_json_fuzz: flags byte, 2-byte header length, body. ----
 
 constexpr uint8_t kSendHeaderLength = 1;
 constexpr uint8_t kVersionedUrl = 4;
@@ -167,7 +167,7 @@ void WriteHttpSeeds(const fs::path& dir) {
   Write(dir, "repository_unload", HttpInput(0, 0, R"({"parameters":{"unload_dependents":true}})"));
 }
 
-// ---- frontend_grpc_infer_codec_fuzz: a serialized inference.ModelInferRequest. ----
+// ---- protocol_grpc_infer_messages_fuzz: a serialized inference.ModelInferRequest. ----
 
 inference::ModelInferRequest::InferInputTensor* AddInput(inference::ModelInferRequest* request,
                                                          std::string_view name,
@@ -334,8 +334,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path root = argv[1];
-  brigade::WriteHttpSeeds(root / "frontend_http_infer_request_decoder_fuzz");
-  brigade::WriteGrpcSeeds(root / "frontend_grpc_infer_codec_fuzz");
+  brigade::WriteHttpSeeds(root / "protocol_http_infer_request_json_fuzz");
+  brigade::WriteGrpcSeeds(root / "protocol_grpc_infer_messages_fuzz");
   brigade::WriteCacheSeeds(root / "cache_cached_value_fuzz");
   brigade::WriteContentCodingSeeds(root / "frontend_http_content_coding_fuzz");
   return 0;

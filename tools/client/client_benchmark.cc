@@ -27,9 +27,10 @@
 #include "core/strings.h"
 #include "net/receive_buffer.h"
 #include "net/test_http_server.h"
+#include "protocol/http/infer_request_json.h"
+#include "protocol/http/infer_response_json.h"
 #include "simdjson.h"
 #include "tools/client/client.h"
-#include "tools/client/http_infer_codec.h"
 
 namespace brigade::client {
 namespace {
@@ -112,10 +113,10 @@ void CodecOnly(bool binary, int iterations) {
                                   canned.size() - json_bytes);
   const int64_t start = Clock::Real()->NowNs();
   for (int i = 0; i < iterations; ++i) {
-    (void)EncodeInferRequest(spec, &json, &parts);
+    (void)protocol::http::EncodeInferRequest(spec, &json, &parts);
     response.outputs.clear();
-    (void)DecodeInferResponse(parser, std::string_view(body->data(), json_bytes), tail, body,
-                              &response);
+    (void)protocol::http::DecodeInferResponse(parser, std::string_view(body->data(), json_bytes),
+                                              tail, body, &response);
   }
   const double ns = double(Clock::Real()->NowNs() - start) / iterations;
   fmt::print("  codec only (encode request + decode response, no socket): {:.2f} µs\n", ns / 1000);

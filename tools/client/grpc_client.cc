@@ -3,14 +3,15 @@
 #include <chrono>
 #include <limits>
 
-#include "tools/client/client_status.h"
-#include "tools/client/grpc_client_codec.h"
-#include "tools/client/http_client.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "protocol/grpc/admin_messages.h"
+#include "protocol/grpc/infer_messages.h"
+#include "tools/client/client_status.h"
+#include "tools/client/http_client.h"
 
 namespace brigade::client {
 namespace {
@@ -106,11 +107,11 @@ absl::StatusOr<protocol::ServerMetadata> GrpcClient::GetServerMetadata() {
   inference::ServerMetadataResponse response;
   BRIGADE_RETURN_IF_ERROR(
       FromGrpc(stub_->ServerMetadata(&context, inference::ServerMetadataRequest(), &response)));
-  return FromProto(response);
+  return protocol::grpc::DecodeServerMetadata(response);
 }
 
 absl::StatusOr<protocol::ModelMetadata> GrpcClient::GetModelMetadata(std::string_view model,
-                                                           std::string_view version) {
+                                                                     std::string_view version) {
   grpc::ClientContext context;
   Prepare(&context);
   inference::ModelMetadataRequest request;
@@ -118,13 +119,13 @@ absl::StatusOr<protocol::ModelMetadata> GrpcClient::GetModelMetadata(std::string
   request.set_version(std::string(version));
   inference::ModelMetadataResponse response;
   BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->ModelMetadata(&context, request, &response)));
-  return FromProto(response);
+  return protocol::grpc::DecodeModelMetadata(response);
 }
 
 absl::Status GrpcClient::Infer(const InferSpec& request, InferResponse* response) {
   // Release views into the previous response message first, so it can be reused.
   response->outputs.clear();
-  BRIGADE_RETURN_IF_ERROR(BuildModelInferRequest(request, &infer_request_));
+  BRIGADE_RETURN_IF_ERROR(protocol::grpc::EncodeModelInferRequest(request, &infer_request_));
   if (infer_response_.use_count() > 1) {
     infer_response_ = std::make_shared<inference::ModelInferResponse>();
   } else {
@@ -134,7 +135,7 @@ absl::Status GrpcClient::Infer(const InferSpec& request, InferResponse* response
   Prepare(&context);
   BRIGADE_RETURN_IF_ERROR(
       FromGrpc(stub_->ModelInfer(&context, infer_request_, infer_response_.get())));
-  return DecodeModelInferResponse(infer_response_, response);
+  return protocol::grpc::DecodeModelInferResponse(infer_response_, response);
 }
 
 absl::StatusOr<std::vector<protocol::ModelStatistics>> GrpcClient::GetModelStatistics(
@@ -146,17 +147,18 @@ absl::StatusOr<std::vector<protocol::ModelStatistics>> GrpcClient::GetModelStati
   request.set_version(std::string(version));
   inference::ModelStatisticsResponse response;
   BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->ModelStatistics(&context, request, &response)));
-  return FromProto(response);
+  return protocol::grpc::DecodeModelStatistics(response);
 }
 
-absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> GrpcClient::RepositoryIndex(bool ready_only) {
+absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> GrpcClient::RepositoryIndex(
+    bool ready_only) {
   grpc::ClientContext context;
   Prepare(&context);
   inference::RepositoryIndexRequest request;
   request.set_ready(ready_only);
   inference::RepositoryIndexResponse response;
   BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->RepositoryIndex(&context, request, &response)));
-  return FromProto(response);
+  return protocol::grpc::DecodeRepositoryIndex(response);
 }
 
 absl::Status GrpcClient::LoadModel(std::string_view model, std::string_view config_json) {

@@ -1,12 +1,16 @@
 #include "tools/client/http_client.h"
 
-#include "tools/client/client_status.h"
-#include "tools/client/http_admin_codec.h"
-#include "tools/client/http_infer_codec.h"
-#include "tools/client/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "protocol/http/infer_request_json.h"
+#include "protocol/http/infer_response_json.h"
+#include "protocol/http/metadata_json.h"
+#include "protocol/http/repository_json.h"
+#include "protocol/http/statistics_json.h"
+#include "protocol/http/url_path.h"
 #include "simdjson.h"
+#include "tools/client/client_status.h"
+#include "tools/client/json_text.h"
 
 namespace brigade::client {
 
@@ -15,6 +19,19 @@ using net::HttpResponse;
 using net::ReceiveBuffer;
 
 namespace {
+
+// The bodies are the protocol's (protocol/http); this file is their transport.
+using protocol::http::AppendModelPath;
+using protocol::http::AppendPercentEncoded;
+using protocol::http::DecodeInferResponse;
+using protocol::http::DecodeModelMetadata;
+using protocol::http::DecodeModelStatistics;
+using protocol::http::DecodeRepositoryIndex;
+using protocol::http::DecodeServerMetadata;
+using protocol::http::EncodeInferRequest;
+using protocol::http::EncodeLoadRequest;
+using protocol::http::EncodeRepositoryIndexRequest;
+using protocol::http::ErrorMessageFromBody;
 
 constexpr int kDefaultHttpPort = 8000;
 
@@ -178,7 +195,7 @@ absl::StatusOr<protocol::ServerMetadata> HttpClient::GetServerMetadata() {
 }
 
 absl::StatusOr<protocol::ModelMetadata> HttpClient::GetModelMetadata(std::string_view model,
-                                                           std::string_view version) {
+                                                                     std::string_view version) {
   BeginHead("GET");
   AppendModelPath(model, version, "", &request_head_);
   EndHead("", 0, std::string::npos);
@@ -238,7 +255,8 @@ absl::StatusOr<std::vector<protocol::ModelStatistics>> HttpClient::GetModelStati
   return DecodeModelStatistics(*parser_, body);
 }
 
-absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> HttpClient::RepositoryIndex(bool ready_only) {
+absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> HttpClient::RepositoryIndex(
+    bool ready_only) {
   const std::string body = EncodeRepositoryIndexRequest(ready_only);
   BeginHead("POST");
   request_head_.append("/v2/repository/index");

@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "frontend/grpc/grpc_infer_codec.h"
 #include "frontend/grpc/grpc_status.h"
+#include "protocol/grpc/infer_messages.h"
 
 namespace brigade::frontend {
 namespace {
@@ -30,7 +30,8 @@ grpc::ServerUnaryReactor* GrpcCacheAdminService::Invalidate(
     grpc::CallbackServerContext* context, const brigade::admin::CacheInvalidateRequest* request,
     brigade::admin::CacheInvalidateResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::StatusOr<int64_t> version = ParseModelVersion(request->model_version(), "model_version");
+  absl::StatusOr<int64_t> version =
+      protocol::grpc::ParseModelVersion(request->model_version(), "model_version");
   if (!version.ok()) {
     reactor->Finish(FinishStatus(version.status(), context));
     return reactor;

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "core/strings.h"
-#include "frontend/grpc/grpc_infer_codec.h"
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_trace_context.h"
+#include "protocol/grpc/infer_messages.h"
 
 namespace brigade::frontend {
 namespace {
@@ -68,8 +68,8 @@ void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* s
   report_.version = request->model_version();
   report_.id = request->id();
   parent_ = TraceContextFromMetadata(*context_);
-  absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeModelInferRequest(InferMessageAllocator::SharedRequest(context_, request), arrival_ns);
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = protocol::grpc::DecodeModelInferRequest(
+      InferMessageAllocator::SharedRequest(context_, request), arrival_ns);
   const int64_t decoded_ns = clock_->NowNs();
   report_.clock.Mark(Stage::kArrival, arrival_ns);
   report_.clock.Mark(Stage::kDecoded, decoded_ns);
@@ -98,7 +98,7 @@ void ModelInferReactor::OnInferDone(absl::StatusOr<InferResponse> result) {
       FinishWith(result.status());
     } else {
       report_.TakeResponse(*result);
-      FinishWith(EncodeModelInferResponse(*result, response_));
+      FinishWith(protocol::grpc::EncodeModelInferResponse(*result, response_));
     }
   }
   Unref();

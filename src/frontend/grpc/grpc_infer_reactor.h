@@ -5,9 +5,10 @@
 // inputs be borrowed without a copy.
 //
 // InferMessageAllocator gives each ModelInfer call a request message in shared ownership. The
-// codec's raw input tensors hold a reference to it (grpc_infer_codec.h), so gRPC releasing the
-// call's messages never frees bytes a tensor still points into; the response message is owned by
-// the call alone. Register it with SetMessageAllocatorFor_ModelInfer; it must outlive the server.
+// codec's raw input tensors hold a reference to it (protocol/grpc/infer_messages.h), so gRPC
+// releasing the call's messages never frees bytes a tensor still points into; the response message
+// is owned by the call alone. Register it with SetMessageAllocatorFor_ModelInfer; it must outlive
+// the server.
 //
 // ModelInferReactor: one per call. On arrival it stamps t0, decodes the request, attaches a
 // CancelFlag and the gRPC deadline (the earlier of it and the `timeout` parameter wins), and
@@ -32,13 +33,13 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "frontend/request_report.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/message_allocator.h"
 #include "grpcpp/support/server_callback.h"
-#include "telemetry/trace_context.h"
 #include "protocol/grpc_service.pb.h"
-#include "frontend/request_report.h"
 #include "server/inference_server.h"
+#include "telemetry/trace_context.h"
 
 namespace brigade::frontend {
 

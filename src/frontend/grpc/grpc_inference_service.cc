@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/grpc/grpc_admin_codec.h"
-#include "frontend/grpc/grpc_infer_codec.h"
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_stream_reactor.h"
+#include "protocol/grpc/admin_messages.h"
+#include "protocol/grpc/infer_messages.h"
 
 namespace brigade::frontend {
 namespace {
@@ -46,7 +46,8 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerReady(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
     grpc::CallbackServerContext* context, const inference::ModelReadyRequest* request,
     inference::ModelReadyResponse* response) {
-  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version =
+      protocol::grpc::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<bool> ready = server_->ModelReady(request->name(), *version);
   if (!ready.ok()) return Reply(context, ready.status());
@@ -57,19 +58,20 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
 grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
     grpc::CallbackServerContext* context, const inference::ServerMetadataRequest* /*request*/,
     inference::ServerMetadataResponse* response) {
-  EncodeServerMetadata(server_->Metadata(), response);
+  protocol::grpc::EncodeServerMetadata(server_->Metadata(), response);
   return Reply(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
     grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
-  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version =
+      protocol::grpc::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<protocol::ModelMetadata> metadata =
       server_->GetModelMetadata(request->name(), *version);
   if (!metadata.ok()) return Reply(context, metadata.status());
-  EncodeModelMetadata(*metadata, response);
+  protocol::grpc::EncodeModelMetadata(*metadata, response);
   return Reply(context, absl::OkStatus());
 }
 
@@ -87,7 +89,8 @@ GrpcInferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
     grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
     inference::ModelConfigResponse* response) {
-  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version =
+      protocol::grpc::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<config::ModelConfig> model_config =
       server_->GetModelConfig(request->name(), *version);
@@ -99,12 +102,13 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
     grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
     inference::ModelStatisticsResponse* response) {
-  absl::StatusOr<int64_t> version = ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version =
+      protocol::grpc::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<std::vector<protocol::ModelStatistics>> stats =
       server_->Statistics(request->name(), *version);
   if (!stats.ok()) return Reply(context, stats.status());
-  EncodeModelStatistics(*stats, response);
+  protocol::grpc::EncodeModelStatistics(*stats, response);
   return Reply(context, absl::OkStatus());
 }
 
@@ -114,14 +118,15 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
   absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index =
       server_->RepositoryIndex(request->ready());
   if (!index.ok()) return Reply(context, index.status());
-  EncodeRepositoryIndex(*index, response);
+  protocol::grpc::EncodeRepositoryIndex(*index, response);
   return Reply(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
     inference::RepositoryModelLoadResponse* /*response*/) {
-  absl::StatusOr<protocol::LoadModelRequest> load = DecodeRepositoryModelLoad(*request);
+  absl::StatusOr<protocol::LoadModelRequest> load =
+      protocol::grpc::DecodeRepositoryModelLoad(*request);
   if (!load.ok()) return Reply(context, load.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // The call stays open until the task finishes it; gRPC's shutdown waits for that.
@@ -139,7 +144,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse* /*response*/) {
-  absl::StatusOr<std::string> name = DecodeRepositoryModelUnload(*request);
+  absl::StatusOr<std::string> name = protocol::grpc::DecodeRepositoryModelUnload(*request);
   if (!name.ok()) return Reply(context, name.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const bool posted =

@@ -3,9 +3,9 @@
 #include <string>
 #include <utility>
 
-#include "frontend/grpc/grpc_infer_codec.h"
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_trace_context.h"
+#include "protocol/grpc/infer_messages.h"
 
 namespace brigade::frontend {
 namespace {
@@ -87,7 +87,7 @@ void StreamInferReactor::OnReadDone(bool ok) {
 void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message) {
   const int64_t arrival_ns = clock_->NowNs();
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeModelInferRequest(message, arrival_ns);
+      protocol::grpc::DecodeModelInferRequest(message, arrival_ns);
   const int64_t decoded_ns = clock_->NowNs();
   if (!decoded.ok()) {
     PendingWrite write{ErrorResponse(*message, decoded.status()), {}};
@@ -117,7 +117,8 @@ void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message
     report.status = result.status();
     if (result.ok()) {
       report.TakeResponse(*result);
-      report.status = EncodeModelInferResponse(*result, write.message->mutable_infer_response());
+      report.status = protocol::grpc::EncodeModelInferResponse(
+          *result, write.message->mutable_infer_response());
     } else {
       report.clock.Mark(Stage::kArrival, arrival_ns);
       report.clock.Mark(Stage::kDecoded, decoded_ns);

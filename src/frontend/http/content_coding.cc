@@ -57,9 +57,9 @@ absl::Status CorruptError(ContentCoding coding, const z_stream& stream) {
 // trailer, which the sender writes) is a lie and must not size the first allocation.
 constexpr size_t kMaxInflateRatio = 1032;
 
-absl::StatusOr<std::shared_ptr<BodyBuffer>> Inflate(ContentCoding coding,
-                                                    std::span<const std::byte> compressed,
-                                                    size_t max_bytes, size_t aligned_offset) {
+absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> Inflate(
+    ContentCoding coding, std::span<const std::byte> compressed, size_t max_bytes,
+    size_t aligned_offset) {
   int window_bits = 15;  // zlib stream
   if (coding == ContentCoding::kGzip) {
     window_bits = 16 + 15;
@@ -80,8 +80,8 @@ absl::StatusOr<std::shared_ptr<BodyBuffer>> Inflate(ContentCoding coding,
     guess = std::min<size_t>(isize, compressed.size() * kMaxInflateRatio);
   }
   const size_t limit = max_bytes + 1;
-  std::shared_ptr<BodyBuffer> out =
-      BodyBuffer::Allocate(std::min(limit, std::max(guess + 1, kInflateStepBytes)), aligned_offset);
+  std::shared_ptr<protocol::http::BodyBuffer> out = protocol::http::BodyBuffer::Allocate(
+      std::min(limit, std::max(guess + 1, kInflateStepBytes)), aligned_offset);
   if (out == nullptr) return absl::ResourceExhaustedError("no memory to inflate the request body");
 
   std::span<const std::byte> rest = compressed;
@@ -201,9 +201,9 @@ ContentCoding NegotiateResponseCoding(std::optional<std::string_view> accept_enc
   return gzip_q >= deflate_q ? ContentCoding::kGzip : ContentCoding::kDeflate;
 }
 
-absl::StatusOr<std::shared_ptr<BodyBuffer>> InflateBody(ContentCoding coding,
-                                                        std::span<const std::byte> compressed,
-                                                        size_t max_bytes, size_t aligned_offset) {
+absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> InflateBody(
+    ContentCoding coding, std::span<const std::byte> compressed, size_t max_bytes,
+    size_t aligned_offset) {
   if (coding == ContentCoding::kIdentity) {
     return absl::InvalidArgumentError("InflateBody: identity is not a coding to inflate");
   }

@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "frontend/http/body_buffer.h"
+#include "protocol/http/body_buffer.h"
 
 namespace brigade::frontend {
 
@@ -46,9 +46,9 @@ ContentCoding NegotiateResponseCoding(std::optional<std::string_view> accept_enc
 // some clients send) into a BodyBuffer whose byte `aligned_offset` is BodyBuffer::kAlignment
 // aligned (where the binary tensors start). kIdentity is not a coding to inflate
 // (InvalidArgument).
-absl::StatusOr<std::shared_ptr<BodyBuffer>> InflateBody(ContentCoding coding,
-                                                        std::span<const std::byte> compressed,
-                                                        size_t max_bytes, size_t aligned_offset);
+absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> InflateBody(
+    ContentCoding coding, std::span<const std::byte> compressed, size_t max_bytes,
+    size_t aligned_offset);
 
 // `pieces`, concatenated, compressed with `coding` (gzip or deflate) at zlib's fastest level: a
 // response is compressed only because the client asked, and latency beats ratio here. kIdentity

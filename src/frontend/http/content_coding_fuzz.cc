@@ -32,10 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const std::byte> body(reinterpret_cast<const std::byte*>(data + 1), size - 1);
   auto inflated = brigade::frontend::InflateBody(coding, body, kMaxInflatedBytes, aligned_offset);
   if (!inflated.ok()) return 0;
-  const brigade::frontend::BodyBuffer& buffer = **inflated;
+  const brigade::protocol::http::BodyBuffer& buffer = **inflated;
   if (buffer.size() > kMaxInflatedBytes ||
       reinterpret_cast<uintptr_t>(buffer.data() + aligned_offset) %
-              brigade::frontend::BodyBuffer::kAlignment !=
+              brigade::protocol::http::BodyBuffer::kAlignment !=
           0) {
     std::abort();
   }

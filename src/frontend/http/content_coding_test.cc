@@ -41,7 +41,7 @@ std::string RawDeflate(std::string_view text) {
 
 absl::StatusOr<std::string> Inflate(ContentCoding coding, std::string_view compressed,
                                     size_t max_bytes = size_t{64} << 20) {
-  absl::StatusOr<std::shared_ptr<BodyBuffer>> body =
+  absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> body =
       InflateBody(coding, Bytes(compressed), max_bytes, 0);
   if (!body.ok()) return body.status();
   return std::string((*body)->view());
@@ -121,10 +121,12 @@ TEST(InflateBodyTest, PlacesTheGivenByteOnTheBufferAlignment) {
   const std::string text = Sample();
   const std::string compressed = Compress(ContentCoding::kGzip, text);
   for (size_t offset : {size_t{0}, size_t{5}, size_t{77}}) {
-    absl::StatusOr<std::shared_ptr<BodyBuffer>> body =
+    absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> body =
         InflateBody(ContentCoding::kGzip, Bytes(compressed), text.size(), offset);
     ASSERT_TRUE(body.ok()) << body.status();
-    EXPECT_EQ(reinterpret_cast<uintptr_t>((*body)->data() + offset) % BodyBuffer::kAlignment, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>((*body)->data() + offset) %
+                  protocol::http::BodyBuffer::kAlignment,
+              0u);
     EXPECT_EQ((*body)->view(), text);
   }
 }

@@ -261,7 +261,8 @@ HttpConnection::HeaderAction HttpConnection::OnHeader() {
   // (A length over the limit was refused by the parser: http::error::body_limit.)
   const size_t aligned_offset =
       std::min<size_t>(state_->handler()->AlignedBodyOffset(request_), *length);
-  std::shared_ptr<BodyBuffer> body = BodyBuffer::Allocate(*length, aligned_offset);
+  std::shared_ptr<protocol::http::BodyBuffer> body =
+      protocol::http::BodyBuffer::Allocate(*length, aligned_offset);
   if (body == nullptr) {
     Reject(503, "not enough memory for the request body");
     return HeaderAction::kWait;
@@ -319,7 +320,7 @@ void HttpConnection::Dispatch() {
   } else if (message.body() != nullptr) {
     request.body = std::move(message.body());
   } else {
-    request.body = BodyBuffer::Empty();
+    request.body = protocol::http::BodyBuffer::Empty();
   }
   request.arrival_ns = arrival_ns_;
   const bool keep_alive = parser_->keep_alive();

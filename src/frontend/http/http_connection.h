@@ -30,10 +30,10 @@
 #include "boost/beast/core/buffers_range.hpp"
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/http/parser.hpp"
-#include "frontend/http/body_buffer.h"
 #include "frontend/http/http_handler.h"
 #include "frontend/http/http_server.h"
 #include "frontend/http/io_thread.h"
+#include "protocol/http/body_buffer.h"
 
 namespace brigade::frontend {
 
@@ -73,7 +73,7 @@ class HttpServerState {
 // A Beast body type that reads into a BodyBuffer (used for chunked bodies only: bodies with a
 // Content-Length bypass the parser and are read directly).
 struct BodyBufferBody {
-  using value_type = std::shared_ptr<BodyBuffer>;
+  using value_type = std::shared_ptr<protocol::http::BodyBuffer>;
 
   class reader {  // NOLINT(readability-identifier-naming): Beast's Body concept names it
    public:
@@ -175,7 +175,7 @@ class HttpConnection final : public ResponseChannel,
   // The request being read: the parser, then (from the end of the head) the request itself.
   std::optional<Parser> parser_;
   HttpRequest request_;
-  std::shared_ptr<BodyBuffer> body_;  // Content-Length body being read directly
+  std::shared_ptr<protocol::http::BodyBuffer> body_;  // Content-Length body being read directly
   bool request_started_ = false;
   bool header_seen_ = false;
   int64_t arrival_ns_ = 0;
@@ -209,7 +209,7 @@ class HttpConnection final : public ResponseChannel,
 template <class ConstBufferSequence>
 std::size_t BodyBufferBody::reader::put(const ConstBufferSequence& buffers,
                                         boost::beast::error_code& ec) {
-  if (body_ == nullptr) body_ = BodyBuffer::Allocate(4096);
+  if (body_ == nullptr) body_ = protocol::http::BodyBuffer::Allocate(4096);
   std::size_t used = 0;
   for (const auto buffer : boost::beast::buffers_range_ref(buffers)) {
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(buffer.data()),

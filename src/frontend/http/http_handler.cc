@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "frontend/http/json_writer.h"
+#include "protocol/http/json_writer.h"
 
 namespace brigade::frontend {
 
@@ -44,7 +44,7 @@ size_t HttpHandler::AlignedBodyOffset(const HttpRequest&) { return 0; }
 
 HttpResponse HttpHandler::TransportError(int status, std::string_view message) {
   std::string body;
-  JsonWriter writer(&body);
+  protocol::http::JsonWriter writer(&body);
   writer.BeginObject();
   writer.Key("error");
   writer.String(message);

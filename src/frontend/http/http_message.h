@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
-#include "frontend/http/body_buffer.h"
+#include "protocol/http/body_buffer.h"
 
 namespace brigade::frontend {
 
@@ -53,7 +53,7 @@ struct HttpRequest {
   int version = 11;    // 10 = HTTP/1.0, 11 = HTTP/1.1
   HttpHeaderList headers;
   // Never null: BodyBuffer::Empty() when the request has no body.
-  std::shared_ptr<BodyBuffer> body;
+  std::shared_ptr<protocol::http::BodyBuffer> body;
   // t0: when the first byte of this request was read (Clock::NowNs scale).
   int64_t arrival_ns = 0;
 

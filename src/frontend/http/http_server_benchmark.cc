@@ -23,14 +23,22 @@
 #include "absl/synchronization/notification.h"
 #include "core/strings.h"
 #include "frontend/http/http_server.h"
-#include "frontend/http/infer_request_decoder.h"
-#include "frontend/http/infer_response_encoder.h"
 #include "frontend/http/kserve_http_handler.h"
 #include "net/test_client.h"
+#include "protocol/http/infer_request_json.h"
+#include "protocol/http/infer_response_json.h"
 #include "testing/temp_repository.h"
 
 namespace brigade::frontend {
 namespace {
+
+using protocol::http::BodyBuffer;
+using protocol::http::DecodeInferRequest;
+using protocol::http::EncodedInferResponse;
+using protocol::http::EncodeInferResponse;
+using protocol::http::HttpInferInput;
+using protocol::http::kInferenceHeaderContentLength;
+using protocol::http::OutputEncoding;
 
 struct Flags {
   std::string mode = "bench";

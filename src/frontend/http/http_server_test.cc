@@ -244,8 +244,9 @@ class AligningHandler : public HttpHandler {
     return 5;
   }
   void Handle(HttpRequest request, HttpResponder responder) override {
-    const bool aligned =
-        reinterpret_cast<uintptr_t>(request.body->data() + 5) % BodyBuffer::kAlignment == 0;
+    const bool aligned = reinterpret_cast<uintptr_t>(request.body->data() + 5) %
+                             protocol::http::BodyBuffer::kAlignment ==
+                         0;
     responder.Send(HttpResponse::Json(
         200, StrCat(aligned ? "aligned " : "unaligned ", seen_header_, " ", request.body->view())));
   }

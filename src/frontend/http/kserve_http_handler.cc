@@ -8,22 +8,43 @@
 #include "absl/strings/cord.h"
 #include "core/strings.h"
 #include "frontend/http/content_coding.h"
-#include "frontend/http/infer_request_decoder.h"
-#include "frontend/http/infer_response_encoder.h"
 #include "frontend/http/kserve_route.h"
-#include "frontend/http/metadata_encoder.h"
-#include "frontend/http/model_config_json.h"
-#include "frontend/http/repository_codec.h"
-#include "frontend/http/statistics_encoder.h"
 #include "frontend/request_report.h"
 #include "frontend/status_map.h"
 #include "protocol/error_payload.h"
+#include "protocol/http/infer_request_json.h"
+#include "protocol/http/infer_response_json.h"
+#include "protocol/http/metadata_json.h"
+#include "protocol/http/model_config_json.h"
+#include "protocol/http/repository_json.h"
+#include "protocol/http/statistics_json.h"
 #include "telemetry/dashboard_page.h"
 #include "telemetry/prometheus_text.h"
 #include "telemetry/trace_context.h"
 
 namespace brigade::frontend {
 namespace {
+
+// The bodies are the protocol's (protocol/http); this file routes them.
+using protocol::http::BodyBuffer;
+using protocol::http::CacheInvalidateRequest;
+using protocol::http::DecodeCacheInvalidateRequest;
+using protocol::http::DecodeInferRequest;
+using protocol::http::DecodeLoadModelRequest;
+using protocol::http::DecodeRepositoryIndexRequest;
+using protocol::http::DecodeUnloadModelRequest;
+using protocol::http::EncodedInferResponse;
+using protocol::http::EncodeError;
+using protocol::http::EncodeInferResponse;
+using protocol::http::EncodeModelConfig;
+using protocol::http::EncodeModelMetadata;
+using protocol::http::EncodeRepositoryIndex;
+using protocol::http::EncodeServerMetadata;
+using protocol::http::EncodeStatistics;
+using protocol::http::HttpInferInput;
+using protocol::http::kInferenceHeaderContentLength;
+using protocol::http::OutputEncoding;
+using protocol::http::ParseModelVersion;
 
 using InferSentCallback = std::function<void(const InferResponse&, const SentInfo&)>;
 

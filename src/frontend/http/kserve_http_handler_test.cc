@@ -280,7 +280,7 @@ std::string Compressed(ContentCoding coding, std::string_view body) {
 }
 
 std::string Inflated(ContentCoding coding, std::string_view body) {
-  absl::StatusOr<std::shared_ptr<BodyBuffer>> inflated = InflateBody(
+  absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> inflated = InflateBody(
       coding, std::as_bytes(std::span<const char>(body.data(), body.size())), size_t{64} << 20, 0);
   EXPECT_TRUE(inflated.ok()) << inflated.status();
   return inflated.ok() ? std::string((*inflated)->view()) : "";
