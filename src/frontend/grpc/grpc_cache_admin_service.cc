@@ -7,6 +7,7 @@
 
 #include "frontend/grpc/grpc_status.h"
 #include "protocol/grpc/infer_messages.h"
+#include "protocol/model_version.h"
 
 namespace brigade::frontend {
 namespace {
@@ -31,7 +32,7 @@ grpc::ServerUnaryReactor* GrpcCacheAdminService::Invalidate(
     brigade::admin::CacheInvalidateResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<int64_t> version =
-      protocol::grpc::ParseModelVersion(request->model_version(), "model_version");
+      protocol::ParseModelVersion(request->model_version(), "model_version");
   if (!version.ok()) {
     reactor->Finish(FinishStatus(version.status(), context));
     return reactor;

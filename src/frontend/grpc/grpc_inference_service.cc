@@ -8,6 +8,7 @@
 #include "frontend/grpc/grpc_stream_reactor.h"
 #include "protocol/grpc/admin_messages.h"
 #include "protocol/grpc/infer_messages.h"
+#include "protocol/model_version.h"
 
 namespace brigade::frontend {
 namespace {
@@ -46,8 +47,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerReady(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
     grpc::CallbackServerContext* context, const inference::ModelReadyRequest* request,
     inference::ModelReadyResponse* response) {
-  absl::StatusOr<int64_t> version =
-      protocol::grpc::ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<bool> ready = server_->ModelReady(request->name(), *version);
   if (!ready.ok()) return Reply(context, ready.status());
@@ -65,8 +65,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
     grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
-  absl::StatusOr<int64_t> version =
-      protocol::grpc::ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<protocol::ModelMetadata> metadata =
       server_->GetModelMetadata(request->name(), *version);
@@ -89,8 +88,7 @@ GrpcInferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
     grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
     inference::ModelConfigResponse* response) {
-  absl::StatusOr<int64_t> version =
-      protocol::grpc::ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<config::ModelConfig> model_config =
       server_->GetModelConfig(request->name(), *version);
@@ -102,8 +100,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
     grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
     inference::ModelStatisticsResponse* response) {
-  absl::StatusOr<int64_t> version =
-      protocol::grpc::ParseModelVersion(request->version(), "version");
+  absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<std::vector<protocol::ModelStatistics>> stats =
       server_->Statistics(request->name(), *version);

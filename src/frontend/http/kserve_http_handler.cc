@@ -18,6 +18,7 @@
 #include "protocol/http/model_config_json.h"
 #include "protocol/http/repository_json.h"
 #include "protocol/http/statistics_json.h"
+#include "protocol/model_version.h"
 #include "telemetry/dashboard_page.h"
 #include "telemetry/prometheus_text.h"
 #include "telemetry/trace_context.h"
@@ -26,6 +27,7 @@ namespace brigade::frontend {
 namespace {
 
 // The bodies are the protocol's (protocol/http); this file routes them.
+using protocol::ParseModelVersion;
 using protocol::http::BodyBuffer;
 using protocol::http::CacheInvalidateRequest;
 using protocol::http::DecodeCacheInvalidateRequest;
@@ -44,7 +46,6 @@ using protocol::http::EncodeStatistics;
 using protocol::http::HttpInferInput;
 using protocol::http::kInferenceHeaderContentLength;
 using protocol::http::OutputEncoding;
-using protocol::http::ParseModelVersion;
 
 using InferSentCallback = std::function<void(const InferResponse&, const SentInfo&)>;
 

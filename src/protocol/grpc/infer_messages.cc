@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "protocol/model_version.h"
 
 namespace brigade::protocol::grpc {
 namespace {
@@ -281,20 +282,11 @@ ParameterValue ToValue(const InferParameter& value) {
 
 }  // namespace
 
-absl::StatusOr<int64_t> ParseModelVersion(std::string_view version, std::string_view field) {
-  if (version.empty()) return -1;
-  int64_t out = 0;
-  if (!ParseInteger(version, &out) || out < 0) {
-    return absl::InvalidArgumentError(
-        StrCat(field, " '", version, "' is not a non-negative integer"));
-  }
-  return out;
-}
-
-absl::Status DecodeParameters(const InferParameterMap& map, std::string_view where,
-                              Parameters* out) {
+absl::Status DecodeParameters(const InferParameterMap& map, std::string_view where, Parameters* out,
+                              UnsetParameter unset) {
   for (const auto& [key, value] : map) {
     if (value.parameter_choice_case() == InferParameter::PARAMETER_CHOICE_NOT_SET) {
+      if (unset == UnsetParameter::kSkip) continue;
       return absl::InvalidArgumentError(
           StrCat("parameter '", key, "' of ", where, " has no value"));
     }
@@ -401,30 +393,6 @@ absl::Status EncodeModelInferResponse(const InferResponse& response,
 // The client's half: an InferSpec written as a request, and a response read back.
 namespace {
 
-void DecodeParameters(const InferParameterMap& map, Parameters* out) {
-  for (const auto& [key, parameter] : map) {
-    switch (parameter.parameter_choice_case()) {
-      case inference::InferParameter::kBoolParam:
-        out->Set(key, parameter.bool_param());
-        break;
-      case inference::InferParameter::kInt64Param:
-        out->Set(key, parameter.int64_param());
-        break;
-      case inference::InferParameter::kStringParam:
-        out->Set(key, parameter.string_param());
-        break;
-      case inference::InferParameter::kDoubleParam:
-        out->Set(key, parameter.double_param());
-        break;
-      case inference::InferParameter::kUint64Param:
-        out->Set(key, parameter.uint64_param());
-        break;
-      case inference::InferParameter::PARAMETER_CHOICE_NOT_SET:
-        break;
-    }
-  }
-}
-
 absl::Status OutputError(std::string_view name, std::string_view detail) {
   return absl::InternalError(StrCat("malformed infer response: output '", name, "': ", detail));
 }
@@ -524,7 +492,8 @@ absl::Status DecodeModelInferResponse(std::shared_ptr<const inference::ModelInfe
   response->model_name = message->model_name();
   response->model_version = message->model_version();
   response->id = message->id();
-  DecodeParameters(message->parameters(), &response->parameters);
+  DecodeParameters(message->parameters(), "response", &response->parameters, UnsetParameter::kSkip)
+      .IgnoreError();  // cannot fail when skipping
   const bool raw = message->raw_output_contents_size() > 0;
   if (raw && message->raw_output_contents_size() != message->outputs_size()) {
     return absl::InternalError(StrCat("malformed infer response: ", message->outputs_size(),
@@ -536,7 +505,8 @@ absl::Status DecodeModelInferResponse(std::shared_ptr<const inference::ModelInfe
     const inference::ModelInferResponse::InferOutputTensor& wire = message->outputs(i);
     InferOutput& output = response->outputs.emplace_back();
     output.name = wire.name();
-    DecodeParameters(wire.parameters(), &output.parameters);
+    DecodeParameters(wire.parameters(), "output", &output.parameters, UnsetParameter::kSkip)
+        .IgnoreError();  // cannot fail when skipping
     const std::optional<DataType> dtype = ParseDataType(wire.datatype());
     if (!dtype.has_value()) {
       return OutputError(wire.name(), StrCat("unknown datatype '", wire.datatype(), "'"));

@@ -72,15 +72,14 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeModelInferRequest(
 absl::Status EncodeModelInferResponse(const InferResponse& response,
                                       inference::ModelInferResponse* out);
 
-// The protocol's model version string: empty means "let the policy choose" (-1); otherwise a
-// non-negative decimal integer. INVALID_ARGUMENT names `field` on anything else.
-absl::StatusOr<int64_t> ParseModelVersion(std::string_view version, std::string_view field);
-
-// Parameter maps in both directions. Decoding fails with INVALID_ARGUMENT naming `where` and the
-// key when a parameter has no value set.
+// Parameter maps in both directions. A parameter with no value set is refused when a server
+// decodes a request (INVALID_ARGUMENT naming `where` and the key: the client sent nothing it could
+// mean), and skipped when a client decodes a response (a newer server's value type it does not
+// know must not make the whole response unreadable).
+enum class UnsetParameter { kRefuse, kSkip };
 using InferParameterMap = google::protobuf::Map<std::string, inference::InferParameter>;
-absl::Status DecodeParameters(const InferParameterMap& map, std::string_view where,
-                              Parameters* out);
+absl::Status DecodeParameters(const InferParameterMap& map, std::string_view where, Parameters* out,
+                              UnsetParameter unset = UnsetParameter::kRefuse);
 void EncodeParameters(const Parameters& parameters, InferParameterMap* out);
 
 // The client's request: fills `out`, which is cleared first; reusing one message across calls

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "protocol/model_version.h"
 
 namespace brigade::protocol::grpc {
 namespace {

@@ -4,16 +4,15 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
-#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/http/json_reader.h"
 #include "protocol/http/json_tensor_data.h"
+#include "protocol/http/json_writer.h"
+#include "protocol/model_version.h"
 
 namespace brigade::protocol::http {
 namespace {
@@ -381,16 +380,6 @@ class RequestReader {
 
 }  // namespace
 
-absl::StatusOr<int64_t> ParseModelVersion(std::string_view version) {
-  if (version.empty()) return -1;
-  int64_t parsed;
-  if (!ParseInteger(version, &parsed) || parsed < 0) {
-    return absl::InvalidArgumentError(
-        StrCat("model version '", version, "' is not a non-negative integer"));
-  }
-  return parsed;
-}
-
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(const HttpInferInput& input) {
   const std::shared_ptr<BodyBuffer>& body =
       input.body != nullptr ? input.body : BodyBuffer::Empty();
@@ -433,132 +422,13 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(const HttpInfer
 // The client's half: an InferSpec written as a request body.
 namespace {
 
-void AppendParameterValue(const ParameterValue& value, std::string* out) {
-  std::visit(
-      [out](const auto& v) {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, bool>) {
-          out->append(v ? "true" : "false");
-        } else if constexpr (std::is_same_v<V, int64_t>) {
-          AppendJsonInt(v, out);
-        } else if constexpr (std::is_same_v<V, uint64_t>) {
-          AppendJsonUint(v, out);
-        } else if constexpr (std::is_same_v<V, double>) {
-          AppendJsonDouble(v, out);
-        } else {
-          AppendJsonString(v, out);
-        }
-      },
-      value);
-}
-
-// Writes `"parameters":{...}` from `parameters` plus one extra entry (skipped when `extra_key` is
-// empty), or nothing when both are empty. `comma` is written first when something is written.
-void AppendParameters(const Parameters& parameters, std::string_view extra_key,
-                      const ParameterValue& extra_value, bool comma, std::string* out) {
-  if (parameters.empty() && extra_key.empty()) return;
-  if (comma) out->push_back(',');
-  out->append("\"parameters\":{");
-  bool first = true;
-  for (const Parameters::Entry& entry : parameters.entries()) {
-    if (entry.first == extra_key) continue;  // the codec's own value wins
-    if (!first) out->push_back(',');
-    first = false;
-    AppendJsonString(entry.first, out);
-    out->push_back(':');
-    AppendParameterValue(entry.second, out);
-  }
-  if (!extra_key.empty()) {
-    if (!first) out->push_back(',');
-    AppendJsonString(extra_key, out);
-    out->push_back(':');
-    AppendParameterValue(extra_value, out);
-  }
-  out->push_back('}');
-}
-
-template <typename T, typename Append>
-void AppendValues(const Tensor& tensor, Append append, std::string* out) {
-  bool first = true;
-  for (T value : tensor.values<T>()) {
-    if (!first) out->push_back(',');
-    first = false;
-    append(value, out);
-  }
-}
-
-absl::Status AppendTensorData(const InferInput& input, std::string* out) {
-  const Tensor& tensor = input.tensor;
-  out->append("\"data\":[");
-  auto append_int = [](int64_t v, std::string* o) { AppendJsonInt(v, o); };
-  auto append_uint = [](uint64_t v, std::string* o) { AppendJsonUint(v, o); };
-  switch (tensor.dtype()) {
-    case DataType::kBool: {
-      bool first = true;
-      for (std::byte b : tensor.bytes()) {
-        if (!first) out->push_back(',');
-        first = false;
-        out->append(b != std::byte{0} ? "true" : "false");
-      }
-      break;
-    }
-    case DataType::kUint8:
-      AppendValues<uint8_t>(tensor, append_uint, out);
-      break;
-    case DataType::kUint16:
-      AppendValues<uint16_t>(tensor, append_uint, out);
-      break;
-    case DataType::kUint32:
-      AppendValues<uint32_t>(tensor, append_uint, out);
-      break;
-    case DataType::kUint64:
-      AppendValues<uint64_t>(tensor, append_uint, out);
-      break;
-    case DataType::kInt8:
-      AppendValues<int8_t>(tensor, append_int, out);
-      break;
-    case DataType::kInt16:
-      AppendValues<int16_t>(tensor, append_int, out);
-      break;
-    case DataType::kInt32:
-      AppendValues<int32_t>(tensor, append_int, out);
-      break;
-    case DataType::kInt64:
-      AppendValues<int64_t>(tensor, append_int, out);
-      break;
-    case DataType::kFp32:
-      AppendValues<float>(
-          tensor, [](float v, std::string* o) { AppendJsonFloat(v, o); }, out);
-      break;
-    case DataType::kFp64:
-      AppendValues<double>(
-          tensor, [](double v, std::string* o) { AppendJsonDouble(v, o); }, out);
-      break;
-    case DataType::kBytes: {
-      BRIGADE_ASSIGN_OR_RETURN(std::vector<std::string_view> values, tensor.StringValues());
-      bool first = true;
-      for (std::string_view value : values) {
-        if (!IsValidUtf8(value)) {
-          return absl::InvalidArgumentError(
-              StrCat("input '", input.name,
-                     "': a BYTES element is not UTF-8 and cannot be sent as JSON; use binary "
-                     "inputs"));
-        }
-        if (!first) out->push_back(',');
-        first = false;
-        AppendJsonString(value, out);
-      }
-      break;
-    }
-    case DataType::kFp16:
-    case DataType::kBf16:
-    case DataType::kInvalid:
-      return absl::InvalidArgumentError(StrCat("input '", input.name,
-                                               "': ", DataTypeName(tensor.dtype()),
-                                               " has no JSON representation; use binary inputs"));
-  }
-  out->push_back(']');
-  return absl::OkStatus();
+// Writes `"parameters":{...}` from `parameters` plus the codec's own entry `key`: `value` (none
+// when `key` is empty), or nothing when there is neither.
+void WriteRequestParameters(const Parameters& parameters, std::string_view key,
+                            const ParameterValue& value, JsonWriter* writer) {
+  if (parameters.empty() && key.empty()) return;
+  writer->Field("parameters");
+  WriteParametersWith(parameters, key, value, writer);
 }
 
 }  // namespace
@@ -567,62 +437,60 @@ absl::Status EncodeInferRequest(const InferSpec& request, std::string* json,
                                 std::vector<std::span<const std::byte>>* binary_parts) {
   json->clear();
   binary_parts->clear();
-  json->push_back('{');
-  bool comma = false;
+  JsonWriter writer(json);
+  writer.BeginObject();
   if (!request.id.empty()) {
-    json->append("\"id\":");
-    AppendJsonString(request.id, json);
-    comma = true;
+    writer.Field("id");
+    writer.String(request.id);
   }
-  AppendParameters(request.parameters, request.binary_outputs ? "binary_data_output" : "",
-                   ParameterValue(true), comma, json);
-  if (comma || !request.parameters.empty() || request.binary_outputs) json->push_back(',');
+  WriteRequestParameters(request.parameters, request.binary_outputs ? "binary_data_output" : "",
+                         ParameterValue(true), &writer);
 
-  json->append("\"inputs\":[");
-  for (size_t i = 0; i < request.inputs.size(); ++i) {
-    const InferInput& input = request.inputs[i];
+  writer.Field("inputs");
+  writer.BeginArray();
+  for (const InferInput& input : request.inputs) {
     const Tensor& tensor = input.tensor;
     if (tensor.empty()) {
       return absl::InvalidArgumentError(StrCat("input '", input.name, "' has no tensor"));
     }
-    if (i > 0) json->push_back(',');
-    json->append("{\"name\":");
-    AppendJsonString(input.name, json);
-    json->append(",\"shape\":[");
-    for (size_t d = 0; d < tensor.shape().size(); ++d) {
-      if (d > 0) json->push_back(',');
-      AppendJsonInt(tensor.shape()[d], json);
-    }
-    json->append("],\"datatype\":\"");
-    json->append(DataTypeName(tensor.dtype()));
-    json->push_back('"');
+    writer.BeginObject();
+    writer.Field("name");
+    writer.String(input.name);
+    writer.Field("shape");
+    writer.BeginArray();
+    for (const int64_t dim : tensor.shape()) writer.Int(dim);
+    writer.EndArray();
+    writer.Field("datatype");
+    writer.String(DataTypeName(tensor.dtype()));
     if (request.binary_inputs) {
-      AppendParameters(input.parameters, "binary_data_size",
-                       ParameterValue(static_cast<int64_t>(tensor.byte_size())), true, json);
+      WriteRequestParameters(input.parameters, "binary_data_size",
+                             ParameterValue(static_cast<int64_t>(tensor.byte_size())), &writer);
       binary_parts->push_back(tensor.bytes());
     } else {
-      AppendParameters(input.parameters, "", ParameterValue(false), true, json);
-      json->push_back(',');
-      BRIGADE_RETURN_IF_ERROR(AppendTensorData(input, json));
+      WriteRequestParameters(input.parameters, "", ParameterValue(false), &writer);
+      writer.Field("data");
+      BRIGADE_RETURN_IF_ERROR(WriteJsonTensorData(
+          tensor, [&] { return StrCat("input '", input.name, "'"); }, &writer,
+          JsonDataSide::kRequestInput));
     }
-    json->push_back('}');
+    writer.EndObject();
   }
-  json->push_back(']');
+  writer.EndArray();
 
   if (!request.outputs.empty()) {
-    json->append(",\"outputs\":[");
-    for (size_t i = 0; i < request.outputs.size(); ++i) {
-      const RequestedOutput& output = request.outputs[i];
-      if (i > 0) json->push_back(',');
-      json->append("{\"name\":");
-      AppendJsonString(output.name, json);
-      AppendParameters(output.parameters, output.binary ? "binary_data" : "", ParameterValue(true),
-                       true, json);
-      json->push_back('}');
+    writer.Field("outputs");
+    writer.BeginArray();
+    for (const RequestedOutput& output : request.outputs) {
+      writer.BeginObject();
+      writer.Field("name");
+      writer.String(output.name);
+      WriteRequestParameters(output.parameters, output.binary ? "binary_data" : "",
+                             ParameterValue(true), &writer);
+      writer.EndObject();
     }
-    json->push_back(']');
+    writer.EndArray();
   }
-  json->push_back('}');
+  writer.EndObject();
   return absl::OkStatus();
 }
 

@@ -76,9 +76,6 @@ struct HttpInferInput {
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(const HttpInferInput& input);
 
-// "" → -1 (server policy); otherwise a non-negative decimal integer.
-absl::StatusOr<int64_t> ParseModelVersion(std::string_view version);
-
 // Writes the request JSON into `json` (cleared first) and, for binary inputs, the spans of input
 // bytes to send after it into `binary_parts` (cleared first; they borrow `request`'s tensors).
 // Reusing the same strings for every request keeps their allocations.

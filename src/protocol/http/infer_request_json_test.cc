@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "protocol/model_version.h"
 
 namespace brigade::protocol::http {
 namespace {

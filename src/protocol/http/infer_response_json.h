@@ -70,9 +70,6 @@ struct EncodedInferResponse {
 absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& response,
                                                          const OutputEncoding& encoding);
 
-// Writes `parameters` as a JSON object (shared by every encoder that emits parameters).
-void WriteParameters(const Parameters& parameters, JsonWriter* writer);
-
 // Decodes a 200 answer to an infer request. `json` must be followed by kJsonPaddingBytes
 // (json_dom_reader.h) readable bytes; `binary` holds the bytes after the JSON header (empty
 // without the binary extension) and must stay alive as long as `owner` does.

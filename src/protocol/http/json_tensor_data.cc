@@ -223,16 +223,28 @@ absl::StatusOr<Tensor> ReadJsonTensorData(simdjson::ondemand::value& data, DataT
   return absl::InvalidArgumentError(StrCat(label(), ": no datatype"));
 }
 
-absl::Status WriteJsonTensorData(const Tensor& tensor, LazyText label, JsonWriter* writer) {
+absl::Status WriteJsonTensorData(const Tensor& tensor, LazyText label, JsonWriter* writer,
+                                 JsonDataSide side) {
+  const bool input = side == JsonDataSide::kRequestInput;
+  if (input && (tensor.dtype() == DataType::kFp16 || tensor.dtype() == DataType::kBf16 ||
+                tensor.dtype() == DataType::kInvalid)) {
+    return absl::InvalidArgumentError(StrCat(label(), ": ", DataTypeName(tensor.dtype()),
+                                             " has no JSON representation; use binary inputs"));
+  }
   if (tensor.dtype() == DataType::kBytes) {
     BRIGADE_ASSIGN_OR_RETURN(std::vector<std::string_view> elements, tensor.StringValues());
     for (size_t i = 0; i < elements.size(); ++i) {
-      if (!IsValidUtf8(elements[i])) {
+      if (IsValidUtf8(elements[i])) continue;
+      if (input) {
         return absl::InvalidArgumentError(
-            StrCat(label(), ": BYTES element ", i,
-                   " is not UTF-8 and cannot be a JSON string; request the output with "
-                   "\"binary_data\": true"));
+            StrCat(label(),
+                   ": a BYTES element is not UTF-8 and cannot be sent as JSON; use binary "
+                   "inputs"));
       }
+      return absl::InvalidArgumentError(
+          StrCat(label(), ": BYTES element ", i,
+                 " is not UTF-8 and cannot be a JSON string; request the output with "
+                 "\"binary_data\": true"));
     }
     writer->BeginArray();
     for (std::string_view element : elements) writer->String(element);
@@ -243,7 +255,9 @@ absl::Status WriteJsonTensorData(const Tensor& tensor, LazyText label, JsonWrite
   const auto as_int = [writer](auto value) { writer->Int(static_cast<int64_t>(value)); };
   switch (tensor.dtype()) {
     case DataType::kBool:
-      WriteEach<bool>(tensor, [writer](bool value) { writer->Bool(value); });
+      // By byte: a tensor built by a caller may hold bytes other than 0 and 1, which are not
+      // valid bools to read as such.
+      for (const std::byte b : tensor.bytes()) writer->Bool(b != std::byte{0});
       break;
     case DataType::kUint8:
       WriteEach<uint8_t>(tensor, as_int);

@@ -10,9 +10,11 @@
 // for FP32/FP64 (FP32 within float range), strings for BYTES. FP16 and BF16 have no JSON form and
 // are refused with a message pointing at the binary extension.
 //
-// Writing: always flat. FP16/BF16 outputs are widened to float for JSON; BYTES elements must be
-// UTF-8 (JSON strings cannot carry arbitrary bytes), otherwise the caller is told to ask for the
-// output as binary data.
+// Writing: always flat, by the server (outputs) and the client (inputs) alike. BYTES elements must
+// be UTF-8 (JSON strings cannot carry arbitrary bytes). FP16/BF16 outputs are widened to float,
+// as Triton does, but FP16/BF16 inputs are refused: a server reads JSON numbers into FP16 inputs
+// no more than this one does (see above). Each refusal tells the caller which binary form to use
+// instead, which differs by side.
 //
 // Errors: INVALID_ARGUMENT naming `label` (e.g. "input 'INPUT0'"), the element index and the
 // offending JSON token. Pure functions; thread-compatible.
@@ -42,8 +44,12 @@ absl::StatusOr<Tensor> ReadJsonTensorData(simdjson::ondemand::value& data, DataT
                                           Shape shape, LazyText label, int depth,
                                           size_t json_bytes);
 
+// Which side writes the data, for the differences above.
+enum class JsonDataSide { kResponseOutput, kRequestInput };
+
 // Appends `tensor`'s elements as one flat JSON array.
-absl::Status WriteJsonTensorData(const Tensor& tensor, LazyText label, JsonWriter* writer);
+absl::Status WriteJsonTensorData(const Tensor& tensor, LazyText label, JsonWriter* writer,
+                                 JsonDataSide side = JsonDataSide::kResponseOutput);
 
 // Widening conversions used for JSON output (exposed for tests).
 float HalfToFloat(uint16_t bits);

@@ -1,30 +1,33 @@
 #include "protocol/http/json_writer.h"
 
+#include <type_traits>
+#include <variant>
+
 #include "core/json_text.h"
 
 namespace brigade::protocol::http {
+namespace {
 
-void JsonWriter::BeginObject() {
-  Separate();
-  out_->push_back('{');
-  need_comma_ = false;
+void WriteParameterValue(const ParameterValue& value, JsonWriter* writer) {
+  std::visit(
+      [writer](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, bool>) {
+          writer->Bool(v);
+        } else if constexpr (std::is_same_v<V, int64_t>) {
+          writer->Int(v);
+        } else if constexpr (std::is_same_v<V, uint64_t>) {
+          writer->Uint(v);
+        } else if constexpr (std::is_same_v<V, double>) {
+          writer->Double(v);
+        } else {
+          writer->String(v);
+        }
+      },
+      value);
 }
 
-void JsonWriter::EndObject() {
-  out_->push_back('}');
-  need_comma_ = true;
-}
-
-void JsonWriter::BeginArray() {
-  Separate();
-  out_->push_back('[');
-  need_comma_ = false;
-}
-
-void JsonWriter::EndArray() {
-  out_->push_back(']');
-  need_comma_ = true;
-}
+}  // namespace
 
 void JsonWriter::Key(std::string_view key) {
   Separate();
@@ -33,44 +36,28 @@ void JsonWriter::Key(std::string_view key) {
   need_comma_ = false;
 }
 
-void JsonWriter::String(std::string_view value) {
-  Separate();
-  AppendJsonString(value, out_);
+void WriteParameters(const Parameters& parameters, JsonWriter* writer) {
+  writer->BeginObject();
+  for (const auto& [key, value] : parameters.entries()) {
+    writer->Key(key);
+    WriteParameterValue(value, writer);
+  }
+  writer->EndObject();
 }
 
-void JsonWriter::Bool(bool value) {
-  Separate();
-  out_->append(value ? "true" : "false");
-}
-
-void JsonWriter::Null() {
-  Separate();
-  out_->append("null");
-}
-
-void JsonWriter::Int(int64_t value) {
-  Separate();
-  AppendJsonInt(value, out_);
-}
-
-void JsonWriter::Uint(uint64_t value) {
-  Separate();
-  AppendJsonUint(value, out_);
-}
-
-void JsonWriter::Double(double value) {
-  Separate();
-  AppendJsonDouble(value, out_);
-}
-
-void JsonWriter::Float(float value) {
-  Separate();
-  AppendJsonFloat(value, out_);
-}
-
-void JsonWriter::Raw(std::string_view json) {
-  Separate();
-  out_->append(json);
+void WriteParametersWith(const Parameters& parameters, std::string_view key,
+                         const ParameterValue& value, JsonWriter* writer) {
+  writer->BeginObject();
+  for (const auto& [entry_key, entry_value] : parameters.entries()) {
+    if (entry_key == key) continue;
+    writer->Key(entry_key);
+    WriteParameterValue(entry_value, writer);
+  }
+  if (!key.empty()) {
+    writer->Key(key);
+    WriteParameterValue(value, writer);
+  }
+  writer->EndObject();
 }
 
 }  // namespace brigade::protocol::http

@@ -12,11 +12,18 @@
 // inside an object (checked only by tests, not at run time: this writer is on the response path of
 // every request).
 //
+// Also here: the protocol's `parameters` objects, the one structured value every body carries
+// (the reading side is ReadParameters in json_reader.h and json_dom_reader.h).
+//
 // Thread safety: none (a value type bound to one string).
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "core/json_text.h"
+#include "core/parameters.h"
 
 namespace brigade::protocol::http {
 
@@ -30,6 +37,32 @@ class JsonWriter {
   void BeginArray();
   void EndArray();
   void Key(std::string_view key);
+  // Key() for a field name fixed in the source ("model_name"): appended as is, without the
+  // escaping scan, so the fixed fields of a body on the request path cost no more than the raw
+  // appends they replace. FieldName checks at compile time that the name needs no escaping.
+  class FieldName {
+   public:
+    template <size_t N>
+    consteval FieldName(const char (&name)[N])  // NOLINT: implicit, to take a literal
+        : name_(name, N - 1) {
+      for (const char c : name_) {
+        if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+          throw "a field name that needs escaping must be written with Key()";
+        }
+      }
+    }
+    std::string_view view() const { return name_; }
+
+   private:
+    std::string_view name_;
+  };
+  void Field(FieldName name) {
+    Separate();
+    out_->push_back('"');
+    out_->append(name.view());
+    out_->append("\":", 2);
+    need_comma_ = false;
+  }
 
   void String(std::string_view value);
   void Bool(bool value);
@@ -51,6 +84,79 @@ class JsonWriter {
   std::string* out_;
   bool need_comma_ = false;
 };
+
+// Inline: the writer is on the response path of every request, one call per JSON token.
+inline void JsonWriter::BeginObject() {
+  Separate();
+  out_->push_back('{');
+  need_comma_ = false;
+}
+
+inline void JsonWriter::EndObject() {
+  out_->push_back('}');
+  need_comma_ = true;
+}
+
+inline void JsonWriter::BeginArray() {
+  Separate();
+  out_->push_back('[');
+  need_comma_ = false;
+}
+
+inline void JsonWriter::EndArray() {
+  out_->push_back(']');
+  need_comma_ = true;
+}
+
+inline void JsonWriter::String(std::string_view value) {
+  Separate();
+  AppendJsonString(value, out_);
+}
+
+inline void JsonWriter::Bool(bool value) {
+  Separate();
+  out_->append(value ? "true" : "false");
+}
+
+inline void JsonWriter::Null() {
+  Separate();
+  out_->append("null");
+}
+
+inline void JsonWriter::Int(int64_t value) {
+  Separate();
+  AppendJsonInt(value, out_);
+}
+
+inline void JsonWriter::Uint(uint64_t value) {
+  Separate();
+  AppendJsonUint(value, out_);
+}
+
+inline void JsonWriter::Double(double value) {
+  Separate();
+  AppendJsonDouble(value, out_);
+}
+
+inline void JsonWriter::Float(float value) {
+  Separate();
+  AppendJsonFloat(value, out_);
+}
+
+inline void JsonWriter::Raw(std::string_view json) {
+  Separate();
+  out_->append(json);
+}
+
+// Writes `parameters` as a JSON object.
+void WriteParameters(const Parameters& parameters, JsonWriter* writer);
+
+// Writes `parameters` as a JSON object in which the codec's own entry `key`: `value` replaces any
+// entry of that name (binary_data_size, binary_data, binary_data_output are the codec's to set).
+// An empty `key` adds nothing, and entries named like `key` are left out either way, so an entry
+// with an empty name is never written this way.
+void WriteParametersWith(const Parameters& parameters, std::string_view key,
+                         const ParameterValue& value, JsonWriter* writer);
 
 }  // namespace brigade::protocol::http
 
