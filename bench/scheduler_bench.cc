@@ -4,8 +4,8 @@
 // The model is either the builtin identity backend with a controlled cost (default: a batch of b
 // rows spins compute_us + b * per_row_us of CPU, engine/builtin/builtin_backend.h), or a real
 // model from a Triton-layout directory (--model_dir=<repo>/<model>: its config.pbtxt and version
-// 1, loaded through repository::ModelVersion with the server's backends, so TorchScript and ONNX models
-// run exactly as `brigade serve` runs them). Either way `instances` instance threads run it,
+// 1, loaded through repository::ModelVersion with the server's backends, so TorchScript and ONNX
+// models run exactly as `brigade serve` runs them). Either way `instances` instance threads run it,
 // pinned, each with `intra_op_threads` compute threads. For each load (fraction of the capacity
 // measured first with full batches) and each configuration, arrivals are drawn from an
 // exponential distribution (fixed seed) and issued on schedule whether or not earlier requests
@@ -52,7 +52,6 @@
 #include <thread>
 #include <vector>
 
-#include "tools/analyze/machine_load.h"
 #include "core/clock.h"
 #include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
@@ -60,6 +59,7 @@
 #include "repository/model_version.h"
 #include "scheduler/scheduler.h"
 #include "server/default_backends.h"
+#include "tools/analyze/machine_load.h"
 
 namespace brigade::bench {
 namespace {
@@ -546,7 +546,8 @@ int Main(int argc, char** argv) {
     }
   }
   if (wanted("formula")) {
-    configs.push_back({"seeds' formula", true, scheduler::BatchPolicyKind::kQueueFormula, 0, false});
+    configs.push_back(
+        {"seeds' formula", true, scheduler::BatchPolicyKind::kQueueFormula, 0, false});
   }
   if (wanted("p99")) {
     configs.push_back({"p99 model", true, scheduler::BatchPolicyKind::kP99Model, 0, false});

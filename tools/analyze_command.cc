@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "core/status_macros.h"
+#include "core/strings.h"
 #include "tools/analyze/analyzer.h"
 #include "tools/analyze/summary_text.h"
 #include "tools/analyze/sweep_progress.h"
-#include "core/status_macros.h"
-#include "core/strings.h"
 #include "tools/command.h"
 
 namespace brigade::tools {

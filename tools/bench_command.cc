@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "core/strings.h"
+#include "tools/command.h"
 #include "tools/loadgen/bench_report.h"
 #include "tools/loadgen/bench_runner.h"
 #include "tools/loadgen/progress_line.h"
-#include "core/strings.h"
-#include "tools/command.h"
 
 namespace brigade::tools {
 namespace {

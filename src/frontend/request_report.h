@@ -26,8 +26,8 @@
 #include "core/infer_request.h"
 #include "core/infer_response.h"
 #include "core/stage_clock.h"
-#include "telemetry/trace_context.h"
 #include "server/request_observer.h"
+#include "telemetry/trace_context.h"
 
 namespace brigade::frontend {
 

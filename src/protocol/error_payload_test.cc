@@ -18,8 +18,7 @@ TEST(ErrorPayloadTest, ARetryAfterIsAtLeastOneSecond) {
 }
 
 TEST(ErrorPayloadTest, OnlyUnavailableStatusesReportARetryAfter) {
-  EXPECT_EQ(RetryAfterSeconds(WithRetryAfter(absl::InvalidArgumentError("bad"), 2)),
-            std::nullopt);
+  EXPECT_EQ(RetryAfterSeconds(WithRetryAfter(absl::InvalidArgumentError("bad"), 2)), std::nullopt);
   EXPECT_EQ(RetryAfterSeconds(absl::UnavailableError("no payload")), std::nullopt);
   EXPECT_EQ(RetryAfterSeconds(absl::OkStatus()), std::nullopt);
 }

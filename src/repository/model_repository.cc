@@ -199,7 +199,8 @@ void ModelRepository::SyncCache(const std::string& name) {
   Update(name, [&](Draft& draft) { draft.cache = cache; });
 }
 
-absl::Status ModelRepository::SyncModel(const std::string& name, const protocol::ParsedConfig* override) {
+absl::Status ModelRepository::SyncModel(const std::string& name,
+                                        const protocol::ParsedConfig* override) {
   const fs::path model_dir = fs::path(options_.root) / name;
   std::error_code error;
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
@@ -207,10 +208,11 @@ absl::Status ModelRepository::SyncModel(const std::string& name, const protocol:
     return absl::NotFoundError(StrCat("model '", name, "' is not in the repository"));
   }
 
-  absl::StatusOr<protocol::ParsedConfig> parsed = override != nullptr
-                                            ? absl::StatusOr<protocol::ParsedConfig>(*override)
-                                            : protocol::ReadModelConfigFile(model_dir.string(), name);
-  absl::Status valid = parsed.ok() ? protocol::ValidateModelConfig(name, &parsed->config) : parsed.status();
+  absl::StatusOr<protocol::ParsedConfig> parsed =
+      override != nullptr ? absl::StatusOr<protocol::ParsedConfig>(*override)
+                          : protocol::ReadModelConfigFile(model_dir.string(), name);
+  absl::Status valid =
+      parsed.ok() ? protocol::ValidateModelConfig(name, &parsed->config) : parsed.status();
   if (valid.ok()) {
     absl::StatusOr<std::optional<cache::ResponseCacheOptions>> cache_options =
         cache::ResponseCacheOptionsFromConfig(name, parsed->config.response_cache());
@@ -342,8 +344,9 @@ absl::Status ModelRepository::Load(std::string_view name, std::string_view confi
   }
   absl::MutexLock control(&control_mu_);
   if (config_json.empty()) return SyncModel(std::string(name), nullptr);
-  BRIGADE_ASSIGN_OR_RETURN(protocol::ParsedConfig parsed,
-                           protocol::ParseModelConfigJson(config_json, StrCat("config of '", name, "'")));
+  BRIGADE_ASSIGN_OR_RETURN(
+      protocol::ParsedConfig parsed,
+      protocol::ParseModelConfigJson(config_json, StrCat("config of '", name, "'")));
   return SyncModel(std::string(name), &parsed);
 }
 

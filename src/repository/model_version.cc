@@ -123,7 +123,7 @@ scheduler::QueuePolicy QueuePolicyFrom(const config::ModelQueuePolicy& policy) {
 // model batches), its queue policies, priorities, ordering and admission control (always), and
 // Brigade's adaptive_batching.
 scheduler::Scheduler::Options SchedulerOptions(const ModelVersion::Options& options,
-                                              const config::ModelConfig& config) {
+                                               const config::ModelConfig& config) {
   scheduler::Scheduler::Options out;
   out.model_name = config.name();
   out.version = options.version;
@@ -245,7 +245,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
       Reconcile(name, "output", signature.outputs, batching, config.mutable_output()));
 
   auto stats = std::make_shared<telemetry::ModelStats>(name, std::to_string(options.version),
-                                                     config.max_batch_size());
+                                                       config.max_batch_size());
   scheduler::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
   BRIGADE_ASSIGN_OR_RETURN(WarmupPlan warmup,
                            BuildWarmupPlan(config, signature, options.model_dir));
@@ -264,7 +264,8 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
 
 ModelVersion::ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
                            config::ModelConfig config, std::vector<IoSpec> inputs,
-                           std::vector<IoSpec> outputs, std::shared_ptr<telemetry::ModelStats> stats,
+                           std::vector<IoSpec> outputs,
+                           std::shared_ptr<telemetry::ModelStats> stats,
                            std::unique_ptr<scheduler::Scheduler> scheduler)
     : version_(version),
       fingerprint_(std::move(fingerprint)),

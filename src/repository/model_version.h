@@ -25,10 +25,10 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/backend.h"
-#include "telemetry/model_stats.h"
-#include "telemetry/request_metrics.h"
 #include "protocol/model_config.pb.h"
 #include "scheduler/scheduler.h"
+#include "telemetry/model_stats.h"
+#include "telemetry/request_metrics.h"
 
 namespace brigade::repository {
 

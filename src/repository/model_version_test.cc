@@ -137,7 +137,8 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> LoadAddBiasWarmedUpWithout(
                            x_dims + " ] zero_data: true } } }";
   auto parsed = protocol::ParseModelConfigText(text, "config.pbtxt");
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status valid = protocol::ValidateModelConfig("add_bias", &parsed->config); !valid.ok()) {
+  if (absl::Status valid = protocol::ValidateModelConfig("add_bias", &parsed->config);
+      !valid.ok()) {
     return valid;
   }
   ModelVersion::Options options;

@@ -15,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 config::ModelConfig Config(const std::string& text) {
-  absl::StatusOr<protocol::ParsedConfig> parsed = protocol::ParseModelConfigText(text, "config.pbtxt");
+  absl::StatusOr<protocol::ParsedConfig> parsed =
+      protocol::ParseModelConfigText(text, "config.pbtxt");
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   return parsed.ok() ? parsed->config : config::ModelConfig();
 }

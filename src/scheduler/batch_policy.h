@@ -12,7 +12,8 @@
 //
 //   FixedDelayPolicy    Triton's dynamic batcher: full or preferred sizes leave at once,
 //                       otherwise wait until the oldest request has waited max_queue_delay.
-//   QueueFormulaPolicy  a queue-length controller: B = min(Bmax, ceil(Q / (1 + L))) released at once,
+//   QueueFormulaPolicy  a queue-length controller: B = min(Bmax, ceil(Q / (1 + L))) released at
+//   once,
 //                       Q = queued rows, L = instance utilization (0..1), Bmax = the largest size
 //                       whose predicted p99 fits the SLO.
 //   P99ModelPolicy      (p99_model_policy.h) size and wait from the latency profile so the

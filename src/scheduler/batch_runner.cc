@@ -10,7 +10,8 @@ namespace brigade::scheduler {
 
 BatchRunner::BatchRunner(std::string model_name, int64_t version, int max_batch_size,
                          const engine::ModelSignature* signature, telemetry::ModelStats* stats,
-                         const Clock* clock, Respond respond, telemetry::ModelRequestMetrics* metrics)
+                         const Clock* clock, Respond respond,
+                         telemetry::ModelRequestMetrics* metrics)
     : model_name_(std::move(model_name)),
       version_(std::to_string(version)),
       max_batch_size_(max_batch_size),
@@ -85,7 +86,8 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   const absl::Status executed = instance->Execute(inputs, &outputs);
   if (metrics_ != nullptr) metrics_->busy_instances().Decrement();
   // Failures of the model itself (here and its outputs below) count as Triton's BACKEND.
-  if (!executed.ok()) return protocol::WithFailureReason(executed, protocol::FailureReason::kBackend);
+  if (!executed.ok())
+    return protocol::WithFailureReason(executed, protocol::FailureReason::kBackend);
   const int64_t infer_end_ns = clock_->NowNs();
   if (metrics_ != nullptr) metrics_->RecordBatch(rows);
   inputs.clear();  // release batch buffers before building responses

@@ -33,9 +33,9 @@
 
 #include "core/clock.h"
 #include "engine/model.h"
+#include "scheduler/batch_queue.h"
 #include "telemetry/model_stats.h"
 #include "telemetry/request_metrics.h"
-#include "scheduler/batch_queue.h"
 
 namespace brigade::scheduler {
 

@@ -5,9 +5,9 @@
 
 #include "absl/strings/cord.h"
 #include "core/strings.h"
+#include "protocol/error_payload.h"
 #include "scheduler/cpu_affinity.h"
 #include "spdlog/spdlog.h"
-#include "protocol/error_payload.h"
 
 namespace brigade::scheduler {
 namespace {
@@ -266,9 +266,10 @@ absl::Status Scheduler::RefusalStatus(const BatchQueue::Admission& admission,
                                         options_.queue.max_queue_size, " requests)")),
           1);
     case Refusal::kLevelFull:
-      return protocol::WithRetryAfter(absl::UnavailableError(StrCat("model '", model, "': priority level ",
-                                                          admission.level, " queue is full")),
-                            1);
+      return protocol::WithRetryAfter(
+          absl::UnavailableError(
+              StrCat("model '", model, "': priority level ", admission.level, " queue is full")),
+          1);
     case Refusal::kExpired:
       return absl::DeadlineExceededError(
           StrCat("model '", model, "': the request's deadline passed before it was queued"));

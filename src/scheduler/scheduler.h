@@ -50,12 +50,12 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/model.h"
-#include "telemetry/model_stats.h"
-#include "telemetry/request_metrics.h"
 #include "scheduler/batch_queue.h"
 #include "scheduler/batch_runner.h"
 #include "scheduler/response_orderer.h"
 #include "scheduler/scheduler_stats.h"
+#include "telemetry/model_stats.h"
+#include "telemetry/request_metrics.h"
 
 namespace brigade::scheduler {
 

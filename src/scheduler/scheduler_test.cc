@@ -10,9 +10,9 @@
 #include "core/status_macros.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
+#include "protocol/error_payload.h"
 #include "telemetry/metrics_registry.h"
 #include "telemetry/request_metrics.h"
-#include "protocol/error_payload.h"
 
 namespace brigade::scheduler {
 namespace {

@@ -126,8 +126,9 @@ std::vector<protocol::StageLatency> ModelRequestMetrics::StageSummary() const {
         merged.Merge(histogram->Snapshot());
       }
     }
-    protocol::StageLatency stage{.stage = std::string(LatencyStageName(static_cast<LatencyStage>(i))),
-                                 .count = merged.count()};
+    protocol::StageLatency stage{
+        .stage = std::string(LatencyStageName(static_cast<LatencyStage>(i))),
+        .count = merged.count()};
     stage.p50_ns = EstimateQuantile(buckets, merged, 0.50);
     stage.p90_ns = EstimateQuantile(buckets, merged, 0.90);
     stage.p99_ns = EstimateQuantile(buckets, merged, 0.99);

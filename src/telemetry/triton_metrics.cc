@@ -38,13 +38,19 @@ void AppendTritonMetrics(std::span<const protocol::ModelStatistics> models,
        [](const protocol::ModelStatistics& s) { return Micros(s.inference_stats.queue.ns); }},
       {"nv_inference_compute_input_duration_us",
        "Cumulative compute input duration in microseconds",
-       [](const protocol::ModelStatistics& s) { return Micros(s.inference_stats.compute_input.ns); }},
+       [](const protocol::ModelStatistics& s) {
+         return Micros(s.inference_stats.compute_input.ns);
+       }},
       {"nv_inference_compute_infer_duration_us",
        "Cumulative compute inference duration in microseconds",
-       [](const protocol::ModelStatistics& s) { return Micros(s.inference_stats.compute_infer.ns); }},
+       [](const protocol::ModelStatistics& s) {
+         return Micros(s.inference_stats.compute_infer.ns);
+       }},
       {"nv_inference_compute_output_duration_us",
        "Cumulative inference compute output duration in microseconds",
-       [](const protocol::ModelStatistics& s) { return Micros(s.inference_stats.compute_output.ns); }},
+       [](const protocol::ModelStatistics& s) {
+         return Micros(s.inference_stats.compute_output.ns);
+       }},
       {"nv_cache_num_hits_per_model", "Number of cache hits per model",
        [](const protocol::ModelStatistics& s) { return s.inference_stats.cache_hit.count; }},
       {"nv_cache_num_misses_per_model", "Number of cache misses per model",
@@ -64,9 +70,10 @@ void AppendTritonMetrics(std::span<const protocol::ModelStatistics> models,
                 "Number of failed inference requests, all batch sizes", MetricType::kCounter);
   for (const protocol::ModelStatistics& model : models) {
     for (int i = 0; i < protocol::kNumFailureReasons; ++i) {
-      const LabelPair labels[] = {{"model", model.name},
-                                  {"version", model.version},
-                                  {"reason", protocol::FailureReasonName(static_cast<protocol::FailureReason>(i))}};
+      const LabelPair labels[] = {
+          {"model", model.name},
+          {"version", model.version},
+          {"reason", protocol::FailureReasonName(static_cast<protocol::FailureReason>(i))}};
       writer.Sample("nv_inference_request_failure", labels, model.fail_by_reason[i]);
     }
   }

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/tensor.h"
 #include "tools/analyze/eval_set.h"
 #include "tools/client/client.h"
-#include "core/tensor.h"
 
 namespace brigade::analyze {
 

@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "core/strings.h"
+#include "frontend/http/http_server.h"
+#include "frontend/http/kserve_http_handler.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/inference_server.h"
+#include "testing/temp_repository.h"
 #include "tools/analyze/accuracy.h"
 #include "tools/analyze/eval_set.h"
 #include "tools/client/client.h"
-#include "core/strings.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
-#include "frontend/http/http_server.h"
-#include "frontend/http/kserve_http_handler.h"
-#include "server/inference_server.h"
-#include "testing/temp_repository.h"
 
 namespace brigade::analyze {
 namespace {

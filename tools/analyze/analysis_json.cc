@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include "core/strings.h"
 #include "tools/analyze/summary_text.h"
 #include "tools/client/json_text.h"
-#include "core/strings.h"
 
 namespace brigade::analyze {
 namespace {

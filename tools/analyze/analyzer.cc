@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/status_macros.h"
+#include "core/strings.h"
 #include "tools/analyze/analysis_json.h"
 #include "tools/analyze/config_generator.h"
 #include "tools/analyze/html_report.h"
 #include "tools/analyze/machine_load.h"
 #include "tools/analyze/point_repository.h"
 #include "tools/analyze/summary_text.h"
-#include "core/status_macros.h"
-#include "core/strings.h"
 
 namespace brigade::analyze {
 namespace {

@@ -23,8 +23,8 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "tools/analyze/sweep_space.h"
 #include "protocol/model_config.pb.h"
+#include "tools/analyze/sweep_space.h"
 
 namespace brigade::analyze {
 

@@ -5,10 +5,10 @@
 #include <sstream>
 #include <string>
 
-#include "tools/analyze/point_repository.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "protocol/model_config_parser.h"
+#include "tools/analyze/point_repository.h"
 
 namespace brigade::analyze {
 namespace {
@@ -76,7 +76,8 @@ std::string Read(const fs::path& path) {
 }
 
 config::ModelConfig Base() {
-  absl::StatusOr<protocol::ParsedConfig> parsed = protocol::ParseModelConfigText(kBaseConfig, "base");
+  absl::StatusOr<protocol::ParsedConfig> parsed =
+      protocol::ParseModelConfigText(kBaseConfig, "base");
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   return parsed->config;
 }

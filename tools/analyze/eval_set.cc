@@ -5,10 +5,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tools/analyze/idx_file.h"
-#include "tools/loadgen/npy_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "tools/analyze/idx_file.h"
+#include "tools/loadgen/npy_file.h"
 
 namespace brigade::analyze {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 
+#include "core/strings.h"
 #include "tools/analyze/summary_text.h"
 #include "tools/analyze/svg_chart.h"
-#include "core/strings.h"
 
 namespace brigade::analyze {
 namespace {

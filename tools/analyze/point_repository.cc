@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tools/analyze/config_generator.h"
 #include "core/strings.h"
+#include "tools/analyze/config_generator.h"
 
 namespace brigade::analyze {
 namespace {

@@ -4,13 +4,13 @@
 #include <cmath>
 #include <string>
 
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
 #include "tools/analyze/analysis_json.h"
 #include "tools/analyze/analyzer.h"
 #include "tools/analyze/html_report.h"
 #include "tools/analyze/summary_text.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
-#include "simdjson.h"
 
 namespace brigade::analyze {
 namespace {

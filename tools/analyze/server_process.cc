@@ -12,9 +12,9 @@
 #include <cstring>
 
 #include "absl/time/time.h"
-#include "tools/client/client.h"
 #include "core/clock.h"
 #include "core/strings.h"
+#include "tools/client/client.h"
 
 extern char** environ;
 

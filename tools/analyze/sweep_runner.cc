@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <memory>
 
+#include "core/clock.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
 #include "tools/analyze/accuracy.h"
 #include "tools/analyze/config_generator.h"
 #include "tools/analyze/point_repository.h"
 #include "tools/analyze/server_process.h"
-#include "core/clock.h"
-#include "core/status_macros.h"
-#include "core/strings.h"
 
 namespace brigade::analyze {
 namespace {

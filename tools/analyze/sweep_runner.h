@@ -34,11 +34,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "protocol/model_config.pb.h"
 #include "tools/analyze/analysis.h"
 #include "tools/analyze/eval_set.h"
 #include "tools/analyze/sweep_space.h"
 #include "tools/loadgen/bench_runner.h"
-#include "protocol/model_config.pb.h"
 
 namespace brigade::analyze {
 

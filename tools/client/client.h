@@ -18,8 +18,8 @@
 // receive buffers across calls, which is what makes a request cost no allocation in the steady
 // state). Distinct Clients may be used from distinct threads.
 //
-// Failure: every call returns the server's refusal as described in tools/client/client_status.h (code,
-// server's message, HTTP status / gRPC code as payload); transport failures are UNAVAILABLE,
+// Failure: every call returns the server's refusal as described in tools/client/client_status.h
+// (code, server's message, HTTP status / gRPC code as payload); transport failures are UNAVAILABLE,
 // timeouts DEADLINE_EXCEEDED, unparsable answers INTERNAL. Nothing throws.
 //
 // Health calls answer false (not an error) when the server says "not live/ready" by status
@@ -33,8 +33,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tools/client/client_types.h"
 #include "core/infer_response.h"
+#include "tools/client/client_types.h"
 
 namespace brigade::client {
 
@@ -71,7 +71,7 @@ class Client {
 
   virtual absl::StatusOr<protocol::ServerMetadata> GetServerMetadata() = 0;
   virtual absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view model,
-                                                         std::string_view version) = 0;
+                                                                   std::string_view version) = 0;
 
   // Runs one inference. `response` is overwritten (its old outputs are released first). Output
   // tensors that arrived as raw bytes (HTTP binary, gRPC raw contents) are views into the
@@ -84,7 +84,8 @@ class Client {
       std::string_view model, std::string_view version) = 0;
 
   // Model repository extension.
-  virtual absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(bool ready_only) = 0;
+  virtual absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(
+      bool ready_only) = 0;
   // `config_json` non-empty: the `config` parameter (a model configuration as JSON).
   virtual absl::Status LoadModel(std::string_view model, std::string_view config_json) = 0;
   virtual absl::Status UnloadModel(std::string_view model) = 0;

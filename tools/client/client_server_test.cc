@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "tools/client/client.h"
-#include "tools/client/client_status.h"
 #include "core/strings.h"
-#include "gtest/gtest.h"
 #include "frontend/grpc/grpc_server.h"
 #include "frontend/http/http_server.h"
 #include "frontend/http/kserve_http_handler.h"
+#include "gtest/gtest.h"
 #include "server/inference_server.h"
 #include "testing/temp_repository.h"
+#include "tools/client/client.h"
+#include "tools/client/client_status.h"
 
 namespace brigade::client {
 namespace {
@@ -221,7 +221,8 @@ TEST_P(ClientServerTest, BadRequestIsInvalidArgumentNamingTheInput) {
 TEST_P(ClientServerTest, StatisticsCountTheRequests) {
   InferResponse response;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(client_->Infer(AddSub(), &response).ok());
-  absl::StatusOr<std::vector<protocol::ModelStatistics>> stats = client_->GetModelStatistics("simple", "");
+  absl::StatusOr<std::vector<protocol::ModelStatistics>> stats =
+      client_->GetModelStatistics("simple", "");
   ASSERT_TRUE(stats.ok()) << stats.status();
   ASSERT_EQ(stats->size(), 1u);
   const protocol::ModelStatistics& simple = (*stats)[0];
@@ -238,7 +239,8 @@ TEST_P(ClientServerTest, StatisticsCountTheRequests) {
 
 TEST_P(ClientServerTest, RepositoryIndexUnloadAndLoad) {
   // Each protocol unloads and reloads its own model name, so the suite's order does not matter.
-  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index = client_->RepositoryIndex(false);
+  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index =
+      client_->RepositoryIndex(false);
   ASSERT_TRUE(index.ok()) << index.status();
   bool found = false;
   for (const protocol::RepositoryIndexEntry& model : *index) found |= model.name == "identity";

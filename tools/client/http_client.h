@@ -53,11 +53,12 @@ class HttpClient final : public Client {
   absl::StatusOr<bool> ModelReady(std::string_view model, std::string_view version) override;
   absl::StatusOr<protocol::ServerMetadata> GetServerMetadata() override;
   absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view model,
-                                                 std::string_view version) override;
+                                                           std::string_view version) override;
   absl::Status Infer(const InferSpec& request, InferResponse* response) override;
   absl::StatusOr<std::vector<protocol::ModelStatistics>> GetModelStatistics(
       std::string_view model, std::string_view version) override;
-  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(bool ready_only) override;
+  absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> RepositoryIndex(
+      bool ready_only) override;
   absl::Status LoadModel(std::string_view model, std::string_view config_json) override;
   absl::Status UnloadModel(std::string_view model) override;
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "tools/client/json_text.h"
 #include "core/strings.h"
+#include "tools/client/json_text.h"
 
 namespace brigade::loadgen {
 namespace {

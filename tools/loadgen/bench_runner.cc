@@ -86,8 +86,8 @@ absl::Status ValidateOptions(const BenchOptions& options) {
   return absl::OkStatus();
 }
 
-std::optional<protocol::ModelStatistics> Snapshot(const BenchOptions& options, client::Client& admin,
-                                                std::string* note) {
+std::optional<protocol::ModelStatistics> Snapshot(const BenchOptions& options,
+                                                  client::Client& admin, std::string* note) {
   if (!options.server_stats) {
     *note = "statistics not requested";
     return std::nullopt;

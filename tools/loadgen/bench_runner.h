@@ -29,13 +29,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/clock.h"
 #include "tools/client/client.h"
 #include "tools/loadgen/input_data.h"
 #include "tools/loadgen/latency_histogram.h"
 #include "tools/loadgen/load_worker.h"
 #include "tools/loadgen/sample_order.h"
 #include "tools/loadgen/server_breakdown.h"
-#include "core/clock.h"
 
 namespace brigade::loadgen {
 

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <random>
 
-#include "tools/loadgen/npy_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "tools/loadgen/npy_file.h"
 
 namespace brigade::loadgen {
 namespace {
@@ -106,8 +106,8 @@ absl::StatusOr<Tensor> AddBatchDimension(const protocol::TensorMetadata& input, 
   return ConcatRows(rows);
 }
 
-absl::StatusOr<Tensor> TensorFromFile(const protocol::TensorMetadata& input, const std::string& path,
-                                      const InputOptions& options) {
+absl::StatusOr<Tensor> TensorFromFile(const protocol::TensorMetadata& input,
+                                      const std::string& path, const InputOptions& options) {
   Tensor tensor;
   if (path.ends_with(".npy")) {
     BRIGADE_ASSIGN_OR_RETURN(tensor, ReadNpyFile(path));
@@ -193,8 +193,8 @@ absl::StatusOr<std::vector<Sample>> SamplesFromDirectory(const protocol::ModelMe
 
 }  // namespace
 
-absl::StatusOr<Shape> ResolveShape(const protocol::TensorMetadata& input, const InputOptions& options,
-                                   std::optional<size_t> byte_size) {
+absl::StatusOr<Shape> ResolveShape(const protocol::TensorMetadata& input,
+                                   const InputOptions& options, std::optional<size_t> byte_size) {
   const Shape& pattern = input.shape;
   Shape shape = pattern;
   const bool batched = IsBatched(input);

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tools/client/client_types.h"
 #include "core/infer_request.h"
+#include "tools/client/client_types.h"
 
 namespace brigade::loadgen {
 
@@ -52,8 +52,8 @@ absl::StatusOr<std::vector<Sample>> BuildSamples(const protocol::ModelMetadata& 
 
 // The concrete shape to send for `input`; `byte_size`, when given, resolves one unknown dim of a
 // fixed-size type.
-absl::StatusOr<Shape> ResolveShape(const protocol::TensorMetadata& input, const InputOptions& options,
-                                   std::optional<size_t> byte_size);
+absl::StatusOr<Shape> ResolveShape(const protocol::TensorMetadata& input,
+                                   const InputOptions& options, std::optional<size_t> byte_size);
 
 }  // namespace brigade::loadgen
 

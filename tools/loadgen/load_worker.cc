@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
-#include "tools/client/client_status.h"
 #include "core/strings.h"
+#include "tools/client/client_status.h"
 
 namespace brigade::loadgen {
 namespace {

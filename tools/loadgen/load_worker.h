@@ -30,9 +30,9 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "core/clock.h"
 #include "tools/loadgen/arrival_schedule.h"
 #include "tools/loadgen/latency_histogram.h"
-#include "core/clock.h"
 
 namespace brigade::loadgen {
 

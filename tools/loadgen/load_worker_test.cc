@@ -8,8 +8,8 @@
 #include <functional>
 #include <vector>
 
-#include "tools/client/client_status.h"
 #include "gtest/gtest.h"
+#include "tools/client/client_status.h"
 
 namespace brigade::loadgen {
 namespace {

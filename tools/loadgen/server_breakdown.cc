@@ -19,8 +19,8 @@ bool MeanDelta(const protocol::StatDuration& before, const protocol::StatDuratio
 
 }  // namespace
 
-std::optional<protocol::ModelStatistics> SumModel(const std::vector<protocol::ModelStatistics>& stats,
-                                                std::string_view model) {
+std::optional<protocol::ModelStatistics> SumModel(
+    const std::vector<protocol::ModelStatistics>& stats, std::string_view model) {
   std::optional<protocol::ModelStatistics> sum;
   for (const protocol::ModelStatistics& entry : stats) {
     if (entry.name != model) continue;

@@ -58,8 +58,8 @@ struct ServerBreakdown {
 };
 
 // Sums the entries of `stats` whose name is `model` into one (all versions).
-std::optional<protocol::ModelStatistics> SumModel(const std::vector<protocol::ModelStatistics>& stats,
-                                                std::string_view model);
+std::optional<protocol::ModelStatistics> SumModel(
+    const std::vector<protocol::ModelStatistics>& stats, std::string_view model);
 
 // The window's breakdown. A counter that went backwards (the model was reloaded, resetting its
 // statistics) yields nullopt: the window cannot be attributed.

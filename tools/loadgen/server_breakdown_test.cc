@@ -6,7 +6,7 @@ namespace brigade::loadgen {
 namespace {
 
 protocol::ModelStatistics Stats(std::string version, uint64_t requests, uint64_t queue_ns,
-                              uint64_t infer_ns, uint64_t executions, std::string name = "m") {
+                                uint64_t infer_ns, uint64_t executions, std::string name = "m") {
   protocol::ModelStatistics stats;
   stats.name = std::move(name);
   stats.version = std::move(version);
@@ -76,7 +76,7 @@ TEST(ServerBreakdownTest, CountersGoingBackwardsMeanTheModelWasReloaded) {
 
 TEST(ServerBreakdownTest, SumModelAddsEveryVersionOfTheNamedModelOnly) {
   std::vector<protocol::ModelStatistics> stats = {Stats("1", 10, 100, 1000, 10),
-                                                Stats("2", 30, 300, 3000, 30)};
+                                                  Stats("2", 30, 300, 3000, 30)};
   stats.push_back(Stats("1", 99, 99, 99, 99, "other"));
   std::optional<protocol::ModelStatistics> sum = SumModel(stats, "m");
   ASSERT_TRUE(sum.has_value());

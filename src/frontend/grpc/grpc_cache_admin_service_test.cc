@@ -12,12 +12,12 @@
 
 #include "cache/redis_test_server.h"
 #include "core/strings.h"
+#include "frontend/grpc/grpc_server.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "protocol/cache_admin.grpc.pb.h"
-#include "frontend/grpc/grpc_server.h"
 #include "protocol/grpc_service.grpc.pb.h"
 #include "testing/temp_repository.h"
 

@@ -32,9 +32,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "grpcpp/server.h"
 #include "frontend/grpc/grpc_cache_admin_service.h"
 #include "frontend/grpc/grpc_inference_service.h"
+#include "grpcpp/server.h"
 #include "server/inference_server.h"
 
 namespace brigade::frontend {

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "frontend/grpc/grpc_server.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "frontend/grpc/grpc_server.h"
 #include "protocol/grpc_service.grpc.pb.h"
 
 namespace {

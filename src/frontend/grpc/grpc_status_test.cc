@@ -3,9 +3,9 @@
 #include <chrono>
 
 #include "absl/strings/cord.h"
+#include "frontend/status_map.h"
 #include "grpcpp/test/server_context_test_spouse.h"
 #include "gtest/gtest.h"
-#include "frontend/status_map.h"
 #include "protocol/error_payload.h"
 
 namespace brigade::frontend {

@@ -39,12 +39,12 @@
 #include "absl/synchronization/mutex.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "frontend/request_report.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
-#include "telemetry/trace_context.h"
 #include "protocol/grpc_service.pb.h"
-#include "frontend/request_report.h"
 #include "server/inference_server.h"
+#include "telemetry/trace_context.h"
 
 namespace brigade::frontend {
 

@@ -18,7 +18,7 @@ std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& cont
 std::optional<telemetry::TraceContext> TraceContextFromMetadata(
     const grpc::CallbackServerContext& context) {
   return telemetry::ExtractTraceContext(Metadata(context, "traceparent"),
-                                      Metadata(context, "tracestate"));
+                                        Metadata(context, "tracestate"));
 }
 
 }  // namespace brigade::frontend
