@@ -50,8 +50,8 @@ endfunction()
 # fuzzes for BRIGADE_FUZZ_SECONDS from the committed seed corpus tests/fuzz/<NAME>/ through
 # scripts/fuzz (see there for where new inputs and crashing inputs go).
 #
-#   brigade_fuzzer(NAME frontend_http_infer_request_decoder_fuzz SRCS infer_request_decoder_fuzz.cc
-#                  DEPS brigade_http_codec DICT infer_request_decoder_fuzz.dict)
+#   brigade_fuzzer(NAME protocol_http_infer_request_json_fuzz SRCS infer_request_json_fuzz.cc
+#                  DEPS brigade_protocol_http DICT infer_request_json_fuzz.dict)
 function(brigade_fuzzer)
   cmake_parse_arguments(ARG "" "NAME;DICT" "SRCS;DEPS" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SRCS})

@@ -1,8 +1,8 @@
 #ifndef BRIGADE_CORE_HTTP_TOKENS_H_
 #define BRIGADE_CORE_HTTP_TOKENS_H_
 
-// HTTP's text rules, shared by the server's transport and codecs, the client and the loopback
-// test server: header names and tokens compare ASCII case-insensitively (locale-free), and
+// HTTP's text rules, shared by the server's transport, the protocol's codecs and net's client
+// and test server: header names and tokens compare ASCII case-insensitively (locale-free), and
 // values carry optional whitespace (spaces and tabs, RFC 9110 §5.6.3) around them.
 
 #include <cstddef>
