@@ -108,20 +108,19 @@ void RequestPipeline::Answer(const std::shared_ptr<Context>& context,
   }
   if (telemetry::ModelRequestMetrics* metrics = version.metrics()) metrics->in_flight().Decrement();
   std::optional<cache::ResponseCache::PendingStore> pending = std::move(context->pending);
+  // A miss keeps its outcome for the store and the followers (tensors are shared, not copied);
+  // the client is answered first.
+  std::optional<absl::StatusOr<InferResponse>> outcome;
+  if (pending.has_value()) outcome = result;
+  InferCallback reply = std::move(context->reply);
+  reply(std::move(result));
   if (!pending.has_value()) {
-    InferCallback reply = std::move(context->reply);
-    reply(std::move(result));
     admission_.Leave();
     return;
   }
-  // The outcome is kept for the store and the followers (tensors are shared, not copied); the
-  // client is answered first.
-  absl::StatusOr<InferResponse> outcome = result;
-  InferCallback reply = std::move(context->reply);
-  reply(std::move(result));
   // cache store, followers
   after_answer_.PostOrRun([this, cache = context->route.model->cache(),
-                           pending = *std::move(pending), outcome = std::move(outcome)]() mutable {
+                           pending = *std::move(pending), outcome = *std::move(outcome)]() mutable {
     cache->Finish(pending, outcome, run_miss_);
     admission_.Leave();
   });

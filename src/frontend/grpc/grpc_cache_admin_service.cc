@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/time/time.h"
 #include "frontend/grpc/grpc_status.h"
 #include "protocol/grpc/infer_messages.h"
 #include "protocol/model_version.h"
@@ -13,13 +14,12 @@ namespace brigade::frontend {
 namespace {
 
 // How long a call may wait for Redis: until the client's deadline, at most `max_wait_ms`.
-int64_t WaitBudgetNs(const grpc::CallbackServerContext& context, int64_t max_wait_ms) {
-  const int64_t cap_ns = max_wait_ms * 1'000'000;
+absl::Duration WaitBudget(const grpc::CallbackServerContext& context, int64_t max_wait_ms) {
+  const absl::Duration cap = absl::Milliseconds(max_wait_ms);
   const auto deadline = context.deadline();
-  if (deadline == std::chrono::system_clock::time_point::max()) return cap_ns;
-  const auto left = deadline - std::chrono::system_clock::now();
-  return std::clamp<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(left).count(), 0,
-                             cap_ns);
+  if (deadline == std::chrono::system_clock::time_point::max()) return cap;
+  const absl::Duration left = absl::FromChrono(deadline - std::chrono::system_clock::now());
+  return std::clamp(left, absl::ZeroDuration(), cap);
 }
 
 }  // namespace
@@ -40,8 +40,8 @@ grpc::ServerUnaryReactor* GrpcCacheAdminService::Invalidate(
   // The call stays open until the task finishes it; gRPC's shutdown waits for that.
   const bool posted = worker_.Post(
       [this, context, reactor, name = request->model_name(), version = *version]() mutable {
-        const absl::Status status = server_->InvalidateCache(
-            name, version, absl::Nanoseconds(WaitBudgetNs(*context, options_.max_wait_ms)));
+        const absl::Status status =
+            server_->InvalidateCache(name, version, WaitBudget(*context, options_.max_wait_ms));
         reactor->Finish(FinishStatus(status, context));
       });
   if (!posted) {
