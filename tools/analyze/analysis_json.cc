@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "tools/analyze/summary_text.h"
-#include "tools/client/json_text.h"
 
 namespace brigade::analyze {
 namespace {
@@ -20,26 +20,26 @@ class JsonWriter {
   void EndArray() { Close(']'); }
   void Key(std::string_view key) {
     Separate();
-    client::AppendJsonString(key, &out_);
+    AppendJsonString(key, &out_);
     out_ += ':';
     after_key_ = true;
   }
   void String(std::string_view value) {
     Separate();
-    client::AppendJsonString(value, &out_);
+    AppendJsonString(value, &out_);
   }
   // null for NaN and infinities.
   void Number(double value) {
     Separate();
     if (std::isfinite(value)) {
-      client::AppendJsonDouble(value, &out_);
+      AppendJsonDouble(value, &out_);
     } else {
       out_ += "null";
     }
   }
   void Int(int64_t value) {
     Separate();
-    client::AppendJsonInt(value, &out_);
+    AppendJsonInt(value, &out_);
   }
   void Bool(bool value) {
     Separate();

@@ -1,5 +1,6 @@
 #include "tools/client/http_client.h"
 
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/http/infer_request_json.h"
@@ -10,7 +11,6 @@
 #include "protocol/http/url_path.h"
 #include "simdjson.h"
 #include "tools/client/client_status.h"
-#include "tools/client/json_text.h"
 
 namespace brigade::client {
 

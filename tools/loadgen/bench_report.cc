@@ -3,15 +3,11 @@
 #include <cmath>
 #include <vector>
 
+#include "core/json_text.h"
 #include "core/strings.h"
-#include "tools/client/json_text.h"
 
 namespace brigade::loadgen {
 namespace {
-
-using client::AppendJsonDouble;
-using client::AppendJsonInt;
-using client::AppendJsonString;
 
 constexpr double kUs = 1e-3;  // ns → µs
 
