@@ -75,8 +75,9 @@ class Client {
 
   // Runs one inference. `response` is overwritten (its old outputs are released first). Output
   // tensors that arrived as raw bytes (HTTP binary, gRPC raw contents) are views into the
-  // received message and keep it alive; while the caller holds them the next call receives into
-  // a fresh buffer instead of reusing that one.
+  // received message and keep it alive (copies, where their bytes do not start aligned to their
+  // element size); while the caller holds them the next call receives into a fresh buffer
+  // instead of reusing that one.
   virtual absl::Status Infer(const InferSpec& request, InferResponse* response) = 0;
 
   // Statistics extension: `model` empty = every model; `version` empty = every version.

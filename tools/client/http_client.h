@@ -8,8 +8,9 @@
 // Cost per Infer in the steady state: the request JSON is written into a reused string, the head
 // into another, and both go out with the input tensors' bytes in one sendmsg() (binary inputs
 // are not copied); the response is received into a reused buffer and parsed in place by a reused
-// simdjson parser. Output tensors sent as binary are views into that buffer (see Client::Infer);
-// JSON outputs are copied into new tensors.
+// simdjson parser. Output tensors sent as binary are views into that buffer (see Client::Infer),
+// unless their bytes there are misaligned for their element type; JSON outputs are copied into
+// new tensors.
 //
 // Thread safety: none (one thread at a time). Ownership: owns its connection and buffers.
 

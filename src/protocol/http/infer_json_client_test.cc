@@ -158,8 +158,7 @@ TEST(DecodeInferResponseTest, BinaryOutputsAreViewsIntoTheBodyKeptAliveByTheOwne
       R"({"model_name":"m","outputs":[{"name":"A","datatype":"FP32","shape":[2],)"
       R"("parameters":{"binary_data_size":8}},{"name":"B","datatype":"UINT8","shape":[3],)"
       R"("parameters":{"binary_data_size":3}}]})";
-  // The binary section starts 4-byte aligned in the buffer, so reading the FP32 view below is
-  // defined: the decoder makes views wherever the header ends and does not align them itself.
+  // The binary section starts 4-byte aligned in the buffer, so the FP32 output can be borrowed.
   auto body = std::make_shared<std::string>();
   body->reserve(json.size() + 128);
   while ((reinterpret_cast<uintptr_t>(body->data()) + body->size() + json.size()) %
@@ -186,6 +185,59 @@ TEST(DecodeInferResponseTest, BinaryOutputsAreViewsIntoTheBodyKeptAliveByTheOwne
   EXPECT_EQ(response.outputs[0].tensor.values<float>()[1], -2.0f);
   EXPECT_EQ(response.outputs[1].tensor.values<uint8_t>()[2], 3);
   EXPECT_EQ(body.use_count(), 3);  // the two views share ownership of the body
+}
+
+// Binary outputs are packed back to back after a JSON header of any length, so an FP32 output can
+// start at any address; typed access there would be undefined, so the decoder copies such an
+// output into aligned storage and still borrows the ones that need no alignment.
+TEST(DecodeInferResponseTest, MisalignedBinaryOutputsAreCopiedIntoAlignedStorage) {
+  const std::string json =
+      R"({"outputs":[{"name":"B","datatype":"UINT8","shape":[3],)"
+      R"("parameters":{"binary_data_size":3}},{"name":"A","datatype":"FP32","shape":[2],)"
+      R"("parameters":{"binary_data_size":8}},{"name":"C","datatype":"INT64","shape":[1],)"
+      R"("parameters":{"binary_data_size":8}}]})";
+  const float floats[2] = {1.5f, -2.0f};
+  const int64_t integer = -7;
+  // Two placements of the binary section: 8-byte aligned, and at an odd address (a header whose
+  // length is not a multiple of 4 after an aligned start); either way A and C, behind the three
+  // UINT8 bytes, start misaligned for their element types (at 3 and 11, or 6 and 14, mod 8).
+  for (const size_t section_misalignment : {size_t{0}, size_t{3}}) {
+    SCOPED_TRACE(section_misalignment);
+    auto body = std::make_shared<std::string>();
+    body->reserve(json.size() + 128);
+    while ((reinterpret_cast<uintptr_t>(body->data()) + body->size() + json.size()) % 8 !=
+           section_misalignment) {
+      body->push_back(' ');
+    }
+    const size_t json_offset = body->size();
+    body->append(json);
+    body->append("\x01\x02\x03", 3);
+    body->append(reinterpret_cast<const char*>(floats), sizeof(floats));
+    body->append(reinterpret_cast<const char*>(&integer), sizeof(integer));
+    body->append(kJsonPaddingBytes, ' ');
+    const size_t binary_offset = json_offset + json.size();
+    std::span<std::byte> binary(reinterpret_cast<std::byte*>(body->data() + binary_offset), 19);
+    simdjson::dom::parser parser;
+    InferResponse response;
+    ASSERT_TRUE(DecodeInferResponse(parser, std::string_view(body->data(), binary_offset), binary,
+                                    body, &response)
+                    .ok());
+    ASSERT_EQ(response.outputs.size(), 3u);
+    const Tensor& bytes = response.outputs[0].tensor;
+    const Tensor& a = response.outputs[1].tensor;
+    const Tensor& c = response.outputs[2].tensor;
+    // UINT8 has no alignment needs: still a view into the body.
+    EXPECT_EQ(static_cast<const void*>(bytes.data()),
+              static_cast<const void*>(body->data() + binary_offset));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % alignof(float), 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(c.data()) % alignof(int64_t), 0u);
+    EXPECT_TRUE(a.aligned());
+    EXPECT_TRUE(c.aligned());
+    EXPECT_EQ(a.values<float>()[0], 1.5f);
+    EXPECT_EQ(a.values<float>()[1], -2.0f);
+    EXPECT_EQ(c.values<int64_t>()[0], -7);
+    EXPECT_EQ(body.use_count(), 2);  // only the UINT8 view shares the body
+  }
 }
 
 // The server's On-Demand decoder once read past its index when an unclosed JSON header was

@@ -262,7 +262,15 @@ absl::Status DecodeOutput(simdjson::dom::object output, std::span<std::byte> bin
     }
     std::byte* bytes = binary.data() + *binary_offset;
     *binary_offset += size;
-    absl::StatusOr<Tensor> tensor = Tensor::View(*dtype, std::move(shape), bytes, size, owner);
+    // The binary section starts wherever the JSON header ends and its tensors are packed back to
+    // back, so an output may start at any address: borrow the body where typed access is defined
+    // (element-aligned), copy into aligned storage otherwise.
+    const size_t element_size = DataTypeSize(*dtype);
+    const bool misaligned =
+        element_size > 1 && reinterpret_cast<uintptr_t>(bytes) % element_size != 0;
+    absl::StatusOr<Tensor> tensor =
+        misaligned ? Tensor::Copy(*dtype, std::move(shape), {bytes, size})
+                   : Tensor::View(*dtype, std::move(shape), bytes, size, owner);
     if (!tensor.ok()) {
       return MalformedResponse(kWhat, StrCat("output '", name, "': ", tensor.status().message()));
     }

@@ -18,8 +18,11 @@
 //
 // Decoding: JSON `data` arrays (flat or nested) are copied into new tensors; outputs with
 // `binary_data_size` become views into the bytes after the JSON header (no copy), owned by
-// `owner`. Unknown fields are ignored, so newer servers stay readable. A malformed response is
-// INTERNAL (the server's fault, not the caller's), naming the field.
+// `owner`, where their first byte is aligned to their element size. The binary tensors are packed
+// back to back after a header of any length, so one may start at any address: such an output is
+// copied into an owned (aligned) tensor instead, since typed access to it would be undefined.
+// Unknown fields are ignored, so newer servers stay readable. A malformed response is INTERNAL (the
+// server's fault, not the caller's), naming the field.
 //
 // Pure functions; thread-compatible.
 
