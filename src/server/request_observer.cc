@@ -131,10 +131,8 @@ std::vector<protocol::StageLatency> RequestObserver::StageSummary(std::string_vi
 }
 
 void RequestObserver::Flush(absl::Duration timeout) {
-  // The telemetry workers take whole milliseconds.
-  const int64_t timeout_ms = absl::ToInt64Milliseconds(timeout);
-  if (spans_ != nullptr) spans_->Flush(timeout_ms);
-  if (access_log_ != nullptr) access_log_->Flush(timeout_ms);
+  if (spans_ != nullptr) spans_->Flush(timeout);
+  if (access_log_ != nullptr) access_log_->Flush(timeout);
 }
 
 }  // namespace brigade

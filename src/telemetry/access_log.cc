@@ -119,7 +119,7 @@ AccessLog::AccessLog(Options options, std::FILE* file, int64_t wall_offset_ns)
       worker_(std::make_unique<AsyncBatchWorker<Line>>(
           AsyncBatchWorker<Line>::Options{.capacity = options_.max_queued_lines,
                                           .max_batch = 256,
-                                          .max_delay_ms = options_.flush_interval_ms},
+                                          .max_delay = options_.flush_interval},
           [this](std::vector<Line> lines) { Write(std::move(lines)); })) {}
 
 AccessLog::~AccessLog() {
@@ -144,7 +144,7 @@ bool AccessLog::Record(const AccessLogEntry& entry) {
   });
 }
 
-bool AccessLog::Flush(int64_t timeout_ms) { return worker_->Flush(timeout_ms); }
+bool AccessLog::Flush(absl::Duration timeout) { return worker_->Flush(timeout); }
 
 uint64_t AccessLog::dropped_lines() const { return worker_->dropped(); }
 

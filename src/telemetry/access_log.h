@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "core/stage_clock.h"
@@ -62,7 +63,7 @@ class AccessLog {
     bool log_errors = true;
     size_t max_queued_lines = 4096;
     // Lines are written at least this often (and whenever 256 are waiting).
-    int64_t flush_interval_ms = 1000;
+    absl::Duration flush_interval = absl::Seconds(1);
     // The time base of the StageClock stamps, and the wall offset used for "time".
     const Clock* clock = Clock::Real();
     std::optional<int64_t> wall_offset_ns{};
@@ -73,8 +74,8 @@ class AccessLog {
 
   // Samples, then queues the entry; never blocks on the file. True when queued.
   bool Record(const AccessLogEntry& entry);
-  // Writes everything recorded before the call; false if `timeout_ms` passed first.
-  bool Flush(int64_t timeout_ms);
+  // Writes everything recorded before the call; false if `timeout` passed first.
+  bool Flush(absl::Duration timeout);
 
   uint64_t dropped_lines() const;
   uint64_t written_lines() const { return written_.load(std::memory_order_relaxed); }

@@ -66,7 +66,7 @@ TEST(AccessLogTest, WritesSampledLinesAndAlwaysErrors) {
     EXPECT_FALSE(log->Record({.request_id = "ok", .clock = Clock(5)}));
     EXPECT_TRUE(log->Record(
         {.request_id = "bad", .status = absl::UnavailableError("full"), .clock = Clock(5)}));
-    ASSERT_TRUE(log->Flush(10'000));
+    ASSERT_TRUE(log->Flush(absl::Seconds(10)));
     EXPECT_EQ(log->written_lines(), 1u);
   }
   const std::vector<std::string> lines = ReadLines(path);
@@ -80,10 +80,10 @@ TEST(AccessLogTest, FullQueueDropsInsteadOfBlocking) {
   const std::filesystem::path path = TempPath("brigade_access_log_full");
   std::filesystem::remove(path);
   auto log = *AccessLog::Create(
-      {.path = path.string(), .max_queued_lines = 1, .flush_interval_ms = 60'000});
+      {.path = path.string(), .max_queued_lines = 1, .flush_interval = absl::Seconds(60)});
   int accepted = 0;
   for (int i = 0; i < 1000; ++i) accepted += log->Record({.request_id = "x", .clock = Clock(5)});
-  ASSERT_TRUE(log->Flush(10'000));
+  ASSERT_TRUE(log->Flush(absl::Seconds(10)));
   EXPECT_EQ(static_cast<uint64_t>(accepted), log->written_lines());
   EXPECT_EQ(log->dropped_lines() + log->written_lines(), 1000u);
   EXPECT_GT(log->dropped_lines(), 0u);

@@ -5,10 +5,10 @@
 // observability output (spans, access-log lines) leaves the request path:
 //
 //   request threads ── TryPush (never blocks; full → dropped and counted) ──► queue (≤ capacity)
-//   worker thread   ── every max_batch items, or max_delay_ms after the first one waits, or on
+//   worker thread   ── every max_batch items, or max_delay after the first one waits, or on
 //                      Flush/stop ──► sink(batch), called without any lock held
 //
-// Worst case memory is `capacity` items; worst case staleness is max_delay_ms plus one sink call.
+// Worst case memory is `capacity` items; worst case staleness is max_delay plus one sink call.
 // The sink may block (file or network I/O): only the worker thread waits for it, and the queue
 // keeps accepting (then dropping) meanwhile.
 //
@@ -37,7 +37,7 @@ class AsyncBatchWorker {
   struct Options {
     size_t capacity = 2048;
     size_t max_batch = 512;
-    int64_t max_delay_ms = 5000;
+    absl::Duration max_delay = absl::Seconds(5);
   };
   using Sink = absl::AnyInvocable<void(std::vector<T> batch)>;
 
@@ -77,12 +77,12 @@ class AsyncBatchWorker {
     return true;
   }
 
-  // Waits until everything accepted before the call has gone through the sink, or `timeout_ms`
+  // Waits until everything accepted before the call has gone through the sink, or `timeout`
   // passes; true when it has.
-  bool Flush(int64_t timeout_ms) {
+  bool Flush(absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
     const uint64_t target = accepted_;
-    const absl::Time deadline = absl::Now() + absl::Milliseconds(timeout_ms);
+    const absl::Time deadline = absl::Now() + timeout;
     ++flush_requests_;
     work_cv_.Signal();
     while (completed_ < target) {
@@ -110,7 +110,7 @@ class AsyncBatchWorker {
   static Options Sanitize(Options options) {
     if (options.capacity == 0) options.capacity = 1;
     if (options.max_batch == 0) options.max_batch = 1;
-    if (options.max_delay_ms < 0) options.max_delay_ms = 0;
+    if (options.max_delay < absl::ZeroDuration()) options.max_delay = absl::ZeroDuration();
     return options;
   }
 
@@ -126,7 +126,7 @@ class AsyncBatchWorker {
         absl::MutexLock lock(&mu_);
         // Sleep until there is something, then until the batch fills or its delay passes.
         while (!stopping_ && queue_.empty()) work_cv_.Wait(&mu_);
-        const absl::Time deadline = absl::Now() + absl::Milliseconds(options_.max_delay_ms);
+        const absl::Time deadline = absl::Now() + options_.max_delay;
         while (!ReadyLocked()) {
           if (work_cv_.WaitWithDeadline(&mu_, deadline)) break;  // true: timed out
         }

@@ -37,9 +37,9 @@ struct RecordingSink {
 
 TEST(AsyncBatchWorkerTest, FlushDeliversEverythingInOrderInBatchesOfAtMostMaxBatch) {
   RecordingSink sink;
-  Worker worker({.capacity = 100, .max_batch = 3, .max_delay_ms = 60'000}, sink.Sink());
+  Worker worker({.capacity = 100, .max_batch = 3, .max_delay = absl::Seconds(60)}, sink.Sink());
   for (int i = 0; i < 7; ++i) ASSERT_TRUE(worker.TryPush(i));
-  ASSERT_TRUE(worker.Flush(10'000));
+  ASSERT_TRUE(worker.Flush(absl::Seconds(10)));
   std::vector<int> all;
   for (const auto& batch : sink.Batches()) {
     EXPECT_LE(batch.size(), 3u);
@@ -53,7 +53,7 @@ TEST(AsyncBatchWorkerTest, FlushDeliversEverythingInOrderInBatchesOfAtMostMaxBat
 TEST(AsyncBatchWorkerTest, FullQueueDropsAndCountsWithoutBlocking) {
   RecordingSink sink;
   sink.block_first = true;
-  Worker worker({.capacity = 2, .max_batch = 1, .max_delay_ms = 0}, sink.Sink());
+  Worker worker({.capacity = 2, .max_batch = 1, .max_delay = absl::ZeroDuration()}, sink.Sink());
   ASSERT_TRUE(worker.TryPush(1));
   sink.entered.WaitForNotification();  // the worker holds item 1 inside the sink
   EXPECT_TRUE(worker.TryPush(2));
@@ -62,25 +62,25 @@ TEST(AsyncBatchWorkerTest, FullQueueDropsAndCountsWithoutBlocking) {
   EXPECT_FALSE(worker.TryPushAll({5, 6}));  // all or nothing
   EXPECT_EQ(worker.dropped(), 3u);
   sink.release.Notify();
-  ASSERT_TRUE(worker.Flush(10'000));
+  ASSERT_TRUE(worker.Flush(absl::Seconds(10)));
   EXPECT_EQ(worker.completed(), 3u);
 }
 
 TEST(AsyncBatchWorkerTest, FlushTimesOutWhileTheSinkIsStuck) {
   RecordingSink sink;
   sink.block_first = true;
-  Worker worker({.capacity = 8, .max_batch = 1, .max_delay_ms = 0}, sink.Sink());
+  Worker worker({.capacity = 8, .max_batch = 1, .max_delay = absl::ZeroDuration()}, sink.Sink());
   ASSERT_TRUE(worker.TryPush(1));
   sink.entered.WaitForNotification();
-  EXPECT_FALSE(worker.Flush(1));
+  EXPECT_FALSE(worker.Flush(absl::Milliseconds(1)));
   sink.release.Notify();
-  EXPECT_TRUE(worker.Flush(10'000));
+  EXPECT_TRUE(worker.Flush(absl::Seconds(10)));
 }
 
 TEST(AsyncBatchWorkerTest, DestructionDeliversWhatIsQueued) {
   RecordingSink sink;
   {
-    Worker worker({.capacity = 100, .max_batch = 50, .max_delay_ms = 60'000}, sink.Sink());
+    Worker worker({.capacity = 100, .max_batch = 50, .max_delay = absl::Seconds(60)}, sink.Sink());
     for (int i = 0; i < 10; ++i) worker.TryPush(i);
   }
   size_t delivered = 0;

@@ -85,7 +85,7 @@ TEST(OtlpHttpExporterTest, CollectorReceivesOtlpJsonWithThePropagatedTraceId) {
   const TraceResult result = tracer->Finish(
       parent, RequestTraceInfo{.model = "resnet", .version = "1", .request_id = "r-1"}, clock);
   ASSERT_TRUE(result.submitted);
-  ASSERT_TRUE(processor->Flush(10'000));
+  ASSERT_TRUE(processor->Flush(absl::Seconds(10)));
   EXPECT_EQ(processor->exported_spans(), 7u);
 
   const std::vector<net::TestHttpServer::Request> requests = collector.requests();

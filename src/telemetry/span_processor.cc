@@ -45,7 +45,7 @@ SpanProcessor::SpanProcessor(Options options, std::unique_ptr<SpanExporter> expo
       worker_(std::make_unique<AsyncBatchWorker<SpanData>>(
           AsyncBatchWorker<SpanData>::Options{.capacity = options.max_queued_spans,
                                               .max_batch = options.max_export_batch_spans,
-                                              .max_delay_ms = options.schedule_delay_ms},
+                                              .max_delay = options.schedule_delay},
           [this](std::vector<SpanData> batch) { ExportBatch(std::move(batch)); })) {}
 
 bool SpanProcessor::Submit(std::vector<SpanData> spans) {
@@ -55,7 +55,7 @@ bool SpanProcessor::Submit(std::vector<SpanData> spans) {
   return false;
 }
 
-bool SpanProcessor::Flush(int64_t timeout_ms) { return worker_->Flush(timeout_ms); }
+bool SpanProcessor::Flush(absl::Duration timeout) { return worker_->Flush(timeout); }
 
 void SpanProcessor::ExportBatch(std::vector<SpanData> batch) {
   if (exporter_->Export(batch).ok()) {

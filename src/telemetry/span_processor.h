@@ -6,7 +6,7 @@
 //
 //   * Bounded: at most `max_queued_spans` wait; a request whose spans do not fit is dropped
 //     whole and counted (brigade_trace_spans_dropped_total). Submit never waits for export.
-//   * Batches of up to `max_export_batch_spans`, sent when full or `schedule_delay_ms` after the
+//   * Batches of up to `max_export_batch_spans`, sent when full or `schedule_delay` after the
 //     first span waits (OTel defaults 2048 / 512 / 5000 ms, as Triton's bsp_* settings).
 //   * Flush(timeout) exports everything submitted so far (shutdown, tests); the destructor
 //     exports what is queued and stops the thread.
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "telemetry/async_batch_worker.h"
 #include "telemetry/metrics_registry.h"
 #include "telemetry/span_data.h"
@@ -34,7 +35,7 @@ class SpanProcessor {
   struct Options {
     size_t max_queued_spans = 2048;
     size_t max_export_batch_spans = 512;
-    int64_t schedule_delay_ms = 5000;
+    absl::Duration schedule_delay = absl::Seconds(5);
     // Optional: where the processor's counters are registered.
     MetricsRegistry* registry = nullptr;
   };
@@ -45,8 +46,8 @@ class SpanProcessor {
 
   // Queues one request's spans (all or none); false when dropped. Never blocks on export.
   bool Submit(std::vector<SpanData> spans);
-  // Exports everything submitted before the call; false if `timeout_ms` passed first.
-  bool Flush(int64_t timeout_ms);
+  // Exports everything submitted before the call; false if `timeout` passed first.
+  bool Flush(absl::Duration timeout);
 
   uint64_t dropped_spans() const { return worker_->dropped(); }
   uint64_t exported_spans() const { return exported_.load(std::memory_order_relaxed); }

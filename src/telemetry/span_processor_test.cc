@@ -40,7 +40,7 @@ TEST(SpanProcessorTest, ExportsSubmittedSpansAndCountsThem) {
       *SpanProcessor::Create({.registry = &registry}, std::make_unique<RecordingExporter>(&shared));
   ASSERT_TRUE(processor->Submit(Spans({"infer", "queue"})));
   ASSERT_TRUE(processor->Submit(Spans({"infer"})));
-  ASSERT_TRUE(processor->Flush(10'000));
+  ASSERT_TRUE(processor->Flush(absl::Seconds(10)));
   {
     absl::MutexLock lock(&shared.mu);
     EXPECT_THAT(shared.names, testing::ElementsAre("infer", "queue", "infer"));
@@ -54,7 +54,7 @@ TEST(SpanProcessorTest, RequestThatDoesNotFitIsDroppedWholeAndCounted) {
   MetricsRegistry registry;
   auto processor = *SpanProcessor::Create({.max_queued_spans = 2,
                                            .max_export_batch_spans = 2,
-                                           .schedule_delay_ms = 60'000,
+                                           .schedule_delay = absl::Seconds(60),
                                            .registry = &registry},
                                           std::make_unique<RecordingExporter>(&shared));
   EXPECT_FALSE(processor->Submit(Spans({"a", "b", "c"})));
@@ -67,7 +67,7 @@ TEST(SpanProcessorTest, ExporterFailuresAreCounted) {
   shared.fail = true;
   auto processor = *SpanProcessor::Create({}, std::make_unique<RecordingExporter>(&shared));
   ASSERT_TRUE(processor->Submit(Spans({"x"})));
-  ASSERT_TRUE(processor->Flush(10'000));
+  ASSERT_TRUE(processor->Flush(absl::Seconds(10)));
   EXPECT_EQ(processor->failed_exports(), 1u);
   EXPECT_EQ(processor->exported_spans(), 0u);
 }

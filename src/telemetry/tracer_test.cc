@@ -49,7 +49,7 @@ class TracerTest : public ::testing::Test {
     return *Tracer::Create(options, processor_.get());
   }
   std::vector<SpanData> Exported() {
-    EXPECT_TRUE(processor_->Flush(10'000));
+    EXPECT_TRUE(processor_->Flush(absl::Seconds(10)));
     absl::MutexLock lock(&mu_);
     return exported_;
   }
