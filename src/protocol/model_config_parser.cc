@@ -160,6 +160,25 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
   if (auto status = CheckTensors(model_name, "output", config->output()); !status.ok()) {
     return status;
   }
+  // The steps themselves are checked against the models they name when the ensemble loads.
+  const bool ensemble_platform = config->platform() == "ensemble";
+  if (ensemble_platform != config->has_ensemble_scheduling()) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", model_name, "': ",
+               ensemble_platform ? "platform 'ensemble' needs an ensemble_scheduling section"
+                                 : "ensemble_scheduling needs platform: \"ensemble\""));
+  }
+  const bool router_platform = config->platform() == "brigade_router";
+  if (router_platform != config->has_routing()) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", model_name, "': ",
+               router_platform ? "platform 'brigade_router' needs a routing section"
+                               : "routing needs platform: \"brigade_router\""));
+  }
+  if (ensemble_platform && (config->input_size() == 0 || config->output_size() == 0)) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", model_name, "': an ensemble must declare its inputs and outputs"));
+  }
   if (config->has_dynamic_batching()) {
     const auto& batching = config->dynamic_batching();
     for (int size : batching.preferred_batch_size()) {
@@ -227,7 +246,6 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
 std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
   std::vector<std::string> ignored;
   if (config.has_sequence_batching()) ignored.emplace_back("sequence_batching");
-  if (config.has_ensemble_scheduling()) ignored.emplace_back("ensemble_scheduling");
   if (config.has_optimization()) ignored.emplace_back("optimization");
   if (config.batch_input_size() > 0) ignored.emplace_back("batch_input");
   if (config.batch_output_size() > 0) ignored.emplace_back("batch_output");

@@ -194,5 +194,74 @@ TEST(ConfigParserTest, AdaptiveBatchingOverridesTheFixedDelayAndSaysSo) {
   EXPECT_NE(ignored[0].find("adaptive_batching decides"), std::string::npos);
 }
 
+TEST(ConfigParserTest, AnEnsembleNeedsItsPlatformItsStepsAndItsTensors) {
+  constexpr std::string_view kEnsemble = R"pb(
+    name: "e"
+    platform: "ensemble"
+    input {
+      name: "IN"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }
+    output {
+      name: "OUT"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }
+    ensemble_scheduling {
+      step {
+        model_name: "m"
+        model_version: -1
+        input_map { key: "x" value: "IN" }
+        output_map { key: "y" value: "OUT" }
+        timeout_microseconds: 5000
+        retries: 2
+        fallback_model_name: "m_small"
+      }
+    }
+  )pb";
+  auto parsed = ParseModelConfigText(kEnsemble, "c");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(ValidateModelConfig("e", &parsed->config).ok());
+  EXPECT_TRUE(IgnoredFields(parsed->config).empty());
+  EXPECT_EQ(parsed->config.ensemble_scheduling().step(0).retries(), 2u);
+
+  config::ModelConfig no_section = parsed->config;
+  no_section.clear_ensemble_scheduling();
+  absl::Status status = ValidateModelConfig("e", &no_section);
+  EXPECT_NE(status.message().find("needs an ensemble_scheduling section"), std::string::npos)
+      << status;
+
+  config::ModelConfig no_platform = parsed->config;
+  no_platform.clear_platform();
+  status = ValidateModelConfig("e", &no_platform);
+  EXPECT_NE(status.message().find("ensemble_scheduling needs platform"), std::string::npos)
+      << status;
+
+  config::ModelConfig no_outputs = parsed->config;
+  no_outputs.clear_output();
+  status = ValidateModelConfig("e", &no_outputs);
+  EXPECT_NE(status.message().find("must declare its inputs and outputs"), std::string::npos)
+      << status;
+}
+
+TEST(ConfigParserTest, ARouterNeedsItsPlatformAndItsRoutingSection) {
+  auto parsed = ParseModelConfigText(
+      R"pb(name: "r"
+           platform: "brigade_router"
+           routing { variant { model_name: "a" } })pb",
+      "c");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(ValidateModelConfig("r", &parsed->config).ok());
+  config::ModelConfig no_section = parsed->config;
+  no_section.clear_routing();
+  EXPECT_NE(ValidateModelConfig("r", &no_section).message().find("needs a routing section"),
+            std::string::npos);
+  config::ModelConfig no_platform = parsed->config;
+  no_platform.clear_platform();
+  EXPECT_NE(ValidateModelConfig("r", &no_platform).message().find("routing needs platform"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace brigade::protocol
