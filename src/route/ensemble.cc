@@ -1,0 +1,270 @@
+#include "route/ensemble.h"
+
+#include <optional>
+#include <utility>
+
+#include "core/check.h"
+#include "core/strings.h"
+
+namespace brigade::route {
+
+// One ensemble request on its way through the plan. Shared by the callbacks of its step
+// requests; the last of them to finish releases it.
+class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
+ public:
+  EnsembleRun(std::shared_ptr<const Ensemble> ensemble, std::unique_ptr<InferRequest> request,
+              StepRunner* runner)
+      : ensemble_(std::move(ensemble)),
+        plan_(*ensemble_->plan_),
+        runner_(runner),
+        request_(std::move(request)),
+        values_(plan_.tensor_count()),
+        waiting_for_(plan_.steps().size()),
+        steps_left_(static_cast<int>(plan_.steps().size())),
+        attempts_(plan_.steps().size(), 0),
+        on_fallback_(plan_.steps().size(), 0) {
+    for (size_t i = 0; i < plan_.steps().size(); ++i) {
+      waiting_for_[i] = plan_.steps()[i].dependency_count;
+    }
+    // The validator put the inputs in the ensemble's order.
+    for (size_t i = 0; i < plan_.inputs().size() && i < request_->inputs.size(); ++i) {
+      values_[plan_.inputs()[i].second] = request_->inputs[i].tensor;
+    }
+  }
+
+  void Start() {
+    request_->clock.Mark(Stage::kInferStart, ensemble_->clock_->NowNs());
+    for (int step : plan_.initial_steps()) Send(step);
+  }
+
+ private:
+  // Admits `step` through its gate and sends it (now or when the gate lets it through).
+  void Send(int step) {
+    if (plan_.max_inflight_per_step() <= 0) {
+      Dispatch(step);
+      return;
+    }
+    if (!ensemble_->Admit(step, [self = shared_from_this(), step] { self->Dispatch(step); })) {
+      Fail(step, absl::UnavailableError(
+                     StrCat("its wait queue is full (", plan_.step_queue_size(), " requests)")));
+    }
+  }
+
+  // Builds the step's request from the tensors it reads and hands it to the runner.
+  void Dispatch(int step) {
+    const PlanStep& plan_step = plan_.steps()[step];
+    const int64_t now = ensemble_->clock_->NowNs();
+    absl::Status stop;
+    if (request_->cancelled()) {
+      stop = absl::CancelledError("the request was cancelled");
+    } else if (request_->deadline.ExpiredAt(now)) {
+      stop = absl::DeadlineExceededError("the request's deadline passed before the step ran");
+    }
+    std::unique_ptr<InferRequest> sub;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_ || !stop.ok()) {
+        // Nothing more is sent once the request is settled or cannot be served any more.
+      } else {
+        sub = std::make_unique<InferRequest>();
+        for (const auto& [model_input, id] : plan_step.inputs) {
+          // An optional ensemble input the request left out is left out of the step as well.
+          if (values_[id].empty()) continue;
+          sub->inputs.push_back(InferInput{model_input, values_[id], {}});
+        }
+      }
+    }
+    if (sub == nullptr) {
+      Released(step);
+      if (!stop.ok()) Fail(step, std::move(stop));
+      return;
+    }
+    const bool fallback = on_fallback_[step];
+    sub->id = request_->id;
+    sub->model_name = fallback ? plan_step.fallback_model_name : plan_step.model_name;
+    sub->model_version = fallback ? plan_step.fallback_model_version : plan_step.model_version;
+    sub->parameters = request_->parameters;
+    sub->priority = request_->priority;
+    sub->protocol = request_->protocol;
+    sub->cancel = request_->cancel;
+    sub->deadline = request_->deadline;
+    if (plan_step.timeout != absl::InfiniteDuration()) {
+      sub->deadline = Deadline::Earliest(
+          sub->deadline, Deadline::AtNs(now + absl::ToInt64Nanoseconds(plan_step.timeout)));
+    }
+    for (const auto& [model_output, unused] : plan_step.outputs) {
+      sub->outputs.push_back(RequestedOutput{model_output, {}, false});
+    }
+    sub->clock.Mark(Stage::kArrival, now);
+    sub->on_complete = [self = shared_from_this(), step](absl::StatusOr<InferResponse> result) {
+      self->OnStepDone(step, std::move(result));
+    };
+    runner_->RunStep(std::move(sub));
+  }
+
+  static bool Retryable(const absl::Status& status) {
+    return absl::IsUnavailable(status) || absl::IsResourceExhausted(status) ||
+           absl::IsDeadlineExceeded(status);
+  }
+
+  void OnStepDone(int step, absl::StatusOr<InferResponse> result) {
+    const PlanStep& plan_step = plan_.steps()[step];
+    if (!result.ok()) {
+      if (Retryable(result.status()) && attempts_[step] < plan_step.retries) {
+        ++attempts_[step];
+        Dispatch(step);
+        return;
+      }
+      if (!plan_step.fallback_model_name.empty() && !on_fallback_[step]) {
+        on_fallback_[step] = 1;
+        Dispatch(step);
+        return;
+      }
+      Released(step);
+      Fail(step, result.status());
+      return;
+    }
+    Released(step);
+    std::vector<int> ready;
+    bool done = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      for (const auto& [model_output, id] : plan_step.outputs) {
+        const InferOutput* output = result->FindOutput(model_output);
+        // The step's model answered without an output it was asked for: it broke its contract.
+        BRIGADE_CHECK(output != nullptr, "a step's answer lacks an output the step asked for");
+        values_[id] = output->tensor;
+        for (int reader : plan_.consumers(id)) {
+          if (--waiting_for_[reader] == 0) ready.push_back(reader);
+        }
+      }
+      done = --steps_left_ == 0;
+      if (done) finished_ = true;
+    }
+    for (int next : ready) Send(next);
+    if (done) Finish();
+  }
+
+  // Lets the next waiting request of `step` through its gate.
+  void Released(int step) {
+    if (plan_.max_inflight_per_step() > 0) ensemble_->Release(step);
+  }
+
+  void Fail(int step, const absl::Status& status) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      finished_ = true;
+    }
+    request_->Complete(
+        absl::Status(status.code(), StrCat("ensemble '", plan_.name(), "' ",
+                                           plan_.steps()[step].label, ": ", status.message())));
+  }
+
+  // Every step is done (finished_ is set): answers with the outputs the request asked for.
+  void Finish() {
+    InferResponse response;
+    response.model_name = plan_.name();
+    response.model_version = ensemble_->version_;
+    response.id = request_->id;
+    {
+      // Nothing writes values_ any more; the lock is for the analysis, and it is uncontended.
+      absl::MutexLock lock(&mu_);
+      auto add = [&](const std::string& name, int id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        response.outputs.push_back(InferOutput{name, values_[id], {}});
+      };
+      if (request_->outputs.empty()) {
+        for (const auto& [name, id] : plan_.outputs()) add(name, id);
+      } else {
+        for (const RequestedOutput& wanted : request_->outputs) {
+          for (const auto& [name, id] : plan_.outputs()) {
+            if (name == wanted.name) add(name, id);
+          }
+        }
+      }
+    }
+    const int64_t now = ensemble_->clock_->NowNs();
+    request_->clock.Mark(Stage::kInferEnd, now);
+    request_->clock.Mark(Stage::kPostprocessed, now);
+    response.clock = request_->clock;
+    request_->Complete(std::move(response));
+  }
+
+  const std::shared_ptr<const Ensemble> ensemble_;
+  const EnsemblePlan& plan_;
+  StepRunner* const runner_;
+  // Answered once, by Fail() or Finish(), whoever sets finished_ first.
+  const std::unique_ptr<InferRequest> request_;
+
+  absl::Mutex mu_;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Tensor> values_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> waiting_for_ ABSL_GUARDED_BY(mu_);
+  int steps_left_ ABSL_GUARDED_BY(mu_);
+  // Only the thread handling a step's answer touches that step's entries, and a step has at
+  // most one request in flight, so these need no lock.
+  std::vector<int> attempts_;
+  std::vector<uint8_t> on_fallback_;  // not vector<bool>: steps write theirs concurrently
+};
+
+std::shared_ptr<Ensemble> Ensemble::Create(std::shared_ptr<const EnsemblePlan> plan,
+                                           int64_t version, const Clock* clock) {
+  BRIGADE_CHECK(plan != nullptr && clock != nullptr, "an ensemble needs a plan and a clock");
+  return std::make_shared<Ensemble>(ConstructionTag(), std::move(plan), version, clock);
+}
+
+Ensemble::Ensemble(ConstructionTag, std::shared_ptr<const EnsemblePlan> plan, int64_t version,
+                   const Clock* clock)
+    : plan_(std::move(plan)),
+      version_(std::to_string(version)),
+      clock_(clock),
+      gates_(std::make_unique<Gate[]>(plan_->steps().size())) {}
+
+void Ensemble::Run(std::unique_ptr<InferRequest> request, StepRunner* runner) const {
+  auto run = std::make_shared<EnsembleRun>(shared_from_this(), std::move(request), runner);
+  run->Start();
+}
+
+bool Ensemble::Admit(int step, Send send) const {
+  Gate& gate = gates_[step];
+  {
+    absl::MutexLock lock(&gate.mu);
+    if (gate.in_flight >= plan_->max_inflight_per_step()) {
+      if (static_cast<int>(gate.waiting.size()) >= plan_->step_queue_size()) return false;
+      gate.waiting.push_back(std::move(send));
+      return true;
+    }
+    ++gate.in_flight;
+  }
+  std::move(send)();
+  return true;
+}
+
+void Ensemble::Release(int step) const {
+  Gate& gate = gates_[step];
+  std::optional<Send> next;
+  {
+    absl::MutexLock lock(&gate.mu);
+    if (gate.waiting.empty()) {
+      --gate.in_flight;
+    } else {
+      // The slot passes straight to the next request: in_flight stays as it is.
+      next.emplace(std::move(gate.waiting.front()));
+      gate.waiting.pop_front();
+    }
+  }
+  if (next.has_value()) std::move (*next)();
+}
+
+std::vector<Ensemble::StepLoad> Ensemble::Load() const {
+  std::vector<StepLoad> load(plan_->steps().size());
+  for (size_t i = 0; i < load.size(); ++i) {
+    absl::MutexLock lock(&gates_[i].mu);
+    load[i].in_flight = gates_[i].in_flight;
+    load[i].waiting = static_cast<int>(gates_[i].waiting.size());
+  }
+  return load;
+}
+
+}  // namespace brigade::route
