@@ -210,7 +210,8 @@ class VersionTarget final : public Target {
     version_->Enqueue(std::move(request));
   }
   void Drain() override { version_->Drain(); }
-  scheduler::SchedulerSnapshot Snapshot() const override { return version_->scheduler_snapshot(); }
+  // The bench drives models with a scheduler, never ensembles or routers.
+  scheduler::SchedulerSnapshot Snapshot() const override { return *version_->scheduler_snapshot(); }
 
  private:
   std::shared_ptr<repository::ModelVersion> version_;

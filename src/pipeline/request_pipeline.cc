@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/strings.h"
 #include "pipeline/request_validator.h"
 #include "protocol/failure_reason.h"
 #include "telemetry/model_stats.h"
@@ -46,6 +47,15 @@ void RequestPipeline::Infer(std::unique_ptr<InferRequest> request) {
     request->Complete(std::move(admitted));
     return;
   }
+  Serve(std::move(request));
+}
+
+void RequestPipeline::RunStep(std::unique_ptr<InferRequest> step) {
+  // Admitted with its ensemble request: a step is never refused for draining half way.
+  Serve(std::move(step));
+}
+
+void RequestPipeline::Serve(std::unique_ptr<InferRequest> request) {
   // route
   absl::StatusOr<Route> route = router_.Resolve(*request);
   if (!route.ok()) {
@@ -80,7 +90,7 @@ void RequestPipeline::Infer(std::unique_ptr<InferRequest> request) {
   // cache lookup, then enqueue
   const std::shared_ptr<cache::ResponseCache>& cache = context->route.model->cache();
   if (cache == nullptr) {
-    context->route.version->Enqueue(std::move(request));
+    Execute(std::move(request));
     return;
   }
   const repository::ModelVersion& served = *context->route.version;
@@ -93,7 +103,20 @@ void RequestPipeline::RunMiss(std::unique_ptr<InferRequest> request,
   auto& context = static_cast<Context&>(*request->context);
   // A bypassed request has no key: nothing to store, nobody following it.
   if (pending.key != nullptr) context.pending = std::move(pending);
-  context.route.version->Enqueue(std::move(request));
+  Execute(std::move(request));
+}
+
+void RequestPipeline::Execute(std::unique_ptr<InferRequest> request) {
+  repository::ModelVersion& version = *static_cast<Context&>(*request->context).route.version;
+  if (const std::shared_ptr<const route::Ensemble>& ensemble = version.ensemble()) {
+    ensemble->Run(std::move(request), this);
+    return;
+  }
+  if (const std::shared_ptr<const route::Cascade>& cascade = version.cascade()) {
+    cascade->Run(std::move(request), this);
+    return;
+  }
+  version.Enqueue(std::move(request));
 }
 
 void RequestPipeline::Answer(const std::shared_ptr<Context>& context,
@@ -106,12 +129,27 @@ void RequestPipeline::Answer(const std::shared_ptr<Context>& context,
   } else {
     version.stats().RecordFailure(protocol::FailureReasonOf(result.status()), elapsed_ns);
   }
+  const std::shared_ptr<repository::ModelVersion>& router = context->route.router;
+  if (router != nullptr) {
+    if (result.ok()) {
+      router->stats().RecordSuccess(elapsed_ns);
+    } else {
+      router->stats().RecordFailure(protocol::FailureReasonOf(result.status()), elapsed_ns);
+    }
+  }
   if (telemetry::ModelRequestMetrics* metrics = version.metrics()) metrics->in_flight().Decrement();
   std::optional<cache::ResponseCache::PendingStore> pending = std::move(context->pending);
   // A miss keeps its outcome for the store and the followers (tensors are shared, not copied);
   // the client is answered first.
   std::optional<absl::StatusOr<InferResponse>> outcome;
   if (pending.has_value()) outcome = result;
+  if (router != nullptr && result.ok()) {
+    // The client asked the router: it answers as the router, saying which variant served (the
+    // variant's cache keeps the variant's own answer).
+    result->parameters.Set("routed_to", StrCat(version.name(), ":", version.version()));
+    result->model_name = router->name();
+    result->model_version = std::to_string(router->version());
+  }
   InferCallback reply = std::move(context->reply);
   reply(std::move(result));
   if (!pending.has_value()) {

@@ -15,7 +15,12 @@
 //   cache lookup  the model's ResponseCache                  a hit is answered here (step 8);
 //                 (cache/response_cache.h)                   identical misses join one leader
 //   enqueue       the version's Scheduler        queue in    bounded queues, priorities,
-//                 (scheduler/scheduler.h)                    deadlines, admission by SLO
+//                 (scheduler/scheduler.h)                    deadlines, admission by SLO; an
+//                 or its Ensemble                            ensemble instead sends each of its
+//                 (route/ensemble.h)                         steps through this pipeline from
+//                                                            "route" on (as RunStep), so every
+//                                                            step is validated, cached and
+//                                                            queued on its own model
 //   execute       an instance thread             queue out,  a batch of requests runs on the
 //                                                t2, t3      backend
 //   postprocess   the scheduler's batch runner   t4          each request's rows are sliced out
@@ -60,10 +65,11 @@
 #include "pipeline/admission.h"
 #include "pipeline/router.h"
 #include "repository/model_repository.h"
+#include "route/ensemble.h"
 
 namespace brigade::pipeline {
 
-class RequestPipeline {
+class RequestPipeline final : private route::StepRunner {
  public:
   struct Options {
     // Borrowed; must outlive the pipeline.
@@ -75,7 +81,7 @@ class RequestPipeline {
 
   // INVALID_ARGUMENT without a repository or clock.
   static absl::StatusOr<std::unique_ptr<RequestPipeline>> Create(Options options);
-  ~RequestPipeline();
+  ~RequestPipeline() override;
 
   RequestPipeline(const RequestPipeline&) = delete;
   RequestPipeline& operator=(const RequestPipeline&) = delete;
@@ -99,6 +105,12 @@ class RequestPipeline {
   RequestPipeline(ConstructionTag, Options options);
 
  private:
+  // Every stage after admission; entered by Infer() and by ensemble steps.
+  void Serve(std::unique_ptr<InferRequest> request);
+  // route::StepRunner: one step of an ensemble request already admitted.
+  void RunStep(std::unique_ptr<InferRequest> step) override;
+  // The routed version runs the request: its scheduler, or its ensemble's steps.
+  void Execute(std::unique_ptr<InferRequest> request);
   // The cache's Runner: a miss goes to its version's scheduler, its pending store kept in the
   // request's Context.
   void RunMiss(std::unique_ptr<InferRequest> request, cache::ResponseCache::PendingStore pending);

@@ -32,9 +32,10 @@ std::unique_ptr<InferRequest> AddSub(int32_t a, int32_t b, std::string model = "
 class RequestPipelineTest : public ::testing::Test {
  protected:
   // A repository holding Triton's "simple" model, with a response cache when `cached`.
-  void Start(bool cached) {
+  void Start(bool cached, std::vector<std::pair<std::string, std::string>> more = {}) {
     repo_dir_.AddModel("simple", std::string(testing::kAddSubConfig) +
                                      (cached ? "\nresponse_cache { enable: true }\n" : ""));
+    for (const auto& [name, config] : more) repo_dir_.AddModel(name, config);
     backends_.Register(std::make_unique<engine::BuiltinBackend>());
     caches_ = *cache::CacheManager::Create({});
     repository::ModelRepository::Options options;
@@ -111,6 +112,106 @@ TEST_F(RequestPipelineTest, EachStageAnswersWhatItStopsNamingTheCulprit) {
   pipeline_->StartDrain();  // admit
   EXPECT_EQ(Run(AddSub(1, 1)).status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(pipeline_->WaitIdle(kWait));
+}
+
+// simple(a, b) -> (a + b, a - b), then simple(a + b, a - b) -> (2a, 2b).
+constexpr char kTwice[] = R"pb(
+  name: "twice"
+  platform: "ensemble"
+  max_batch_size: 8
+  input {
+    name: "A"
+    data_type: TYPE_INT32
+    dims: [ 16 ]
+  }
+  input {
+    name: "B"
+    data_type: TYPE_INT32
+    dims: [ 16 ]
+  }
+  output {
+    name: "TWO_A"
+    data_type: TYPE_INT32
+    dims: [ 16 ]
+  }
+  output {
+    name: "TWO_B"
+    data_type: TYPE_INT32
+    dims: [ 16 ]
+  }
+  ensemble_scheduling {
+    step {
+      model_name: "simple"
+      input_map { key: "INPUT0" value: "A" }
+      input_map { key: "INPUT1" value: "B" }
+      output_map { key: "OUTPUT0" value: "sum" }
+      output_map { key: "OUTPUT1" value: "diff" }
+    }
+    step {
+      model_name: "simple"
+      input_map { key: "INPUT0" value: "sum" }
+      input_map { key: "INPUT1" value: "diff" }
+      output_map { key: "OUTPUT0" value: "TWO_A" }
+      output_map { key: "OUTPUT1" value: "TWO_B" }
+    }
+  })pb";
+
+TEST_F(RequestPipelineTest, AnEnsembleRunsEachStepThroughItsModelAndAnswersAsItself) {
+  Start(/*cached=*/false, {{"twice", kTwice}});
+  std::unique_ptr<InferRequest> request = AddSub(7, 3, "twice");
+  request->inputs[0].name = "A";
+  request->inputs[1].name = "B";
+  auto answer = Run(std::move(request));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->model_name, "twice");
+  EXPECT_EQ(answer->model_version, "1");
+  ASSERT_EQ(answer->outputs.size(), 2u);
+  EXPECT_EQ(answer->outputs[0].name, "TWO_A");
+  EXPECT_EQ(answer->outputs[0].tensor.values<int32_t>()[0], 14);
+  EXPECT_EQ(answer->outputs[1].tensor.values<int32_t>()[15], 6);
+  EXPECT_TRUE(pipeline_->WaitIdle(kWait));
+  // Two requests of "simple" (one per step), one of the ensemble.
+  EXPECT_EQ(Stats().inference_stats.success.count, 2u);
+  EXPECT_EQ((*repository_->Get("twice", -1))->stats().Snapshot().inference_stats.success.count, 1u);
+}
+
+TEST_F(RequestPipelineTest, AStepsBadInputFailsTheEnsembleNamingTheStep) {
+  Start(/*cached=*/false, {{"twice", kTwice}});
+  std::unique_ptr<InferRequest> request = AddSub(7, 3, "twice");
+  request->inputs[0].name = "A";
+  request->inputs[1].name = "C";
+  auto answer = Run(std::move(request));
+  // The ensemble's own inputs are checked first, like any model's.
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(answer.status().message().find("'twice'"), std::string::npos) << answer.status();
+  EXPECT_TRUE(pipeline_->WaitIdle(kWait));
+}
+
+TEST_F(RequestPipelineTest, ARouterAnswersAsItselfAndSaysWhichVariantServed) {
+  std::string copy(testing::kAddSubConfig);
+  Start(/*cached=*/false,
+        {{"simple_copy", copy},
+         {"router", R"pb(name: "router"
+                         platform: "brigade_router"
+                         routing {
+                           variant { model_name: "simple" }
+                           variant { model_name: "simple_copy" }
+                           rule { parameter: "urgent" value: "true" variant: "simple_copy" }
+                         })pb"}});
+  std::unique_ptr<InferRequest> urgent = AddSub(7, 3, "router");
+  urgent->parameters.Set("urgent", true);
+  auto answer = Run(std::move(urgent));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->model_name, "router");
+  EXPECT_EQ(answer->parameters.GetString("routed_to"), "simple_copy:1");
+  EXPECT_EQ(answer->outputs[0].tensor.values<int32_t>()[0], 10);
+  answer = Run(AddSub(7, 3, "router"));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->parameters.GetString("routed_to"), "simple:1");
+  EXPECT_TRUE(pipeline_->WaitIdle(kWait));
+  EXPECT_EQ(Stats().inference_stats.success.count, 1u);
+  EXPECT_EQ((*repository_->Get("router", -1))->stats().Snapshot().inference_stats.success.count,
+            2u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "cache/cache_config.h"
@@ -78,7 +79,7 @@ absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(
     } else {
       names = repo.ScanModelDirs();
     }
-    for (const std::string& name : names) {
+    for (const std::string& name : repo.LoadOrder(std::move(names))) {
       absl::Status status = repo.SyncModel(name, nullptr);
       if (!status.ok() && startup_errors != nullptr) startup_errors->push_back(status);
     }
@@ -142,7 +143,7 @@ absl::Status ModelRepository::Poll() {
   absl::MutexLock control(&control_mu_);
   const std::vector<std::string> on_disk = ScanModelDirs();
   absl::Status first_error;
-  for (const std::string& name : on_disk) {
+  for (const std::string& name : LoadOrder(on_disk)) {
     absl::Status status = SyncModel(name, nullptr);
     if (!status.ok() && first_error.ok()) first_error = status;
   }
@@ -274,7 +275,10 @@ absl::Status ModelRepository::SyncModel(const std::string& name,
                                     : nullptr;
     absl::StatusOr<std::shared_ptr<ModelVersion>> loaded =
         ModelVersion::Load({model_dir.string(), version, config, options_.backends, options_.clock,
-                            options_.pin_threads, options_.cpus, ShortHash(fingerprint), metrics});
+                            options_.pin_threads, options_.cpus, ShortHash(fingerprint), metrics,
+                            [this](std::string_view step_model, int64_t step_version) {
+                              return StepSignature(step_model, step_version);
+                            }});
     Update(name, [&](Draft& draft) {
       VersionSlot& slot = draft.versions[version];
       if (loaded.ok()) {
@@ -313,6 +317,62 @@ absl::Status ModelRepository::SyncModel(const std::string& name,
     version->Drain();
   }
   return result;
+}
+
+absl::StatusOr<route::StepModelSignature> ModelRepository::StepSignature(std::string_view name,
+                                                                         int64_t version) const {
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model, Get(name, version));
+  route::StepModelSignature signature;
+  signature.max_batch_size = model->max_batch_size();
+  for (const IoSpec& input : model->inputs()) {
+    signature.inputs.push_back({input.name, input.dtype, input.shape, input.optional});
+  }
+  for (const IoSpec& output : model->outputs()) {
+    signature.outputs.push_back({output.name, output.dtype, output.shape, false});
+  }
+  return signature;
+}
+
+std::vector<std::string> ModelRepository::LoadOrder(std::vector<std::string> names) const {
+  // An ensemble (a router) is checked against the models its steps (variants) name, so those
+  // load first: plain models in the order given, then ensembles and routers after the ensembles
+  // and routers they use (depth first).
+  std::map<std::string, std::vector<std::string>> ensembles;
+  std::vector<std::string> order;
+  for (const std::string& name : names) {
+    absl::StatusOr<protocol::ParsedConfig> parsed =
+        protocol::ReadModelConfigFile((fs::path(options_.root) / name).string(), name);
+    const bool composite = parsed.ok() && (parsed->config.platform() == "ensemble" ||
+                                           parsed->config.platform() == "brigade_router");
+    if (!composite) {
+      order.push_back(name);
+      continue;
+    }
+    std::vector<std::string>& steps = ensembles[name];
+    for (const auto& step : parsed->config.ensemble_scheduling().step()) {
+      steps.push_back(step.model_name());
+      if (!step.fallback_model_name().empty()) steps.push_back(step.fallback_model_name());
+    }
+    for (const auto& variant : parsed->config.routing().variant()) {
+      steps.push_back(variant.model_name());
+    }
+  }
+  std::set<std::string> placed;
+  std::set<std::string> visiting;
+  std::function<void(const std::string&)> place = [&](const std::string& name) {
+    if (placed.count(name) > 0 || visiting.count(name) > 0) return;  // a cycle fails its load
+    visiting.insert(name);
+    for (const std::string& step : ensembles[name]) {
+      if (ensembles.count(step) > 0) place(step);
+    }
+    visiting.erase(name);
+    placed.insert(name);
+    order.push_back(name);
+  };
+  for (const std::string& name : names) {
+    if (ensembles.count(name) > 0) place(name);
+  }
+  return order;
 }
 
 absl::Status ModelRepository::UnloadAll(const std::string& name, const std::string& reason) {

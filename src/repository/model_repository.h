@@ -8,6 +8,10 @@
 //
 // Control modes: see control_mode.h.
 //
+// Ensembles (`platform: "ensemble"`) and routers (`platform: "brigade_router"`) load after the
+// models their steps or variants name, and are checked against them then; a step model unloaded
+// later makes that step fail with a clear error, a variant unloaded later is routed around.
+//
 // Hot swap: a new or changed version is loaded and warmed up *before* it replaces the old one,
 // so there is never a moment without a ready version; the old one is then drained — requests
 // already queued on it finish — and released.
@@ -130,6 +134,11 @@ class ModelRepository {
   absl::Status UnloadAll(const std::string& name, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);
   std::vector<std::string> ScanModelDirs() const;
+  // `names` reordered so every ensemble or router comes after the models it names.
+  std::vector<std::string> LoadOrder(std::vector<std::string> names) const;
+  // What an ensemble being loaded learns of the model one of its steps names.
+  absl::StatusOr<route::StepModelSignature> StepSignature(std::string_view name,
+                                                          int64_t version) const;
   void PollLoop();
 
   const Options options_;

@@ -306,5 +306,85 @@ TEST_F(RepositoryTest, AMissingRepositoryFailsCreate) {
   EXPECT_EQ(ModelRepository::Create(options, nullptr).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(RepositoryTest, EnsemblesAndRoutersLoadAfterTheModelsTheyNameWhateverTheirNames) {
+  // Directory order would load "a_ensemble" and "b_router" before "z_step".
+  WriteModel("z_step", kIdentityConfig);
+  WriteModel("b_router", R"pb(
+    name: "b_router"
+    platform: "brigade_router"
+    routing { variant { model_name: "z_step" } })pb");
+  WriteModel("a_ensemble", R"pb(
+    name: "a_ensemble"
+    platform: "ensemble"
+    max_batch_size: 8
+    input {
+      name: "IN"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }
+    output {
+      name: "OUT"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }
+    ensemble_scheduling {
+      step {
+        model_name: "b_router"
+        input_map { key: "INPUT0" value: "IN" }
+        output_map { key: "OUTPUT0" value: "OUT" }
+      }
+    })pb");
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  for (const absl::Status& error : errors) ADD_FAILURE() << error;
+  auto ensemble = (*repo)->Get("a_ensemble", -1);
+  ASSERT_TRUE(ensemble.ok()) << ensemble.status();
+  ASSERT_NE((*ensemble)->ensemble(), nullptr);
+  EXPECT_EQ((*ensemble)->queue_size(), 0u);
+  EXPECT_FALSE((*ensemble)->scheduler_snapshot().has_value());
+  auto router = (*repo)->Get("b_router", -1);
+  ASSERT_TRUE(router.ok()) << router.status();
+  ASSERT_NE((*router)->routing(), nullptr);
+  // The router took its variant's signature.
+  ASSERT_EQ((*router)->inputs().size(), 1u);
+  EXPECT_EQ((*router)->inputs()[0].name, "INPUT0");
+  EXPECT_EQ((*router)->max_batch_size(), 8);
+}
+
+TEST_F(RepositoryTest, AnEnsembleNamingAMissingModelFailsAloneNamingTheStep) {
+  WriteModel("step", kIdentityConfig);
+  WriteModel("broken", R"pb(
+    name: "broken"
+    platform: "ensemble"
+    max_batch_size: 8
+    input {
+      name: "IN"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }
+    output {
+      name: "OUT"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }
+    ensemble_scheduling {
+      step {
+        model_name: "missing"
+        input_map { key: "INPUT0" value: "IN" }
+        output_map { key: "OUTPUT0" value: "OUT" }
+      }
+    })pb");
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_TRUE(repo.ok());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message().find("ensemble 'broken': step 1 (model 'missing')"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_TRUE((*repo)->Get("step", -1).ok());
+  EXPECT_EQ((*repo)->Get("broken", -1).status().code(), absl::StatusCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace brigade::repository

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/check.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/model_config_parser.h"
@@ -190,9 +191,137 @@ scheduler::Scheduler::Options SchedulerOptions(const ModelVersion::Options& opti
   return out;
 }
 
+// The ensemble's tensors as clients see them: exactly what its config declares.
+template <typename ConfigTensors>
+std::vector<IoSpec> DeclaredIo(const ConfigTensors& tensors, bool batching) {
+  std::vector<IoSpec> specs;
+  for (const auto& tensor : tensors) {
+    IoSpec io;
+    io.name = tensor.name();
+    io.dtype = protocol::FromConfigDataType(tensor.data_type());
+    io.shape = ClientShape(tensor, batching);
+    io.model_shape = io.shape;
+    if constexpr (requires { tensor.optional(); }) io.optional = tensor.optional();
+    specs.push_back(std::move(io));
+  }
+  return specs;
+}
+
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadEnsemble(Options options) {
+  const config::ModelConfig& config = options.config;
+  if (!options.step_models) {
+    return absl::FailedPreconditionError(
+        StrCat("ensemble '", config.name(), "': nothing to look its step models up in"));
+  }
+  for (const auto& input : config.input()) {
+    if (input.has_reshape()) {
+      return absl::InvalidArgumentError(StrCat("ensemble '", config.name(), "': input '",
+                                               input.name(),
+                                               "' has a reshape, which an "
+                                               "ensemble cannot apply"));
+    }
+  }
+  auto lookup = [&](std::string_view model, int64_t version) {
+    return options.step_models(model, version);
+  };
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<const route::EnsemblePlan> plan,
+                           route::EnsemblePlan::Create(config, lookup));
+  const bool batching = config.max_batch_size() > 0;
+  auto stats = std::make_shared<telemetry::ModelStats>(
+      config.name(), std::to_string(options.version), config.max_batch_size());
+  auto loaded = std::make_shared<ModelVersion>(
+      ConstructionTag(), options.version, std::move(options.fingerprint), config,
+      DeclaredIo(config.input(), batching), DeclaredIo(config.output(), batching), std::move(stats),
+      nullptr, route::Ensemble::Create(std::move(plan), options.version, options.clock), nullptr);
+  loaded->metrics_ = options.metrics;
+  return loaded;
+}
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadRouter(Options options) {
+  config::ModelConfig config = options.config;
+  const std::string name = config.name();
+  if (!options.step_models) {
+    return absl::FailedPreconditionError(
+        StrCat("router '", name, "': nothing to look its variants up in"));
+  }
+  BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<route::RoutingPolicy> policy,
+                           route::RoutingPolicy::Create(name, config.routing()));
+  // Every variant must take the router's inputs and give its outputs (names and datatypes;
+  // shapes are each variant's own business and are checked per request). The router declares
+  // them, or takes the first variant's.
+  std::vector<IoSpec> inputs;
+  std::vector<IoSpec> outputs;
+  for (const route::RouteVariant& variant : policy->variants()) {
+    absl::StatusOr<route::StepModelSignature> signature =
+        options.step_models(variant.model_name, variant.model_version);
+    if (!signature.ok()) {
+      return absl::Status(signature.status().code(),
+                          StrCat("router '", name, "': variant '", variant.name,
+                                 "': ", signature.status().message()));
+    }
+    if (inputs.empty() && outputs.empty()) {
+      if (config.input_size() > 0 || config.output_size() > 0) {
+        inputs = DeclaredIo(config.input(), config.max_batch_size() > 0);
+        outputs = DeclaredIo(config.output(), config.max_batch_size() > 0);
+      } else {
+        config.set_max_batch_size(signature->max_batch_size);
+        for (const route::TensorSignature& t : signature->inputs) {
+          inputs.push_back({t.name, t.dtype, t.shape, t.shape, false, t.optional});
+        }
+        for (const route::TensorSignature& t : signature->outputs) {
+          outputs.push_back({t.name, t.dtype, t.shape, t.shape, false, false});
+        }
+        const bool batching = signature->max_batch_size > 0;
+        auto write = [batching](const std::vector<IoSpec>& specs, auto* tensors) {
+          for (const IoSpec& spec : specs) {
+            auto* added = tensors->Add();
+            added->set_name(spec.name);
+            added->set_data_type(protocol::ToConfigDataType(spec.dtype));
+            for (size_t i = batching ? 1 : 0; i < spec.shape.size(); ++i) {
+              added->add_dims(spec.shape[i]);
+            }
+          }
+        };
+        write(inputs, config.mutable_input());
+        write(outputs, config.mutable_output());
+      }
+    }
+    auto check = [&](std::string_view what, const std::vector<IoSpec>& want,
+                     const std::vector<route::TensorSignature>& have) -> absl::Status {
+      for (const IoSpec& spec : want) {
+        const route::TensorSignature* found = nullptr;
+        for (const route::TensorSignature& t : have) {
+          if (t.name == spec.name) found = &t;
+        }
+        if (found == nullptr || found->dtype != spec.dtype) {
+          return absl::InvalidArgumentError(StrCat(
+              "router '", name, "': variant '", variant.name, "' (model '", variant.model_name,
+              "') has no ", what, " '", spec.name, "' of type ", DataTypeName(spec.dtype)));
+        }
+      }
+      return absl::OkStatus();
+    };
+    BRIGADE_RETURN_IF_ERROR(check("input", inputs, signature->inputs));
+    BRIGADE_RETURN_IF_ERROR(check("output", outputs, signature->outputs));
+  }
+  auto stats = std::make_shared<telemetry::ModelStats>(name, std::to_string(options.version),
+                                                       config.max_batch_size());
+  auto shared_policy = std::shared_ptr<const route::RoutingPolicy>(std::move(policy));
+  auto loaded = std::make_shared<ModelVersion>(
+      ConstructionTag(), options.version, std::move(options.fingerprint), std::move(config),
+      std::move(inputs), std::move(outputs), std::move(stats), nullptr, nullptr, shared_policy);
+  loaded->metrics_ = options.metrics;
+  if (shared_policy->cascade().has_value()) {
+    loaded->cascade_ = route::Cascade::Create(shared_policy, options.version, options.clock);
+  }
+  return loaded;
+}
+
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options) {
+  if (options.config.platform() == "ensemble") return LoadEnsemble(std::move(options));
+  if (options.config.platform() == "brigade_router") return LoadRouter(std::move(options));
   config::ModelConfig config = options.config;
   const std::string& name = config.name();
   if (options.backends == nullptr) return absl::InvalidArgumentError("no backend registry");
@@ -257,7 +386,8 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   telemetry::ModelRequestMetrics* metrics = options.metrics;
   auto loaded = std::make_shared<ModelVersion>(
       ConstructionTag(), options.version, std::move(options.fingerprint), std::move(config),
-      std::move(inputs), std::move(outputs), std::move(stats), std::move(scheduler));
+      std::move(inputs), std::move(outputs), std::move(stats), std::move(scheduler), nullptr,
+      nullptr);
   loaded->metrics_ = metrics;
   return loaded;
 }
@@ -266,15 +396,32 @@ ModelVersion::ModelVersion(ConstructionTag, int64_t version, std::string fingerp
                            config::ModelConfig config, std::vector<IoSpec> inputs,
                            std::vector<IoSpec> outputs,
                            std::shared_ptr<telemetry::ModelStats> stats,
-                           std::unique_ptr<scheduler::Scheduler> scheduler)
+                           std::unique_ptr<scheduler::Scheduler> scheduler,
+                           std::shared_ptr<const route::Ensemble> ensemble,
+                           std::shared_ptr<const route::RoutingPolicy> routing)
     : version_(version),
       fingerprint_(std::move(fingerprint)),
       config_(std::move(config)),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
       stats_(std::move(stats)),
-      scheduler_(std::move(scheduler)) {}
+      scheduler_(std::move(scheduler)),
+      ensemble_(std::move(ensemble)),
+      routing_(std::move(routing)) {
+  BRIGADE_CHECK((scheduler_ != nullptr) + (ensemble_ != nullptr) + (routing_ != nullptr) == 1,
+                "a model version runs on a scheduler, is an ensemble or is a router: one of them");
+}
 
-ModelVersion::~ModelVersion() { scheduler_->Drain(); }
+ModelVersion::~ModelVersion() { Drain(); }
+
+void ModelVersion::Enqueue(std::unique_ptr<InferRequest> request) {
+  BRIGADE_CHECK(scheduler_ != nullptr, "ensembles and routers have no queue of their own");
+  scheduler_->Enqueue(std::move(request));
+}
+
+std::optional<scheduler::SchedulerSnapshot> ModelVersion::scheduler_snapshot() const {
+  if (scheduler_ == nullptr) return std::nullopt;
+  return scheduler_->Snapshot();
+}
 
 }  // namespace brigade::repository

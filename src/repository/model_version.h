@@ -2,7 +2,11 @@
 #define BRIGADE_REPOSITORY_MODEL_VERSION_H_
 
 // ModelVersion: one loaded, warmed-up, servable version of a model — its completed config, the
-// backend's Model, the statistics, and the Scheduler whose instances execute it.
+// backend's Model, the statistics, and the Scheduler whose instances execute it. An ensemble
+// (`platform: "ensemble"`) has no backend and no scheduler of its own: its version holds the
+// compiled graph of steps (route/ensemble.h), each of which runs on its own model's scheduler. A
+// router (`platform: "brigade_router"`) has neither: its version holds the routing policy
+// (route/routing_policy.h) that picks, per request, the variant model that serves it.
 //
 // Load() does everything needed before a version may take traffic: picks the backend from the
 // config (platform/backend, or the model file found), loads the model, reconciles the config's
@@ -14,10 +18,12 @@
 // version being replaced stays alive until its last request is enqueued; the repository calls
 // Drain() when it retires a version, which finishes queued requests and stops the instances.
 // Failure: Load() returns the backend's error or INVALID_ARGUMENT naming the model and the
-// input/output whose config disagrees with the model.
+// input/output whose config disagrees with the model (for an ensemble, the step or tensor).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +32,9 @@
 #include "core/infer_request.h"
 #include "engine/backend.h"
 #include "protocol/model_config.pb.h"
+#include "route/cascade.h"
+#include "route/ensemble.h"
+#include "route/routing_policy.h"
 #include "scheduler/scheduler.h"
 #include "telemetry/model_stats.h"
 #include "telemetry/request_metrics.h"
@@ -63,6 +72,8 @@ class ModelVersion {
     // Where this version's live metrics go (queue length, in-flight, batches); may be null.
     // Borrowed; must outlive the version (metrics handles live as long as the process).
     telemetry::ModelRequestMetrics* metrics = nullptr;
+    // For an ensemble: the signatures of the models its steps name (see route::SignatureLookup).
+    std::function<absl::StatusOr<route::StepModelSignature>(std::string_view, int64_t)> step_models;
   };
 
   static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);
@@ -85,19 +96,31 @@ class ModelVersion {
   // previous load's entries.
   const std::string& fingerprint() const { return fingerprint_; }
 
+  // The ensemble's graph, or null for a model that is not an ensemble.
+  const std::shared_ptr<const route::Ensemble>& ensemble() const { return ensemble_; }
+  // The router's policy, or null for a model that is not a router.
+  const std::shared_ptr<const route::RoutingPolicy>& routing() const { return routing_; }
+  // The router's confidence cascade, or null for a router without one (or a model).
+  const std::shared_ptr<const route::Cascade>& cascade() const { return cascade_; }
   // Hands a validated request (inputs in inputs() order, model-side shapes) to the scheduler.
-  void Enqueue(std::unique_ptr<InferRequest> request) { scheduler_->Enqueue(std::move(request)); }
+  // Not for an ensemble or a router (they have none): the request pipeline runs an ensemble's
+  // requests through ensemble() and routes a router's to a variant.
+  void Enqueue(std::unique_ptr<InferRequest> request);
   telemetry::ModelStats& stats() const { return *stats_; }
   // Live metrics handle, or null when the server runs without one.
   telemetry::ModelRequestMetrics* metrics() const { return metrics_; }
   // Shared so request callbacks can record into it without pinning the whole version.
   std::shared_ptr<telemetry::ModelStats> stats_ptr() const { return stats_; }
-  size_t queue_size() const { return scheduler_->queue_size(); }
-  // The scheduler's decisions and live load (for the scheduler's metrics families).
-  scheduler::SchedulerSnapshot scheduler_snapshot() const { return scheduler_->Snapshot(); }
+  // Requests queued on the scheduler; 0 for an ensemble or router (they queue on other models).
+  size_t queue_size() const { return scheduler_ != nullptr ? scheduler_->queue_size() : 0; }
+  // The scheduler's decisions and live load (for the scheduler's metrics families); none for
+  // an ensemble or router.
+  std::optional<scheduler::SchedulerSnapshot> scheduler_snapshot() const;
 
   // Finishes queued work and stops the instances; later requests get UNAVAILABLE. Idempotent.
-  void Drain() { scheduler_->Drain(); }
+  void Drain() {
+    if (scheduler_ != nullptr) scheduler_->Drain();
+  }
 
   struct ConstructionTag {
    private:
@@ -107,16 +130,26 @@ class ModelVersion {
   ModelVersion(ConstructionTag, int64_t version, std::string fingerprint,
                config::ModelConfig config, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs,
                std::shared_ptr<telemetry::ModelStats> stats,
-               std::unique_ptr<scheduler::Scheduler> scheduler);
+               std::unique_ptr<scheduler::Scheduler> scheduler,
+               std::shared_ptr<const route::Ensemble> ensemble,
+               std::shared_ptr<const route::RoutingPolicy> routing);
 
  private:
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> LoadEnsemble(Options options);
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> LoadRouter(Options options);
+
   const int64_t version_;
   const std::string fingerprint_;
   const config::ModelConfig config_;
   const std::vector<IoSpec> inputs_;
   const std::vector<IoSpec> outputs_;
   const std::shared_ptr<telemetry::ModelStats> stats_;
+  // Exactly one of the three is set.
   const std::unique_ptr<scheduler::Scheduler> scheduler_;
+  const std::shared_ptr<const route::Ensemble> ensemble_;
+  const std::shared_ptr<const route::RoutingPolicy> routing_;
+  // Runs a router's cascade; set only with routing_, when it has one.
+  std::shared_ptr<const route::Cascade> cascade_;
   telemetry::ModelRequestMetrics* metrics_ = nullptr;
 };
 

@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "pipeline/request_pipeline.h"
 #include "repository/model_repository.h"
+#include "route/routing_metrics.h"
 #include "scheduler/scheduler_metrics.h"
 #include "server/default_backends.h"
 #include "spdlog/spdlog.h"
@@ -224,9 +225,18 @@ std::string InferenceServer::MetricsText() const {
   // Why each version's scheduler batched, waited, refused or dropped what it did.
   std::vector<scheduler::SchedulerSnapshot> schedulers;
   for (const auto& model : impl_->repo_->ReadyModels()) {
-    schedulers.push_back(model->scheduler_snapshot());
+    // An ensemble has no scheduler of its own; its steps' models report theirs.
+    if (std::optional<scheduler::SchedulerSnapshot> snapshot = model->scheduler_snapshot()) {
+      schedulers.push_back(*std::move(snapshot));
+    }
   }
   scheduler::AppendSchedulerMetrics(schedulers, &text);
+  // Each router's decisions, per variant and reason.
+  std::vector<route::RouterSample> routers;
+  for (const auto& model : impl_->repo_->ReadyModels()) {
+    if (model->routing() != nullptr) routers.push_back({model->routing().get(), model->version()});
+  }
+  route::AppendRoutingMetrics(routers, &text);
   // The response cache per model and tier, and the health of its Redis tier.
   std::vector<cache::ResponseCacheStats> caches;
   for (const auto& served : impl_->repo_->ServedModels()) {
