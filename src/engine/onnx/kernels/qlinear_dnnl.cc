@@ -111,8 +111,19 @@ absl::StatusOr<std::shared_ptr<const Tensor>> Pack(KernelContext& ctx, const std
 
 }  // namespace
 
+bool DnnlInt8IsExact() {
+  static const bool exact = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto has = [isa](dnnl_cpu_isa_t wanted) {
+      return (isa & static_cast<unsigned>(wanted)) == static_cast<unsigned>(wanted);
+    };
+    return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
+  }();
+  return exact;
+}
+
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx) {
-  if (ctx.num_inputs() < 8) return std::unique_ptr<OpKernel>();
+  if (ctx.num_inputs() < 8 || !DnnlInt8IsExact()) return std::unique_ptr<OpKernel>();
   const ValueInfo& x = ctx.input(0);
   const ValueInfo& w = ctx.input(3);
   if (!Is8Bit(x.dtype) || x.shape.size() < 3 || x.shape.size() > 5 ||
@@ -212,7 +223,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx)
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ctx) {
-  if (ctx.num_inputs() < 8) return std::unique_ptr<OpKernel>();
+  if (ctx.num_inputs() < 8 || !DnnlInt8IsExact()) return std::unique_ptr<OpKernel>();
   const ValueInfo& a = ctx.input(0);
   const ValueInfo& b = ctx.input(3);
   if (!Is8Bit(a.dtype) || a.shape.size() < 2 || b.shape.size() != 2 || a.layout.blocked ||

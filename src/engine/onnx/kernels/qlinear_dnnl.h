@@ -9,8 +9,9 @@
 // with oneDNN's output scales, source/destination zero points and optional eltwise post-ops
 // (the node's post_ops), which is QLinearConv's/QLinearMatMul's definition. It applies when the
 // weights are constant with a zero weight zero point (s8; u8 weights with zero point 128 are
-// shifted to s8), scales and zero points are constants, and x/y are per-tensor; otherwise the
-// factories return null and the exact integer loops in qlinear.cc run instead.
+// shifted to s8), scales and zero points are constants, and x/y are per-tensor, and the CPU has
+// VNNI (without it oneDNN's int8 products saturate); otherwise the factories return null and the
+// exact integer loops in qlinear.cc run instead.
 // Thread safety: as OpKernel.
 
 #include <memory>
@@ -19,6 +20,14 @@
 #include "engine/onnx/kernels/kernel.h"
 
 namespace brigade::engine::onnx {
+
+// Whether oneDNN's int8 kernels compute the integer definition exactly on this CPU: only with
+// VNNI (vpdpbusd accumulates in s32). Without it they multiply with vpmaddubsw, whose pairwise
+// sums saturate at int16: on an AVX2-only CPU a QLinearConv of real weights was off by up to 29
+// quantization steps. There the factories below decline (the exact loops run), and the QDQ
+// fusion pass leaves DequantizeLinear -> Conv/MatMul -> QuantizeLinear in float. Read from the
+// ISA oneDNN will use (DNNL_MAX_CPU_ISA included), once.
+bool DnnlInt8IsExact();
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx);
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ctx);

@@ -6,6 +6,7 @@
 
 #include "core/strings.h"
 #include "engine/onnx/kernels/post_ops.h"
+#include "engine/onnx/kernels/qlinear_dnnl.h"
 #include "engine/onnx/passes/pass_util.h"
 
 namespace brigade::engine::onnx {
@@ -167,6 +168,9 @@ bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
 }  // namespace
 
 absl::StatusOr<bool> QdqFusion::Run(Graph* graph) const {
+  // Without VNNI the fused node could not run exactly (DnnlInt8IsExact): the float form, which
+  // oneDNN runs fast and within a quantization step, stays.
+  if (!DnnlInt8IsExact()) return false;
   bool changed = false;
   bool progress = true;
   while (progress) {

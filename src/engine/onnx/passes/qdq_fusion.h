@@ -12,7 +12,8 @@
 // with b_q = round(b / (x_scale · w_scale[c])) as int32. Applies when the weights are constant
 // s8 with zero point 0 (or u8 with zero point 128), x and y are per-tensor, weights per-tensor or
 // per-output-channel, all scales and zero points constants; MatMul also needs 2-D weights.
-// Dequantized values read elsewhere keep their DequantizeLinear.
+// Dequantized values read elsewhere keep their DequantizeLinear. On a CPU without VNNI the pass
+// changes nothing (oneDNN's int8 kernels saturate there; see DnnlInt8IsExact).
 
 #include "engine/onnx/passes/pass.h"
 
