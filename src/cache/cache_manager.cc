@@ -59,8 +59,7 @@ absl::StatusOr<std::unique_ptr<CacheManager>> CacheManager::Create(Options optio
     redis.host = manager->options_.redis_host;
     redis.port = manager->options_.redis_port;
     redis.connections = manager->options_.redis_connections;
-    // The Redis tier counts in microseconds (its deadlines are per command).
-    redis.timeout_us = absl::ToInt64Microseconds(manager->options_.redis_timeout);
+    redis.timeout = manager->options_.redis_timeout;
     redis.key_prefix = manager->options_.redis_key_prefix;
     redis.breaker = manager->options_.redis_breaker;
     redis.clock = manager->options_.clock;
@@ -143,7 +142,7 @@ std::optional<RedisTierStats> CacheManager::RedisStats() const {
 }
 
 bool CacheManager::WaitRedisReady(absl::Duration timeout) const {
-  return redis_ == nullptr || redis_->WaitReady(absl::ToInt64Nanoseconds(timeout));
+  return redis_ == nullptr || redis_->WaitReady(timeout);
 }
 
 }  // namespace brigade::cache

@@ -129,18 +129,18 @@ absl::StatusOr<std::unique_ptr<RedisCache>> RedisCache::Create(Options options) 
   data.host = options.host;
   data.port = options.port;
   data.connections = options.connections;
-  data.command_timeout_us = options.timeout_us;
-  data.connect_timeout_us = options.connect_timeout_us;
-  data.reconnect_min_us = options.reconnect_min_us;
-  data.reconnect_max_us = options.reconnect_max_us;
-  data.recycle_after_us = std::max<int64_t>(options.timeout_us, 1'000'000);
+  data.command_timeout = options.timeout;
+  data.connect_timeout = options.connect_timeout;
+  data.reconnect_min = options.reconnect_min;
+  data.reconnect_max = options.reconnect_max;
+  data.recycle_after = std::max(options.timeout, absl::Seconds(1));
   data.breaker = options.breaker;
   data.clock = options.clock;
 
   RedisClient::Options control = data;
   control.connections = 1;
-  control.command_timeout_us = options.control_timeout_us;
-  control.recycle_after_us = std::max<int64_t>(options.control_timeout_us, 1'000'000);
+  control.command_timeout = options.control_timeout;
+  control.recycle_after = std::max(options.control_timeout, absl::Seconds(1));
   control.subscribe_channel = options.channel;
   control.on_message = [counters, origin,
                         handler = options.on_invalidation](std::string_view bytes) {
@@ -277,10 +277,11 @@ void RedisCache::Invalidate(const InvalidationScope& scope, DoneCallback done) {
   run->Scan("0");
 }
 
-bool RedisCache::WaitReady(int64_t timeout_ns) const {
-  const int64_t deadline_ns = Clock::Real()->NowNs() + timeout_ns;
-  return data_->WaitReady(timeout_ns) &&
-         control_->WaitReady(std::max<int64_t>(0, deadline_ns - Clock::Real()->NowNs()));
+bool RedisCache::WaitReady(absl::Duration timeout) const {
+  const int64_t start_ns = Clock::Real()->NowNs();
+  if (!data_->WaitReady(timeout)) return false;
+  const absl::Duration left = timeout - absl::Nanoseconds(Clock::Real()->NowNs() - start_ns);
+  return control_->WaitReady(std::max(left, absl::ZeroDuration()));
 }
 
 RedisTierStats RedisCache::Stats() const {

@@ -8,8 +8,8 @@
 // Redis expires them by itself. Every Brigade process pointed at the same Redis shares them.
 //
 // Two RedisClients, so slow maintenance never delays lookups:
-//   data     GET/SET, `connections` pooled connections, strict `timeout_us` (default 2 ms);
-//   control  SCAN/UNLINK/PUBLISH for invalidation (`control_timeout_us`), plus the pub/sub
+//   data     GET/SET, `connections` pooled connections, strict `timeout` (default 2 ms);
+//   control  SCAN/UNLINK/PUBLISH for invalidation (`control_timeout`), plus the pub/sub
 //            subscriber that receives other processes' invalidations.
 // Both have circuit breakers and reconnect by themselves (redis_client.h).
 //
@@ -40,6 +40,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "cache/cache_key.h"
 #include "cache/cached_value.h"
 #include "cache/circuit_breaker.h"
@@ -76,11 +77,11 @@ class RedisCache {
     std::string host = "127.0.0.1";
     int port = 6379;
     int connections = 2;
-    int64_t timeout_us = 2'000;
-    int64_t control_timeout_us = 1'000'000;
-    int64_t connect_timeout_us = 200'000;
-    int64_t reconnect_min_us = 10'000;
-    int64_t reconnect_max_us = 1'000'000;
+    absl::Duration timeout = absl::Milliseconds(2);
+    absl::Duration control_timeout = absl::Seconds(1);
+    absl::Duration connect_timeout = absl::Milliseconds(200);
+    absl::Duration reconnect_min = absl::Milliseconds(10);
+    absl::Duration reconnect_max = absl::Seconds(1);
     CircuitBreaker::Options breaker;
     std::string key_prefix = "brigade:rc";
     // Empty: <key_prefix>:invalidate.
@@ -128,7 +129,7 @@ class RedisCache {
   std::string MatchPattern(const InvalidationScope& scope) const;
 
   // Start-up and tests: waits until both clients are connected and subscribed.
-  bool WaitReady(int64_t timeout_ns) const;
+  bool WaitReady(absl::Duration timeout) const;
   RedisTierStats Stats() const;
   // This process's id in invalidation messages.
   uint64_t origin() const { return origin_; }

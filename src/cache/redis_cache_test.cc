@@ -24,8 +24,6 @@ namespace {
 
 using Outcome = RedisCache::GetResult::Outcome;
 
-constexpr int64_t kSecondNs = 1'000'000'000;
-constexpr int64_t kWaitNs = 5 * kSecondNs;
 constexpr absl::Duration kWait = absl::Seconds(5);
 
 // A callback result that a test waits for.
@@ -97,8 +95,8 @@ class RedisCacheTest : public ::testing::Test {
     options.port = server_->port();
     // Generous for a loaded 2-core test machine; the strict default is exercised by the
     // paused-server test and the benchmark.
-    options.timeout_us = 100'000;
-    options.reconnect_max_us = 50'000;
+    options.timeout = absl::Milliseconds(100);
+    options.reconnect_max = absl::Milliseconds(50);
     options.breaker = {3, 50'000};
     return options;
   }
@@ -106,7 +104,7 @@ class RedisCacheTest : public ::testing::Test {
   std::unique_ptr<RedisCache> MakeCache(RedisCache::Options options) {
     absl::StatusOr<std::unique_ptr<RedisCache>> cache = RedisCache::Create(std::move(options));
     EXPECT_TRUE(cache.ok()) << cache.status();
-    EXPECT_TRUE((*cache)->WaitReady(kWaitNs));
+    EXPECT_TRUE((*cache)->WaitReady(kWait));
     return *std::move(cache);
   }
 
@@ -230,7 +228,7 @@ TEST_F(RedisCacheTest, InvalidationDeletesExactlyTheScope) {
 
 TEST_F(RedisCacheTest, PausedRedisAnswersWithinTheTimeoutAndOpensTheBreaker) {
   RedisCache::Options options = CacheOptions();
-  options.timeout_us = 20'000;
+  options.timeout = absl::Milliseconds(20);
   auto cache = MakeCache(options);
   auto request = MakeRequest("m", 1);
   const CacheKey key = KeyFor(*request);

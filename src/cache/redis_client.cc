@@ -43,12 +43,12 @@ class RedisClient::Impl {
     RedisConnection::Options connection_options;
     connection_options.host = options_.host;
     connection_options.port = options_.port;
-    connection_options.command_timeout_us = options_.command_timeout_us;
-    connection_options.connect_timeout_us = options_.connect_timeout_us;
-    connection_options.reconnect_min_us = options_.reconnect_min_us;
-    connection_options.reconnect_max_us = options_.reconnect_max_us;
+    connection_options.command_timeout = options_.command_timeout;
+    connection_options.connect_timeout = options_.connect_timeout;
+    connection_options.reconnect_min = options_.reconnect_min;
+    connection_options.reconnect_max = options_.reconnect_max;
     connection_options.max_pending = options_.max_pending_per_connection;
-    connection_options.recycle_after_us = options_.recycle_after_us;
+    connection_options.recycle_after = options_.recycle_after;
     RedisConnection::Hooks hooks;
     hooks.on_ready = [this] {
       connects_.fetch_add(1, std::memory_order_relaxed);
@@ -113,13 +113,13 @@ class RedisClient::Impl {
     done(std::move(refused));
   }
 
-  bool WaitReady(int64_t timeout_ns) const {
+  bool WaitReady(absl::Duration timeout) const {
     absl::MutexLock lock(&ready_mu_);
     const bool want_subscription = !options_.subscribe_channel.empty();
     auto ready = [this, want_subscription]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(ready_mu_) {
       return ready_connections_ == options_.connections && (!want_subscription || subscribed_);
     };
-    return ready_mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Nanoseconds(timeout_ns));
+    return ready_mu_.AwaitWithTimeout(absl::Condition(&ready), timeout);
   }
 
   RedisClientStats Stats() const {
@@ -207,12 +207,13 @@ absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Create(Options options
   if (options.connections < 1) {
     return absl::InvalidArgumentError("redis: connections must be at least 1");
   }
-  if (options.command_timeout_us <= 0 || options.connect_timeout_us <= 0 ||
-      options.reconnect_min_us <= 0 || options.reconnect_max_us < options.reconnect_min_us ||
-      options.recycle_after_us < options.command_timeout_us) {
+  const absl::Duration zero = absl::ZeroDuration();
+  if (options.command_timeout <= zero || options.connect_timeout <= zero ||
+      options.reconnect_min <= zero || options.reconnect_max < options.reconnect_min ||
+      options.recycle_after < options.command_timeout) {
     return absl::InvalidArgumentError(
-        "redis: timeouts must be positive, reconnect_max_us >= reconnect_min_us and "
-        "recycle_after_us >= command_timeout_us");
+        "redis: timeouts must be positive, reconnect_max >= reconnect_min and "
+        "recycle_after >= command_timeout");
   }
   if (options.max_pending_per_connection == 0) {
     return absl::InvalidArgumentError("redis: max_pending_per_connection must be at least 1");
@@ -232,7 +233,7 @@ void RedisClient::Command(std::vector<std::string> argv, RedisCallback done) {
   impl_->Command(std::move(argv), std::move(done));
 }
 
-bool RedisClient::WaitReady(int64_t timeout_ns) const { return impl_->WaitReady(timeout_ns); }
+bool RedisClient::WaitReady(absl::Duration timeout) const { return impl_->WaitReady(timeout); }
 RedisClientStats RedisClient::Stats() const { return impl_->Stats(); }
 const RedisClient::Options& RedisClient::options() const { return impl_->options(); }
 

@@ -6,7 +6,7 @@
 //
 //   - A pool of `connections` command connections, used round-robin; each keeps itself
 //     connected (redial with backoff; see redis_connection.h).
-//   - Strict timeouts: a command not answered within `command_timeout_us` (default 2 ms) is
+//   - Strict timeouts: a command not answered within `command_timeout` (default 2 ms) is
 //     answered DEADLINE_EXCEEDED; the caller treats that as a cache miss.
 //   - A circuit breaker in front of the pool: after consecutive failures (timeouts, lost or
 //     missing connections) commands are refused at once with UNAVAILABLE, on the caller's
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "cache/circuit_breaker.h"
 #include "cache/redis_reply.h"
 #include "core/clock.h"
@@ -63,13 +64,13 @@ class RedisClient {
     std::string host = "127.0.0.1";
     int port = 6379;
     int connections = 2;
-    int64_t command_timeout_us = 2'000;
-    int64_t connect_timeout_us = 200'000;
-    int64_t reconnect_min_us = 10'000;
-    int64_t reconnect_max_us = 1'000'000;
+    absl::Duration command_timeout = absl::Milliseconds(2);
+    absl::Duration connect_timeout = absl::Milliseconds(200);
+    absl::Duration reconnect_min = absl::Milliseconds(10);
+    absl::Duration reconnect_max = absl::Seconds(1);
     size_t max_pending_per_connection = 1024;
     // A command still unanswered this long marks its connection stuck: it is redialed.
-    int64_t recycle_after_us = 1'000'000;
+    absl::Duration recycle_after = absl::Seconds(1);
     CircuitBreaker::Options breaker;
     // Pub/sub (optional). Callbacks run on the I/O thread.
     std::string subscribe_channel;
@@ -89,9 +90,9 @@ class RedisClient {
   // Sends one command (binary-safe arguments); `done` is called exactly once.
   void Command(std::vector<std::string> argv, RedisCallback done);
 
-  // Waits up to `timeout_ns` until every command connection is connected and, with a channel,
+  // Waits up to `timeout` until every command connection is connected and, with a channel,
   // the subscription is confirmed. For start-up and tests; never on a request path.
-  bool WaitReady(int64_t timeout_ns) const;
+  bool WaitReady(absl::Duration timeout) const;
 
   // See the lifetime note above. Idempotent.
   void Close();

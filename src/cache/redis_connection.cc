@@ -51,6 +51,8 @@ RedisReply Convert(const redisReply& reply) {
 RedisConnection::RedisConnection(boost::asio::io_context& io, Options options, Hooks hooks)
     : io_(io),
       options_(std::move(options)),
+      command_timeout_(absl::ToChronoNanoseconds(options_.command_timeout)),
+      recycle_after_(absl::ToChronoNanoseconds(options_.recycle_after)),
       hooks_(std::move(hooks)),
       command_timer_(io),
       dial_timer_(io) {}
@@ -89,7 +91,7 @@ void RedisConnection::Dial() {
   }
   context_ = context;
   state_ = State::kConnecting;
-  dial_timer_.expires_after(std::chrono::microseconds(options_.connect_timeout_us));
+  dial_timer_.expires_after(absl::ToChronoNanoseconds(options_.connect_timeout));
   dial_timer_.async_wait([this, generation](const boost::system::error_code& ec) {
     if (ec || generation != dial_generation_ || state_ != State::kConnecting) return;
     redisAsyncFree(context_);  // connect took too long; OnContextGone schedules a redial
@@ -100,7 +102,7 @@ void RedisConnection::OnConnect(const redisAsyncContext* context, int status) {
   auto* self = static_cast<RedisConnection*>(context->data);
   if (status != REDIS_OK) return;  // hiredis frees the context next; OnContextGone redials
   self->state_ = State::kReady;
-  self->backoff_us_ = 0;
+  self->backoff_ = absl::ZeroDuration();
   self->dial_timer_.cancel();
   if (self->hooks_.on_ready) self->hooks_.on_ready();
   if (!self->channel_.empty()) {
@@ -123,10 +125,10 @@ void RedisConnection::OnContextGone() {
 }
 
 void RedisConnection::ScheduleRedial() {
-  backoff_us_ = backoff_us_ == 0 ? options_.reconnect_min_us
-                                 : std::min(backoff_us_ * 2, options_.reconnect_max_us);
+  backoff_ = backoff_ == absl::ZeroDuration() ? options_.reconnect_min
+                                              : std::min(backoff_ * 2, options_.reconnect_max);
   const uint64_t generation = ++dial_generation_;
-  dial_timer_.expires_after(std::chrono::microseconds(backoff_us_));
+  dial_timer_.expires_after(absl::ToChronoNanoseconds(backoff_));
   dial_timer_.async_wait([this, generation](const boost::system::error_code& ec) {
     if (ec || generation != dial_generation_ || state_ != State::kIdle) return;
     Dial();
@@ -162,7 +164,7 @@ void RedisConnection::Send(const std::vector<std::string>& argv, RedisCallback d
   auto pending = std::make_unique<Pending>();
   pending->done = std::move(done);
   pending->sent = SteadyClock::now();
-  pending->deadline = pending->sent + std::chrono::microseconds(options_.command_timeout_us);
+  pending->deadline = pending->sent + command_timeout_;
   Pending* raw = pending.get();
   pending_.push_back(std::move(pending));
   if (redisAsyncCommandArgv(context_, &RedisConnection::OnReply, raw, static_cast<int>(args.size()),
@@ -216,8 +218,7 @@ void RedisConnection::ArmTimer() {
   auto next = SteadyClock::time_point::max();
   if (timed_out_ < pending_.size()) next = pending_[timed_out_]->deadline;
   if (timed_out_ > 0) {
-    next = std::min(next,
-                    pending_.front()->sent + std::chrono::microseconds(options_.recycle_after_us));
+    next = std::min(next, pending_.front()->sent + recycle_after_);
   }
   if (command_timer_armed_ && command_timer_at_ <= next) return;
   // (Re)arm. Moving an armed timer cancels its wait; that handler sees an old generation.
@@ -242,11 +243,10 @@ void RedisConnection::OnTimer() {
     ++timed_out_;
   }
   for (RedisCallback& done : expired) {
-    done(absl::DeadlineExceededError(
-        StrCat("redis: no reply within ", options_.command_timeout_us, " us")));
+    done(absl::DeadlineExceededError(StrCat(
+        "redis: no reply within ", absl::ToInt64Microseconds(options_.command_timeout), " us")));
   }
-  if (timed_out_ > 0 && context_ != nullptr &&
-      now - pending_.front()->sent >= std::chrono::microseconds(options_.recycle_after_us)) {
+  if (timed_out_ > 0 && context_ != nullptr && now - pending_.front()->sent >= recycle_after_) {
     Drop();
     return;
   }

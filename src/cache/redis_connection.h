@@ -5,14 +5,14 @@
 // itself connected. Internal to RedisClient.
 //
 // Behaviour:
-//   - Start() dials; a dial that fails or does not complete within connect_timeout_us is retried
-//     after a backoff that doubles from reconnect_min_us to reconnect_max_us (reset on success).
+//   - Start() dials; a dial that fails or does not complete within connect_timeout is retried
+//     after a backoff that doubles from reconnect_min to reconnect_max (reset on success).
 //     Any disconnect (server gone, read error, recycle) redials the same way until Shutdown().
 //   - Send() writes one command and answers `done` exactly once: with the reply, with
-//     DEADLINE_EXCEEDED when none arrived within command_timeout_us (a late reply is then
+//     DEADLINE_EXCEEDED when none arrived within command_timeout (a late reply is then
 //     dropped), or with UNAVAILABLE when the connection is not ready, has max_pending commands
 //     outstanding, or is lost before the reply (hiredis answers pending commands then).
-//   - A command still unanswered by Redis recycle_after_us after it was sent means the link or
+//   - A command still unanswered by Redis recycle_after after it was sent means the link or
 //     server is stuck (no FIN ever came): the connection is dropped and redialed.
 //   - Subscriber mode (Subscribe() before Start()): on every (re)connect the connection sends
 //     SUBSCRIBE <channel>; each message is handed to `on_message`, and `on_subscribed` runs when
@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "cache/redis_reply.h"
@@ -45,12 +46,12 @@ class RedisConnection {
   struct Options {
     std::string host = "127.0.0.1";
     int port = 6379;
-    int64_t command_timeout_us = 2'000;
-    int64_t connect_timeout_us = 200'000;
-    int64_t reconnect_min_us = 10'000;
-    int64_t reconnect_max_us = 1'000'000;
+    absl::Duration command_timeout = absl::Milliseconds(2);
+    absl::Duration connect_timeout = absl::Milliseconds(200);
+    absl::Duration reconnect_min = absl::Milliseconds(10);
+    absl::Duration reconnect_max = absl::Seconds(1);
     size_t max_pending = 1024;
-    int64_t recycle_after_us = 1'000'000;
+    absl::Duration recycle_after = absl::Seconds(1);
   };
   struct Hooks {
     std::function<void()> on_ready;  // connected (and, in subscriber mode, before SUBSCRIBE)
@@ -97,6 +98,10 @@ class RedisConnection {
 
   boost::asio::io_context& io_;
   const Options options_;
+  // options_' command_timeout and recycle_after for the timers, converted once: every command
+  // uses them.
+  const std::chrono::nanoseconds command_timeout_;
+  const std::chrono::nanoseconds recycle_after_;
   const Hooks hooks_;
   State state_ = State::kIdle;
   redisAsyncContext* context_ = nullptr;  // owned by hiredis; null when not connected
@@ -109,7 +114,7 @@ class RedisConnection {
   std::chrono::steady_clock::time_point command_timer_at_;
   uint64_t command_timer_generation_ = 0;
   boost::asio::steady_timer dial_timer_;  // connect timeout, then redial backoff
-  int64_t backoff_us_ = 0;
+  absl::Duration backoff_ = absl::ZeroDuration();
   uint64_t dial_generation_ = 0;
 
   std::string channel_;
