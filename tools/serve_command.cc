@@ -187,11 +187,11 @@ int RunServe(const ServeFlags& flags) {
   // Readiness goes false first, so load balancers stop sending; then the front ends stop
   // accepting and let requests already received finish.
   (*server)->StartDrain();
-  const int64_t drain_ms = int64_t{flags.exit_timeout_secs} * 1000;
-  if (http != nullptr) http->Shutdown(drain_ms);
-  if (metrics_http != nullptr) metrics_http->Shutdown(drain_ms);
-  if (grpc != nullptr) grpc->Shutdown(drain_ms * 1'000'000);
-  const bool idle = (*server)->WaitIdle(absl::Milliseconds(drain_ms));
+  const absl::Duration drain = absl::Seconds(flags.exit_timeout_secs);
+  if (http != nullptr) http->Shutdown(drain);
+  if (metrics_http != nullptr) metrics_http->Shutdown(drain);
+  if (grpc != nullptr) grpc->Shutdown(absl::ToInt64Nanoseconds(drain));
+  const bool idle = (*server)->WaitIdle(drain);
   // Traces and access-log lines still queued are written before exit.
   (*server)->observer()->Flush(absl::Seconds(2));
   grpc.reset();

@@ -65,7 +65,7 @@ class AccuracyServerTest : public ::testing::Test {
     metadata_ = *std::move(metadata);
   }
   void TearDown() override {
-    if (http_ != nullptr) http_->Shutdown(0);
+    if (http_ != nullptr) http_->Shutdown(absl::ZeroDuration());
   }
 
   // Seven UINT8 examples of three values; the largest sits at index `winners[i]`.

@@ -68,7 +68,7 @@ class Servers {
   }
   ~Servers() {
     grpc_->Shutdown(0);
-    http_->Shutdown(0);
+    http_->Shutdown(absl::ZeroDuration());
   }
 
   int http_port() const { return http_->port(); }

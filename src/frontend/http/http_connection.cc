@@ -108,10 +108,10 @@ std::vector<std::shared_ptr<HttpConnection>> HttpServerState::OpenConnections() 
   return open;
 }
 
-bool HttpServerState::WaitUntilNoConnections(int64_t timeout_ms) {
+bool HttpServerState::WaitUntilNoConnections(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return connections_.empty(); };
-  return mu_.AwaitWithTimeout(absl::Condition(&none), absl::Milliseconds(timeout_ms));
+  return mu_.AwaitWithTimeout(absl::Condition(&none), timeout);
 }
 
 size_t HttpServerState::open_connections() {
@@ -525,7 +525,7 @@ void HttpConnection::CloseAfterWrite() {
   error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   lingering_ = true;
-  linger_until_ = Clock::now() + std::chrono::milliseconds(options_.linger_timeout_ms);
+  linger_until_ = Clock::now() + absl::ToChronoNanoseconds(options_.linger_timeout);
   buffer_.consume(buffer_.size());
   ArmReadTimer();
   if (!reading_) {
@@ -580,10 +580,10 @@ HttpConnection::TimePoint HttpConnection::ReadDeadline() const {
   if (closed_) return kNever;
   if (lingering_) return linger_until_;
   if (request_started_) {
-    return request_started_at_ + std::chrono::milliseconds(options_.read_timeout_ms);
+    return request_started_at_ + absl::ToChronoNanoseconds(options_.read_timeout);
   }
   if (slots_.empty() && !read_closed_) {
-    return idle_since_ + std::chrono::milliseconds(options_.idle_timeout_ms);
+    return idle_since_ + absl::ToChronoNanoseconds(options_.idle_timeout);
   }
   return kNever;  // waiting for our own answers: the client is allowed to be quiet
 }
@@ -610,7 +610,8 @@ void HttpConnection::OnReadTimer(const error_code& error) {
     return;
   }
   if (request_started_ && !lingering_) {
-    Reject(408, StrCat("request not received within ", options_.read_timeout_ms, " ms"));
+    Reject(408, StrCat("request not received within ",
+                       absl::ToInt64Milliseconds(options_.read_timeout), " ms"));
   } else {
     Close();  // lingering after an answer, or idle between requests
   }
@@ -619,7 +620,7 @@ void HttpConnection::OnReadTimer(const error_code& error) {
 void HttpConnection::ArmWriteTimer() {
   if (write_timer_armed_) return;
   write_timer_armed_ = true;
-  write_timer_.expires_at(write_started_at_ + std::chrono::milliseconds(options_.write_timeout_ms));
+  write_timer_.expires_at(write_started_at_ + absl::ToChronoNanoseconds(options_.write_timeout));
   write_timer_.async_wait(
       [self = shared_from_this()](const error_code& error) { self->OnWriteTimer(error); });
 }
@@ -627,7 +628,7 @@ void HttpConnection::ArmWriteTimer() {
 void HttpConnection::OnWriteTimer(const error_code& error) {
   write_timer_armed_ = false;
   if (error == asio::error::operation_aborted || closed_ || !writing_) return;
-  if (write_started_at_ + std::chrono::milliseconds(options_.write_timeout_ms) > Clock::now()) {
+  if (write_started_at_ + absl::ToChronoNanoseconds(options_.write_timeout) > Clock::now()) {
     ArmWriteTimer();
     return;
   }

@@ -25,6 +25,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/beast/core/buffers_range.hpp"
@@ -55,7 +56,7 @@ class HttpServerState {
   // Refuses new registrations and returns the connections open now.
   std::vector<std::shared_ptr<HttpConnection>> StartDraining();
   std::vector<std::shared_ptr<HttpConnection>> OpenConnections();
-  bool WaitUntilNoConnections(int64_t timeout_ms);
+  bool WaitUntilNoConnections(absl::Duration timeout);
   size_t open_connections();
   // True once StartDraining() ran; cheap enough to check on every write.
   bool draining() const { return draining_flag_.load(std::memory_order_acquire); }

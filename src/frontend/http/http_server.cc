@@ -22,7 +22,7 @@ using boost::system::error_code;
 // After a failed accept (out of descriptors), wait this long before trying again rather than spin.
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 // How long Shutdown waits for forcibly closed connections to finish closing.
-constexpr int64_t kForceCloseWaitMs = 5'000;
+constexpr absl::Duration kForceCloseWait = absl::Seconds(5);
 
 absl::Status ValidateOptions(const HttpServer::Options& options) {
   if (options.io_threads < 1) return absl::InvalidArgumentError("io_threads must be >= 1");
@@ -36,8 +36,9 @@ absl::Status ValidateOptions(const HttpServer::Options& options) {
   if (options.max_pipelined_requests < 1) {
     return absl::InvalidArgumentError("max_pipelined_requests must be >= 1");
   }
-  if (options.idle_timeout_ms <= 0 || options.read_timeout_ms <= 0 ||
-      options.write_timeout_ms <= 0 || options.linger_timeout_ms < 0) {
+  const absl::Duration zero = absl::ZeroDuration();
+  if (options.idle_timeout <= zero || options.read_timeout <= zero ||
+      options.write_timeout <= zero || options.linger_timeout < zero) {
     return absl::InvalidArgumentError("timeouts must be positive");
   }
   if (options.clock == nullptr) return absl::InvalidArgumentError("clock must not be null");
@@ -56,7 +57,7 @@ class HttpServer::Impl {
     retry_timer_.emplace(threads_[0]->context());
   }
 
-  ~Impl() { Shutdown(0); }
+  ~Impl() { Shutdown(absl::ZeroDuration()); }
 
   absl::Status Listen() {
     const Options& options = state_->options();
@@ -83,7 +84,7 @@ class HttpServer::Impl {
   int port() const { return port_; }
   size_t open_connections() const { return state_->open_connections(); }
 
-  void Shutdown(int64_t drain_timeout_ms) {
+  void Shutdown(absl::Duration drain_timeout) {
     if (shut_down_) return;
     shut_down_ = true;
     if (!started_) {  // Listen() failed: no loop ever ran
@@ -106,11 +107,11 @@ class HttpServer::Impl {
       connection->io()->Post([connection] { connection->BeginDrain(); });
     }
     // 3. Whatever is still open when the drain time is up is closed, cancelling its requests.
-    if (!state_->WaitUntilNoConnections(drain_timeout_ms)) {
+    if (!state_->WaitUntilNoConnections(drain_timeout)) {
       for (const std::shared_ptr<HttpConnection>& connection : state_->OpenConnections()) {
         connection->io()->Post([connection] { connection->Close(); });
       }
-      state_->WaitUntilNoConnections(kForceCloseWaitMs);
+      state_->WaitUntilNoConnections(kForceCloseWait);
     }
     // 4. Stop the loops (running what was already queued).
     for (const std::shared_ptr<IoThread>& thread : threads_) thread->Stop();
@@ -164,7 +165,7 @@ HttpServer::~HttpServer() = default;
 
 int HttpServer::port() const { return impl_->port(); }
 
-void HttpServer::Shutdown(int64_t drain_timeout_ms) { impl_->Shutdown(drain_timeout_ms); }
+void HttpServer::Shutdown(absl::Duration drain_timeout) { impl_->Shutdown(drain_timeout); }
 
 size_t HttpServer::open_connections() const { return impl_->open_connections(); }
 

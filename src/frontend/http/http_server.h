@@ -14,9 +14,9 @@
 //     `max_body_bytes` is answered 413 without reading the body, then the connection is closed.
 //     `Expect: 100-continue` is answered before the body is read.
 //   * Errors the transport detects itself: malformed HTTP → 400, header over `max_header_bytes`
-//     → 431, request not complete `read_timeout_ms` after its first byte → 408; each closes the
-//     connection after its response. Idle connections close after `idle_timeout_ms`; a response
-//     that cannot be written within `write_timeout_ms` closes its connection.
+//     → 431, request not complete `read_timeout` after its first byte → 408; each closes the
+//     connection after its response. Idle connections close after `idle_timeout`; a response
+//     that cannot be written within `write_timeout` closes its connection.
 //   * Stage stamps: a request's t0 (HttpRequest::arrival_ns) is when its first byte was read;
 //     t5 is reported through HttpResponse::on_sent once the last byte is written.
 //   * Disconnects: when the client goes away (EOF or error) with requests unanswered, the cancel
@@ -35,6 +35,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/clock.h"
 #include "frontend/http/http_handler.h"
 
@@ -55,14 +56,14 @@ class HttpServer {
     // Largest request line plus headers; beyond it the request gets 431.
     uint32_t max_header_bytes = 16 * 1024;
     // A connection without a request in progress or in flight is closed after this long.
-    int64_t idle_timeout_ms = 60'000;
+    absl::Duration idle_timeout = absl::Seconds(60);
     // A request must be fully received this long after its first byte (else 408).
-    int64_t read_timeout_ms = 30'000;
+    absl::Duration read_timeout = absl::Seconds(30);
     // A response must be fully handed to the kernel this long after its write began.
-    int64_t write_timeout_ms = 30'000;
+    absl::Duration write_timeout = absl::Seconds(30);
     // How long a connection being closed after a response keeps reading (and discarding) what
     // the client still sends, so the client reads the response instead of a reset.
-    int64_t linger_timeout_ms = 2'000;
+    absl::Duration linger_timeout = absl::Seconds(2);
     // Unanswered requests per connection before the server stops reading from it.
     int max_pipelined_requests = 16;
     // listen() backlog.
@@ -77,17 +78,17 @@ class HttpServer {
   explicit HttpServer(std::unique_ptr<Impl> impl);
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
-  // Shutdown(0) if Shutdown was not called.
+  // Shutdown(absl::ZeroDuration()) if Shutdown was not called.
   ~HttpServer();
 
   // The bound port.
   int port() const;
 
   // Graceful stop: stops accepting, closes idle connections at once, lets requests already
-  // received finish (their last response says `Connection: close`) for up to `drain_timeout_ms`,
+  // received finish (their last response says `Connection: close`) for up to `drain_timeout`,
   // then closes whatever is left (cancelling its requests) and stops the io threads. Blocks until
   // done; idempotent.
-  void Shutdown(int64_t drain_timeout_ms);
+  void Shutdown(absl::Duration drain_timeout);
 
   // Connections currently open (for tests and metrics).
   size_t open_connections() const;

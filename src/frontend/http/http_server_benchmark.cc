@@ -265,7 +265,7 @@ int Main(int argc, char** argv) {
     } else {
       stack->full_done.WaitForNotification();
     }
-    stack->http->Shutdown(1000);
+    stack->http->Shutdown(absl::Seconds(1));
     return 0;
   }
   Flags warmup = flags;
@@ -273,7 +273,7 @@ int Main(int argc, char** argv) {
   RunClient(stack->http->port(), warmup, /*quiet=*/true);
   RunClient(stack->http->port(), flags, /*quiet=*/false);
   RunCodecOnly(flags);
-  stack->http->Shutdown(1000);
+  stack->http->Shutdown(absl::Seconds(1));
   return 0;
 }
 

@@ -406,7 +406,7 @@ TEST(HttpServerTest, UnansweredResponderAnswers500) {
 TEST(HttpServerTest, IdleConnectionsAreClosed) {
   EchoHandler handler;
   HttpServer::Options options = TestOptions();
-  options.idle_timeout_ms = 100;
+  options.idle_timeout = absl::Milliseconds(100);
   auto server = Start(&handler, options);
   TestClient client(server->port());
   client.Send(Get("/once"));
@@ -417,7 +417,7 @@ TEST(HttpServerTest, IdleConnectionsAreClosed) {
 TEST(HttpServerTest, IncompleteRequestTimesOutWith408) {
   EchoHandler handler;
   HttpServer::Options options = TestOptions();
-  options.read_timeout_ms = 100;
+  options.read_timeout = absl::Milliseconds(100);
   auto server = Start(&handler, options);
   TestClient client(server->port());
   client.Send("POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc");
@@ -442,7 +442,7 @@ TEST(HttpServerTest, ShutdownDrainsRequestsInFlightAndClosesIdleConnections) {
   std::vector<HoldingHandler::Held> held = handler.Take(1);
   ASSERT_EQ(held.size(), 1u);
 
-  std::thread stopper([&server] { server->Shutdown(/*drain_timeout_ms=*/10'000); });
+  std::thread stopper([&server] { server->Shutdown(absl::Seconds(10)); });
   EXPECT_TRUE(idle.WaitForClose());  // idle: closed at once
   held[0].responder->Send(HttpResponse::Json(200, R"({"finished":true})"));
   auto response = busy.Read();
@@ -466,7 +466,7 @@ TEST(HttpServerTest, ShutdownCancelsWhatDoesNotFinishInTime) {
   client.Send(Get("/never"));
   std::vector<HoldingHandler::Held> held = handler.Take(1);
   ASSERT_EQ(held.size(), 1u);
-  server->Shutdown(/*drain_timeout_ms=*/50);
+  server->Shutdown(absl::Milliseconds(50));
   EXPECT_TRUE(held[0].cancelled->load());
   EXPECT_TRUE(client.WaitForClose());
   // The late answer goes nowhere, safely.
