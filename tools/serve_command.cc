@@ -190,7 +190,7 @@ int RunServe(const ServeFlags& flags) {
   const absl::Duration drain = absl::Seconds(flags.exit_timeout_secs);
   if (http != nullptr) http->Shutdown(drain);
   if (metrics_http != nullptr) metrics_http->Shutdown(drain);
-  if (grpc != nullptr) grpc->Shutdown(absl::ToInt64Nanoseconds(drain));
+  if (grpc != nullptr) grpc->Shutdown(drain);
   const bool idle = (*server)->WaitIdle(drain);
   // Traces and access-log lines still queued are written before exit.
   (*server)->observer()->Flush(absl::Seconds(2));

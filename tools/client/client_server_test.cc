@@ -67,7 +67,7 @@ class Servers {
     grpc_ = Started(frontend::GrpcServer::Create(server_.get(), grpc_options), "gRPC");
   }
   ~Servers() {
-    grpc_->Shutdown(0);
+    grpc_->Shutdown(absl::ZeroDuration());
     http_->Shutdown(absl::ZeroDuration());
   }
 

@@ -13,9 +13,8 @@
 namespace brigade::frontend {
 namespace {
 
-// How long a call may wait for Redis: until the client's deadline, at most `max_wait_ms`.
-absl::Duration WaitBudget(const grpc::CallbackServerContext& context, int64_t max_wait_ms) {
-  const absl::Duration cap = absl::Milliseconds(max_wait_ms);
+// How long a call may wait for Redis: until the client's deadline, at most `cap`.
+absl::Duration WaitBudget(const grpc::CallbackServerContext& context, absl::Duration cap) {
   const auto deadline = context.deadline();
   if (deadline == std::chrono::system_clock::time_point::max()) return cap;
   const absl::Duration left = absl::FromChrono(deadline - std::chrono::system_clock::now());
@@ -41,7 +40,7 @@ grpc::ServerUnaryReactor* GrpcCacheAdminService::Invalidate(
   const bool posted = worker_.Post(
       [this, context, reactor, name = request->model_name(), version = *version]() mutable {
         const absl::Status status =
-            server_->InvalidateCache(name, version, WaitBudget(*context, options_.max_wait_ms));
+            server_->InvalidateCache(name, version, WaitBudget(*context, options_.max_wait));
         reactor->Finish(FinishStatus(status, context));
       });
   if (!posted) {

@@ -10,7 +10,7 @@
 // wait for Redis (deleting keys, publishing the broadcast), so it runs on the service's own
 // BlockingWorker, never on gRPC's callback threads. The worker's queue is bounded: a full queue
 // answers UNAVAILABLE at once. The wait for Redis is bounded by the client's deadline and by
-// Options::max_wait_ms, whichever comes first.
+// Options::max_wait, whichever comes first.
 //
 // Thread safety: handlers run on gRPC's threads, concurrently. Ownership: `server` is borrowed
 // and must outlive the grpc::Server this service is registered with; the service must outlive it
@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "absl/time/time.h"
 #include "core/blocking_worker.h"
 #include "protocol/cache_admin.grpc.pb.h"
 #include "server/inference_server.h"
@@ -31,7 +32,7 @@ class GrpcCacheAdminService final : public brigade::admin::CacheAdmin::CallbackS
     // Invalidations waiting for the worker; more are refused with UNAVAILABLE.
     int max_queued_calls = 16;
     // Longest wait for Redis per call when the client's deadline is later or absent.
-    int64_t max_wait_ms = 5'000;
+    absl::Duration max_wait = absl::Seconds(5);
   };
 
   GrpcCacheAdminService(InferenceServer* server, Options options);

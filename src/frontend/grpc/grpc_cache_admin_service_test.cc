@@ -115,7 +115,7 @@ class GrpcCacheAdminTest : public ::testing::Test {
     GrpcServer::Options grpc_options;
     grpc_options.host = "127.0.0.1";
     grpc_options.port = 0;
-    grpc_options.health_poll_ms = 0;
+    grpc_options.health_poll = absl::ZeroDuration();
     auto grpc_server = GrpcServer::Create(node->server.get(), grpc_options);
     EXPECT_TRUE(grpc_server.ok()) << grpc_server.status();
     if (!grpc_server.ok()) return nullptr;

@@ -26,11 +26,11 @@ absl::Status Validate(const GrpcServer::Options& options) {
           StrCat("grpc message size limit ", bytes, " must be in [1, 2^31-1] bytes"));
     }
   }
-  if (options.health_poll_ms < 0) {
-    return absl::InvalidArgumentError("grpc health_poll_ms must not be negative");
+  if (options.health_poll < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("grpc health_poll must not be negative");
   }
-  if (options.cache_admin.max_wait_ms < 0) {
-    return absl::InvalidArgumentError("grpc cache_admin.max_wait_ms must not be negative");
+  if (options.cache_admin.max_wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("grpc cache_admin.max_wait must not be negative");
   }
   return absl::OkStatus();
 }
@@ -63,8 +63,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(InferenceServer* 
   builder.RegisterService(out->cache_admin_.get());
   builder.SetMaxReceiveMessageSize(ToInt(o.max_receive_message_bytes));
   builder.SetMaxSendMessageSize(ToInt(o.max_send_message_bytes));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToInt(o.keepalive_time_ms));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToInt(o.keepalive_timeout_ms));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                             ToInt(absl::ToInt64Milliseconds(o.keepalive_time)));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             ToInt(absl::ToInt64Milliseconds(o.keepalive_timeout)));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS,
                              o.keepalive_permit_without_calls ? 1 : 0);
   out->grpc_server_ = builder.BuildAndStart();
@@ -74,7 +76,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(InferenceServer* 
   }
   out->address_ = JoinHostPort(o.host, out->port_);
   out->RefreshHealth();
-  if (o.health_poll_ms > 0) {
+  if (o.health_poll > absl::ZeroDuration()) {
     GrpcServer* self = out.get();
     out->health_thread_ = std::thread([self] { self->PollHealth(); });
   }
@@ -88,7 +90,7 @@ GrpcServer::GrpcServer(InferenceServer* server, Options options)
       cache_admin_(std::make_unique<GrpcCacheAdminService>(server, options_.cache_admin)) {}
 
 GrpcServer::~GrpcServer() {
-  if (grpc_server_ != nullptr) Shutdown(0);
+  if (grpc_server_ != nullptr) Shutdown(absl::ZeroDuration());
 }
 
 void GrpcServer::RefreshHealth() {
@@ -108,15 +110,14 @@ void GrpcServer::PollHealth() {
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(this, &GrpcServer::StopRequested),
-                           absl::Milliseconds(options_.health_poll_ms));
+      mu_.AwaitWithTimeout(absl::Condition(this, &GrpcServer::StopRequested), options_.health_poll);
       if (stopping_) return;
     }
     RefreshHealth();
   }
 }
 
-void GrpcServer::Shutdown(int64_t timeout_ns) {
+void GrpcServer::Shutdown(absl::Duration timeout) {
   absl::MutexLock serialize(&shutdown_mu_);
   {
     absl::MutexLock lock(&mu_);
@@ -127,7 +128,10 @@ void GrpcServer::Shutdown(int64_t timeout_ns) {
   // Probes see NOT_SERVING from here on (gRPC's own shutdown would do the same, but later).
   grpc_server_->GetHealthCheckService()->SetServingStatus(false);
   const auto deadline =
-      std::chrono::system_clock::now() + std::chrono::nanoseconds(std::max<int64_t>(timeout_ns, 0));
+      timeout == absl::InfiniteDuration()
+          ? std::chrono::system_clock::time_point::max()
+          : std::chrono::system_clock::now() +
+                absl::ToChronoNanoseconds(std::max(timeout, absl::ZeroDuration()));
   grpc_server_->Shutdown(deadline);
   grpc_server_->Wait();
   absl::MutexLock lock(&mu_);

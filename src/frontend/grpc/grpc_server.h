@@ -8,7 +8,7 @@
 //
 // Health: the health service reports SERVING exactly when InferenceServer::IsReady(), for the
 // whole server ("") and for "inference.GRPCInferenceService". A background thread re-reads
-// readiness every `health_poll_ms`; RefreshHealth() does it at once (e.g. right after
+// readiness every `health_poll`; RefreshHealth() does it at once (e.g. right after
 // StartDrain()). Shutdown() turns it NOT_SERVING before it stops accepting calls.
 //
 // Limits: messages larger than max_receive_message_bytes / max_send_message_bytes are refused
@@ -18,7 +18,7 @@
 // stops accepting, lets RPCs in flight finish until the deadline, then cancels the rest (an
 // inference call cancelled this way sets its request's CancelFlag and is answered CANCELLED
 // without waiting for the server) and returns once gRPC is done with every call. The
-// destructor calls Shutdown(0) if it has not been called.
+// destructor calls Shutdown(absl::ZeroDuration()) if it has not been called.
 //
 // Thread safety: every method may be called from any thread; Shutdown() is idempotent.
 // Failure: Create() returns INVALID_ARGUMENT for bad options and UNAVAILABLE when the address
@@ -32,6 +32,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "frontend/grpc/grpc_cache_admin_service.h"
 #include "frontend/grpc/grpc_inference_service.h"
 #include "grpcpp/server.h"
@@ -51,12 +52,13 @@ class GrpcServer {
     int port = 8001;
     int64_t max_receive_message_bytes = kDefaultGrpcMaxMessageBytes;
     int64_t max_send_message_bytes = kDefaultGrpcMaxMessageBytes;
-    // How often the health service re-reads readiness; 0 = only on RefreshHealth().
-    int64_t health_poll_ms = 1000;
+    // How often the health service re-reads readiness; zero = only on RefreshHealth().
+    absl::Duration health_poll = absl::Seconds(1);
     // HTTP/2 keepalive, with Triton's defaults (ping every 2 h, 20 s to answer, no pings on
     // idle connections).
-    int64_t keepalive_time_ms = 7'200'000;
-    int64_t keepalive_timeout_ms = 20'000;
+    // gRPC takes them in whole milliseconds (sub-millisecond parts are dropped).
+    absl::Duration keepalive_time = absl::Hours(2);
+    absl::Duration keepalive_timeout = absl::Seconds(20);
     bool keepalive_permit_without_calls = false;
     GrpcInferenceService::Options service;
     GrpcCacheAdminService::Options cache_admin;
@@ -77,8 +79,9 @@ class GrpcServer {
   // Sets the health service's status from InferenceServer::IsReady().
   void RefreshHealth();
 
-  // Graceful shutdown; see the class comment. `timeout_ns` <= 0 cancels in-flight calls at once.
-  void Shutdown(int64_t timeout_ns);
+  // Graceful shutdown; see the class comment. A `timeout` <= 0 cancels in-flight calls at once;
+  // absl::InfiniteDuration() waits for every one of them.
+  void Shutdown(absl::Duration timeout);
 
  private:
   GrpcServer(InferenceServer* server, Options options);

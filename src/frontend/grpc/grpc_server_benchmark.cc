@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     return stub->ModelInfer(&context, typed, &response).ok();
   });
 
-  (*grpc_server)->Shutdown(1'000'000'000);
+  (*grpc_server)->Shutdown(absl::Seconds(1));
   grpc_server->reset();
   server->reset();
   std::filesystem::remove_all(repository);

@@ -158,7 +158,7 @@ class GrpcServerTest : public ::testing::Test {
     server_ = *std::move(server);
     options.host = "127.0.0.1";
     options.port = 0;
-    options.health_poll_ms = 0;
+    options.health_poll = absl::ZeroDuration();
     auto grpc_server = GrpcServer::Create(server_.get(), options);
     ASSERT_TRUE(grpc_server.ok()) << grpc_server.status();
     grpc_server_ = *std::move(grpc_server);
@@ -613,7 +613,7 @@ TEST_F(GrpcServerTest, ShutdownDoesNotWaitForACancelledCall) {
   ASSERT_FALSE(server_->WaitIdle(absl::ZeroDuration())) << "the slow call never reached the server";
 
   const auto start = std::chrono::steady_clock::now();
-  grpc_server_->Shutdown(0);
+  grpc_server_->Shutdown(absl::ZeroDuration());
   const auto shutdown_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::steady_clock::now() - start)
                                .count();
