@@ -31,14 +31,19 @@ set(BRIGADE_SANITIZE_TESTS
   # statistics, metrics, tracing, the OTLP exporter (net's client, worker thread)
   telemetry_model_stats_test telemetry_metrics_test telemetry_request_metrics_test
   telemetry_trace_context_test telemetry_tracing_test telemetry_access_log_test
-  telemetry_otlp_exporter_test)
+  telemetry_otlp_exporter_test
+  # image decoding (untrusted bytes through libjpeg-turbo and libspng), resampling, post-processing
+  process_jpeg_decoder_test process_png_decoder_test process_image_decoder_test
+  process_resize_test process_normalize_test process_image_preprocess_test process_classify_test)
 
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).
-set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache protocol_http protocol_grpc http_content_coding)
+set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache protocol_http protocol_grpc http_content_coding
+                                    process)
 
 set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz protocol_grpc_infer_messages_fuzz
-                         protocol_http_infer_request_json_fuzz frontend_http_content_coding_fuzz)
+                         protocol_http_infer_request_json_fuzz frontend_http_content_coding_fuzz
+                         process_jpeg_decoder_fuzz process_png_decoder_fuzz)
 
 if(NOT BRIGADE_SANITIZE)
   return()
