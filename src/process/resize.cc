@@ -1,5 +1,7 @@
 #include "process/resize.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,26 +25,204 @@ inline uint8_t Clip8(int32_t value) {
   return static_cast<uint8_t>(std::clamp(shifted, 0, 255));
 }
 
-// One output row's worth of horizontal resampling for `rows` rows: dst[y][x] from
-// src[y][first[x] .. first[x] + taps[x]).
-__attribute__((target_clones("avx2", "default"))) void HorizontalPass(const uint8_t* src,
-                                                                      size_t src_stride, int rows,
-                                                                      const ResampleAxis& axis,
-                                                                      uint8_t* dst,
-                                                                      size_t dst_stride) {
+// Horizontal resampling of `rows` rows: dst[y][x] from src[y][first[x] .. first[x] + taps[x]).
+// Integer sums do not depend on the order of their terms, so any schedule gives PIL's bytes.
+// The main path pads every output to the same K taps (zero weights; windows at the right edge
+// are moved left so they stay inside the row), which lets the compiler unroll the tap loop for
+// the common K (and runs any K with K = 0); rows go eight at a time with AVX2 when the CPU has it,
+// otherwise (and for the last rows) two at a time.
+template <int K>
+__attribute__((always_inline)) inline void HorizontalRows(int runtime_taps, const uint8_t* in0,
+                                                          const uint8_t* in1, int out_width,
+                                                          const int32_t* first,
+                                                          const int32_t* weights, uint8_t* out0,
+                                                          uint8_t* out1) {
+  const int taps = K > 0 ? K : runtime_taps;  // K = 0: any number, known at run time
+  for (int x = 0; x < out_width; ++x) {
+    const int32_t* k = weights + static_cast<size_t>(x) * taps;
+    const uint8_t* p = in0 + static_cast<size_t>(first[x]) * kChannels;
+    const uint8_t* q = in1 + static_cast<size_t>(first[x]) * kChannels;
+    int32_t a0 = 1 << (kResamplePrecisionBits - 1);
+    int32_t a1 = a0, a2 = a0, b0 = a0, b1 = a0, b2 = a0;
+    for (int t = 0; t < taps; ++t) {
+      a0 += p[3 * t + 0] * k[t];
+      a1 += p[3 * t + 1] * k[t];
+      a2 += p[3 * t + 2] * k[t];
+      b0 += q[3 * t + 0] * k[t];
+      b1 += q[3 * t + 1] * k[t];
+      b2 += q[3 * t + 2] * k[t];
+    }
+    out0[3 * x + 0] = Clip8(a0);
+    out0[3 * x + 1] = Clip8(a1);
+    out0[3 * x + 2] = Clip8(a2);
+    out1[3 * x + 0] = Clip8(b0);
+    out1[3 * x + 1] = Clip8(b1);
+    out1[3 * x + 2] = Clip8(b2);
+  }
+}
+
+// Eight rows at once with AVX2: the rows' bytes of the used span are transposed into `lanes`
+// (for each source byte, its eight rows side by side as int32), so each tap is one 8-lane
+// multiply-add per channel. Picked at run time when the CPU has AVX2.
+template <int K>
+__attribute__((target("avx2"))) void HorizontalEightRowsAvx2(int runtime_taps, const uint8_t* src,
+                                                             size_t src_stride, int span_begin,
+                                                             int span_end, int out_width,
+                                                             const int32_t* first,
+                                                             const int32_t* weights, int32_t* lanes,
+                                                             uint8_t* dst, size_t dst_stride) {
+  const int taps = K > 0 ? K : runtime_taps;  // K = 0: any number, known at run time
+  constexpr int kRows = 8;
+  const int begin_byte = span_begin * kChannels;
+  const int span_bytes = (span_end - span_begin) * kChannels;
+  const uint8_t* rows[kRows];
+  for (int r = 0; r < kRows; ++r) rows[r] = src + static_cast<size_t>(r) * src_stride + begin_byte;
+  int j = 0;
+  for (; j + 8 <= span_bytes; j += 8) {
+    // An 8x8 byte transpose: d[i] holds bytes j+2i and j+2i+1 of the eight rows.
+    __m128i a[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      a[r] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(rows[r] + j));
+    }
+    const __m128i b0 = _mm_unpacklo_epi8(a[0], a[1]);
+    const __m128i b1 = _mm_unpacklo_epi8(a[2], a[3]);
+    const __m128i b2 = _mm_unpacklo_epi8(a[4], a[5]);
+    const __m128i b3 = _mm_unpacklo_epi8(a[6], a[7]);
+    const __m128i c0 = _mm_unpacklo_epi16(b0, b1);
+    const __m128i c1 = _mm_unpackhi_epi16(b0, b1);
+    const __m128i c2 = _mm_unpacklo_epi16(b2, b3);
+    const __m128i c3 = _mm_unpackhi_epi16(b2, b3);
+    const __m128i d[4] = {_mm_unpacklo_epi32(c0, c2), _mm_unpackhi_epi32(c0, c2),
+                          _mm_unpacklo_epi32(c1, c3), _mm_unpackhi_epi32(c1, c3)};
+    int32_t* out = lanes + static_cast<size_t>(j) * kRows;
+    for (int i = 0; i < 4; ++i) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (2 * i) * kRows),
+                          _mm256_cvtepu8_epi32(d[i]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (2 * i + 1) * kRows),
+                          _mm256_cvtepu8_epi32(_mm_srli_si128(d[i], 8)));
+    }
+  }
+  for (; j < span_bytes; ++j) {
+    for (int r = 0; r < kRows; ++r) lanes[static_cast<size_t>(j) * kRows + r] = rows[r][j];
+  }
+  const __m256i half = _mm256_set1_epi32(1 << (kResamplePrecisionBits - 1));
+  for (int x = 0; x < out_width; ++x) {
+    const int32_t* k = weights + static_cast<size_t>(x) * taps;
+    const int32_t* v = lanes + static_cast<size_t>(first[x] - span_begin) * kChannels * kRows;
+    __m256i acc0 = half;
+    __m256i acc1 = half;
+    __m256i acc2 = half;
+    for (int t = 0; t < taps; ++t) {
+      const __m256i w = _mm256_set1_epi32(k[t]);
+      const int32_t* pixel = v + static_cast<size_t>(t) * kChannels * kRows;
+      acc0 = _mm256_add_epi32(
+          acc0, _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pixel)), w));
+      acc1 = _mm256_add_epi32(
+          acc1, _mm256_mullo_epi32(
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pixel + kRows)), w));
+      acc2 = _mm256_add_epi32(
+          acc2, _mm256_mullo_epi32(
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pixel + 2 * kRows)), w));
+    }
+    // >> 22 then saturate to 0..255: the same as Clip8.
+    alignas(32) int32_t sums[kChannels][kRows];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums[0]),
+                       _mm256_srai_epi32(acc0, kResamplePrecisionBits));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums[1]),
+                       _mm256_srai_epi32(acc1, kResamplePrecisionBits));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums[2]),
+                       _mm256_srai_epi32(acc2, kResamplePrecisionBits));
+    for (int r = 0; r < kRows; ++r) {
+      uint8_t* o = dst + static_cast<size_t>(r) * dst_stride + 3 * x;
+      o[0] = static_cast<uint8_t>(std::clamp(sums[0][r], 0, 255));
+      o[1] = static_cast<uint8_t>(std::clamp(sums[1][r], 0, 255));
+      o[2] = static_cast<uint8_t>(std::clamp(sums[2][r], 0, 255));
+    }
+  }
+}
+
+bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+template <int K>
+__attribute__((always_inline)) inline void HorizontalFixed(int runtime_taps, const uint8_t* src,
+                                                           size_t src_stride, int rows,
+                                                           int out_width, const int32_t* first,
+                                                           const int32_t* weights, uint8_t* dst,
+                                                           size_t dst_stride) {
+  const int taps = K > 0 ? K : runtime_taps;  // K = 0: any number, known at run time
+  const int span_begin = first[0];
+  int span_end = span_begin;
+  for (int x = 0; x < out_width; ++x) span_end = std::max(span_end, first[x] + taps);
+  int y = 0;
+  if (HasAvx2() && rows >= 8) {
+    std::vector<int32_t> lanes(static_cast<size_t>(span_end - span_begin) * kChannels * 8);
+    for (; y + 8 <= rows; y += 8) {
+      HorizontalEightRowsAvx2<K>(taps, src + static_cast<size_t>(y) * src_stride, src_stride,
+                                 span_begin, span_end, out_width, first, weights, lanes.data(),
+                                 dst + static_cast<size_t>(y) * dst_stride, dst_stride);
+    }
+  }
+  for (; y < rows; y += 2) {
+    const int y1 = y + 1 < rows ? y + 1 : y;  // an odd last row is done twice
+    HorizontalRows<K>(taps, src + static_cast<size_t>(y) * src_stride,
+                      src + static_cast<size_t>(y1) * src_stride, out_width, first, weights,
+                      dst + static_cast<size_t>(y) * dst_stride,
+                      dst + static_cast<size_t>(y1) * dst_stride);
+  }
+}
+
+void HorizontalPass(const uint8_t* src, size_t src_stride, int in_width, int rows,
+                    const ResampleAxis& axis, uint8_t* dst, size_t dst_stride) {
   const int out_width = static_cast<int>(axis.first.size());
+  const int taps = axis.max_taps;
+  if (taps <= in_width) {
+    // Pad each output to exactly `taps` weights, its window kept inside the row.
+    std::vector<int32_t> first(out_width);
+    std::vector<int32_t> weights(static_cast<size_t>(out_width) * taps, 0);
+    for (int x = 0; x < out_width; ++x) {
+      const int start = std::min(axis.first[x], in_width - taps);
+      const int shift = axis.first[x] - start;
+      first[x] = start;
+      for (int t = 0; t < axis.taps[x]; ++t) {
+        weights[static_cast<size_t>(x) * taps + shift + t] =
+            axis.weights[static_cast<size_t>(x) * taps + t];
+      }
+    }
+    switch (taps) {
+#define BRIGADE_RESIZE_CASE(k)                                                                    \
+  case k:                                                                                         \
+    HorizontalFixed<k>(taps, src, src_stride, rows, out_width, first.data(), weights.data(), dst, \
+                       dst_stride);                                                               \
+    return;
+      BRIGADE_RESIZE_CASE(3)
+      BRIGADE_RESIZE_CASE(5)
+      BRIGADE_RESIZE_CASE(7)
+      BRIGADE_RESIZE_CASE(9)
+      BRIGADE_RESIZE_CASE(11)
+      BRIGADE_RESIZE_CASE(13)
+      BRIGADE_RESIZE_CASE(15)
+      BRIGADE_RESIZE_CASE(17)
+#undef BRIGADE_RESIZE_CASE
+      default:
+        HorizontalFixed<0>(taps, src, src_stride, rows, out_width, first.data(), weights.data(),
+                           dst, dst_stride);
+        return;
+    }
+  }
   const int32_t* first = axis.first.data();
-  const int32_t* taps = axis.taps.data();
   for (int y = 0; y < rows; ++y) {
     const uint8_t* in = src + static_cast<size_t>(y) * src_stride;
     uint8_t* out = dst + static_cast<size_t>(y) * dst_stride;
     for (int x = 0; x < out_width; ++x) {
-      const int32_t* k = axis.weights.data() + static_cast<size_t>(x) * axis.max_taps;
+      const int32_t* k = axis.weights.data() + static_cast<size_t>(x) * taps;
       const uint8_t* p = in + static_cast<size_t>(first[x]) * kChannels;
       int32_t s0 = 1 << (kResamplePrecisionBits - 1);
       int32_t s1 = s0;
       int32_t s2 = s0;
-      for (int t = 0; t < taps[x]; ++t) {
+      for (int t = 0; t < axis.taps[x]; ++t) {
         s0 += p[3 * t + 0] * k[t];
         s1 += p[3 * t + 1] * k[t];
         s2 += p[3 * t + 2] * k[t];
@@ -162,7 +342,7 @@ absl::StatusOr<Image> ResizeWindow(const ImageView& source, int out_width, int o
     const ResampleAxis h_axis =
         ComputeResampleAxis(source.width, out_width, window.x, window.width, filter);
     intermediate.resize(static_cast<size_t>(row_end - row0) * row_bytes);
-    HorizontalPass(source.row(row0), source.stride_bytes, row_end - row0, h_axis,
+    HorizontalPass(source.row(row0), source.stride_bytes, source.width, row_end - row0, h_axis,
                    intermediate.data(), row_bytes);
     mid = intermediate.data();
     mid_stride = row_bytes;
