@@ -34,7 +34,8 @@ set(BRIGADE_SANITIZE_TESTS
   telemetry_otlp_exporter_test
   # image decoding (untrusted bytes through libjpeg-turbo and libspng), resampling, post-processing
   process_jpeg_decoder_test process_png_decoder_test process_image_decoder_test
-  process_resize_test process_normalize_test process_image_preprocess_test process_classify_test)
+  process_resize_test process_normalize_test process_image_preprocess_test process_classify_test
+  process_nms_test)
 
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).
