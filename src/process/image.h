@@ -53,14 +53,17 @@ struct DecodeOptions {
   // positive.
   int64_t max_pixels = kDefaultMaxPixels;
   // JPEG only: when both are positive and the image is at least twice as large in both
-  // dimensions, decode at the smallest DCT scaling factor of at most 1/2 (1/8, 1/4, 3/8, 1/2)
-  // whose result is still at least min_width x min_height. The other formats ignore them and
-  // always decode at full size.
+  // dimensions, decode at the smallest DCT scaling factor of 1/8, 1/4 and 1/2 whose result is
+  // still at least min_width x min_height. The other formats ignore them and always decode at
+  // full size.
   int min_width = 0;
   int min_height = 0;
   // JPEG only: the faster, slightly less accurate integer IDCT (libjpeg's IFAST) instead of the
   // accurate one (ISLOW, which PIL uses).
   bool fast_dct = false;
+  // JPEG only: replicate chroma samples instead of interpolating them ("fancy upsampling", on in
+  // PIL); saves ~15% of a full-size 4:2:0 decode.
+  bool fast_upsample = false;
 };
 
 }  // namespace brigade::process

@@ -93,6 +93,7 @@ absl::StatusOr<Image> ImagePreprocessor::DecodeResizeCrop(std::string_view encod
     decode.min_width = geometry.resized_width;
     decode.min_height = geometry.resized_height;
     decode.fast_dct = true;
+    decode.fast_upsample = true;
   }
   BRIGADE_ASSIGN_OR_RETURN(const Image image, DecodeImage(encoded, decode));
   return ResizeWindow(ImageView::Of(image), geometry.resized_width, geometry.resized_height,

@@ -7,7 +7,7 @@
 // same libjpeg-turbo), so a full-size decode gives PIL's pixels exactly.
 //
 // DCT-domain scaling: with DecodeOptions::min_width/min_height set, the image is decoded at 1/8,
-// 1/4, 3/8 or 1/2 of its size when that is still at least the minimum, which skips most of the
+// 1/4 or 1/2 of its size when that is still at least the minimum, which skips most of the
 // IDCT and upsampling work (see image.h).
 //
 // EXIF orientation is NOT applied: pixels come out as stored, as PIL's Image.open gives them

@@ -1,9 +1,9 @@
 // libFuzzer target: the JPEG decoder must accept or refuse any bytes without crashing, reading
 // out of bounds, or allocating past the pixel limit; what it accepts must have the size it
 // reports. The whole input is the JPEG (the seeds are the committed test images); its length
-// picks the DCT scaling and the IDCT, so both decode paths are fuzzed. The limit is kept small
-// so a large declared size is refused instead of slowly decoded. Build: see CMakeLists.txt
-// (BRIGADE_FUZZ).
+// picks the DCT scaling, the IDCT and the chroma upsampling, so every decode path is fuzzed.
+// The limit is kept small so a large declared size is refused instead of slowly decoded.
+// Build: see CMakeLists.txt (BRIGADE_FUZZ).
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.min_height = 8;
   }
   options.fast_dct = size % 2 == 1;
+  options.fast_upsample = size % 4 >= 2;
   absl::StatusOr<process::ImageInfo> info = process::ReadJpegInfo(input);
   absl::StatusOr<process::Image> image = process::DecodeJpeg(input, options);
   if (image.ok()) {
