@@ -13,11 +13,12 @@
 //   kExact  full-size decode and PIL's resampling: the same pixels as PIL + torchvision (the
 //           decoders link the same libjpeg-turbo PIL does), so the same tensor, bit for bit,
 //           for JPEGs and 8-bit PNGs (bench/results/process.md has the measured agreement).
-//   kFast   JPEGs are decoded DCT-scaled (1/2, 1/4 or 1/8) to between 1 and 2 times the
-//           resized size when the image is that large, with the fast integer IDCT and plain
-//           chroma upsampling, then resampled from that smaller image (a cheaper resize for the
-//           same reason). Not bit-exact: see bench/results/process.md for how far from the
-//           reference, per image.
+//   kFast   JPEGs are decoded DCT-scaled (1/2, 1/4 or 1/8) to the smallest size that is still
+//           at least 15/16 of the resized size (so the resize enlarges by at most 6.7%; a
+//           640x480 photo decodes at 320x240 for its 341x256), with the fast integer IDCT and
+//           plain chroma upsampling, then resampled from that smaller image (a cheaper resize
+//           for the same reason). PNGs are as in kExact. Not bit-exact: see
+//           bench/results/process.md for how far from the reference, per image.
 //
 // The geometry is torchvision's: the shorter side becomes resize_shorter and the longer
 // int(resize_shorter * long / short); the crop's offsets are round((size - crop) / 2) with
