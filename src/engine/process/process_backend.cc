@@ -1,0 +1,458 @@
+#include "engine/process/process_backend.h"
+
+#include <array>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "process/classify.h"
+#include "process/image_preprocess.h"
+
+namespace brigade::engine {
+namespace {
+
+enum class Step { kImagePreprocess, kSoftmax, kTopK, kArgmax };
+
+// Reads the config's parameters, naming the model and the key in every error.
+class Parameters {
+ public:
+  explicit Parameters(const ModelLoadOptions& options) : options_(options) {}
+
+  absl::Status Error(std::string_view key, std::string_view value, std::string_view want) const {
+    return absl::InvalidArgumentError(StrCat("model '", options_.model_name, "': parameter ", key,
+                                             " is '", value, "', expected ", want));
+  }
+
+  const std::string* Find(std::string_view key) const {
+    auto it = options_.parameters.find(std::string(key));
+    return it == options_.parameters.end() ? nullptr : &it->second;
+  }
+
+  std::string String(std::string_view key, std::string_view fallback) const {
+    const std::string* value = Find(key);
+    return value == nullptr ? std::string(fallback) : *value;
+  }
+
+  absl::StatusOr<int64_t> Integer(std::string_view key, int64_t fallback, int64_t min,
+                                  int64_t max) const {
+    const std::string* text = Find(key);
+    if (text == nullptr) return fallback;
+    int64_t value = 0;
+    if (!ParseInteger(*text, &value) || value < min || value > max) {
+      return Error(key, *text, StrCat("an integer in ", min, "..", max));
+    }
+    return value;
+  }
+
+  // Comma-separated integers (e.g. crop "224" or "224,200").
+  absl::StatusOr<std::vector<int64_t>> Integers(std::string_view key, std::string_view fallback,
+                                                size_t min_count, size_t max_count, int64_t min,
+                                                int64_t max) const {
+    const std::string text = String(key, fallback);
+    std::vector<int64_t> values;
+    for (std::string_view rest = text;;) {
+      const size_t comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+      int64_t value = 0;
+      if (!ParseInteger(item, &value) || value < min || value > max) break;
+      values.push_back(value);
+      if (comma == std::string_view::npos) {
+        if (values.size() >= min_count && values.size() <= max_count) return values;
+        break;
+      }
+      rest.remove_prefix(comma + 1);
+    }
+    return Error(
+        key, text,
+        StrCat(min_count, " to ", max_count, " comma-separated integers in ", min, "..", max));
+  }
+
+  absl::StatusOr<std::array<float, 3>> Floats3(std::string_view key,
+                                               std::array<float, 3> fallback) const {
+    const std::string* text = Find(key);
+    if (text == nullptr) return fallback;
+    std::array<float, 3> values{};
+    size_t count = 0;
+    for (std::string_view rest = *text;;) {
+      const size_t comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+      double value = 0;
+      if (count == 3 || !ParseDouble(item, &value)) break;
+      values[count++] = static_cast<float>(value);
+      if (comma == std::string_view::npos) {
+        if (count == 3) return values;
+        break;
+      }
+      rest.remove_prefix(comma + 1);
+    }
+    return Error(key, *text, "three comma-separated numbers");
+  }
+
+  template <typename T>
+  absl::StatusOr<T> Choice(std::string_view key, std::string_view fallback,
+                           std::initializer_list<std::pair<std::string_view, T>> choices) const {
+    const std::string value = String(key, fallback);
+    std::string names;
+    for (const auto& [name, choice] : choices) {
+      if (value == name) return choice;
+      names += names.empty() ? std::string(name) : StrCat(" or ", name);
+    }
+    return Error(key, value, names);
+  }
+
+  // Refuses keys the step does not read, so a misspelt key is not silently ignored.
+  absl::Status OnlyKnown(std::string_view step, const std::set<std::string_view>& known) const {
+    for (const auto& [key, value] : options_.parameters) {
+      if (key != "step" && !known.contains(key)) {
+        return absl::InvalidArgumentError(StrCat("model '", options_.model_name, "': parameter '",
+                                                 key, "' means nothing to step ", step));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const ModelLoadOptions& options_;
+};
+
+struct StepSettings {
+  Step step = Step::kImagePreprocess;
+  process::PreprocessOptions preprocess;
+  int64_t k = 1;
+  bool softmax_first = false;
+};
+
+// The declared tensor's dims per batch row (without the batch dimension when batching).
+Shape RowDims(const ModelLoadOptions& options, const TensorSpec& spec) {
+  Shape dims = spec.shape;
+  if (options.max_batch_size > 0 && !dims.empty()) dims.erase(dims.begin());
+  return dims;
+}
+
+absl::Status TensorError(const ModelLoadOptions& options, std::string_view what,
+                         const TensorSpec& spec, std::string_view want) {
+  return absl::InvalidArgumentError(
+      StrCat("model '", options.model_name, "': ", what, " '", spec.name, "' is ",
+             DataTypeName(spec.dtype), ShapeToString(RowDims(options, spec)), ", expected ", want));
+}
+
+absl::Status CheckCounts(const ModelLoadOptions& options, std::string_view step, size_t inputs,
+                         size_t outputs) {
+  if (options.declared_inputs.size() != inputs || options.declared_outputs.size() != outputs) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", options.model_name, "': step ", step, " takes ", inputs, " input(s) and ",
+               outputs, " output(s) declared in config, got ", options.declared_inputs.size(),
+               " and ", options.declared_outputs.size()));
+  }
+  for (const TensorSpec& input : options.declared_inputs) {
+    if (input.optional) {
+      return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': input '",
+                                               input.name, "' cannot be optional for step ", step));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadImagePreprocess(const ModelLoadOptions& options, const Parameters& params,
+                                 StepSettings* settings) {
+  BRIGADE_RETURN_IF_ERROR(params.OnlyKnown(
+      "image_classify_preprocess",
+      {"size", "crop", "mean", "std", "layout", "order", "mode", "filter", "dtype", "max_pixels"}));
+  BRIGADE_RETURN_IF_ERROR(CheckCounts(options, "image_classify_preprocess", 1, 1));
+  process::PreprocessOptions& p = settings->preprocess;
+  BRIGADE_ASSIGN_OR_RETURN(const int64_t size,
+                           params.Integer("size", 256, 0, process::kMaxCropDimension));
+  p.resize_shorter = static_cast<int>(size);
+  BRIGADE_ASSIGN_OR_RETURN(const std::vector<int64_t> crop,
+                           params.Integers("crop", "224", 1, 2, 1, process::kMaxCropDimension));
+  p.crop_height = static_cast<int>(crop[0]);
+  p.crop_width = static_cast<int>(crop.back());
+  BRIGADE_ASSIGN_OR_RETURN(p.normalize.mean, params.Floats3("mean", p.normalize.mean));
+  BRIGADE_ASSIGN_OR_RETURN(p.normalize.std, params.Floats3("std", p.normalize.std));
+  BRIGADE_ASSIGN_OR_RETURN(
+      p.normalize.layout,
+      params.Choice<process::Layout>(
+          "layout", "NCHW", {{"NCHW", process::Layout::kChw}, {"NHWC", process::Layout::kHwc}}));
+  BRIGADE_ASSIGN_OR_RETURN(p.normalize.order, params.Choice<process::ChannelOrder>(
+                                                  "order", "RGB",
+                                                  {{"RGB", process::ChannelOrder::kRgb},
+                                                   {"BGR", process::ChannelOrder::kBgr}}));
+  BRIGADE_ASSIGN_OR_RETURN(
+      p.mode, params.Choice<process::PreprocessMode>("mode", "exact",
+                                                     {{"exact", process::PreprocessMode::kExact},
+                                                      {"fast", process::PreprocessMode::kFast}}));
+  BRIGADE_ASSIGN_OR_RETURN(p.filter, params.Choice<process::ResizeFilter>(
+                                         "filter", "bilinear",
+                                         {{"bilinear", process::ResizeFilter::kBilinear},
+                                          {"area", process::ResizeFilter::kArea}}));
+  BRIGADE_ASSIGN_OR_RETURN(
+      p.max_pixels, params.Integer("max_pixels", process::kDefaultMaxPixels, 1, int64_t{1} << 40));
+
+  const TensorSpec& input = options.declared_inputs[0];
+  if (input.dtype != DataType::kBytes || RowDims(options, input) != Shape{1}) {
+    return TensorError(options, "input", input, "BYTES[1] (one encoded image per batch row)");
+  }
+  const TensorSpec& output = options.declared_outputs[0];
+  if (output.dtype == DataType::kFp32) {
+    p.output = process::OutputType::kFp32;
+  } else if (output.dtype == DataType::kUint8) {
+    p.output = process::OutputType::kUint8;
+  } else {
+    return TensorError(options, "output", output, "FP32 or UINT8");
+  }
+  if (const std::string* dtype = params.Find("dtype");
+      dtype != nullptr && *dtype != DataTypeName(output.dtype)) {
+    return params.Error("dtype", *dtype,
+                        StrCat(DataTypeName(output.dtype), ", the declared output's data_type"));
+  }
+  const Shape want = p.normalize.layout == process::Layout::kChw
+                         ? Shape{3, p.crop_height, p.crop_width}
+                         : Shape{p.crop_height, p.crop_width, 3};
+  if (RowDims(options, output) != want) {
+    return TensorError(options, "output", output,
+                       StrCat(DataTypeName(output.dtype), ShapeToString(want),
+                              " (the crop in the configured layout)"));
+  }
+  absl::StatusOr<process::ImagePreprocessor> check = process::ImagePreprocessor::Create(p);
+  if (!check.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", options.model_name, "': ", check.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadClassify(const ModelLoadOptions& options, const Parameters& params,
+                          std::string_view step_name, StepSettings* settings) {
+  const bool top_k = settings->step == Step::kTopK;
+  if (top_k) {
+    BRIGADE_RETURN_IF_ERROR(params.OnlyKnown(step_name, {"k", "softmax"}));
+  } else {
+    BRIGADE_RETURN_IF_ERROR(params.OnlyKnown(step_name, {}));
+  }
+  BRIGADE_RETURN_IF_ERROR(CheckCounts(options, step_name, 1, top_k ? 2 : 1));
+  const TensorSpec& input = options.declared_inputs[0];
+  const Shape in_dims = RowDims(options, input);
+  if (input.dtype != DataType::kFp32 || in_dims.size() != 1 || in_dims[0] == 0) {
+    return TensorError(options, "input", input, "FP32[C] (one row of class scores)");
+  }
+  const int64_t classes = in_dims[0];  // -1: known per call
+  auto expect = [&](size_t i, DataType dtype, const Shape& dims) -> absl::Status {
+    const TensorSpec& output = options.declared_outputs[i];
+    if (output.dtype != dtype || RowDims(options, output) != dims) {
+      return TensorError(options, "output", output,
+                         StrCat(DataTypeName(dtype), ShapeToString(dims)));
+    }
+    return absl::OkStatus();
+  };
+  switch (settings->step) {
+    case Step::kSoftmax:
+      return expect(0, DataType::kFp32, in_dims);
+    case Step::kArgmax:
+      return expect(0, DataType::kInt64, Shape{1});
+    case Step::kTopK: {
+      BRIGADE_ASSIGN_OR_RETURN(settings->k,
+                               params.Integer("k", 1, 1, classes > 0 ? classes : 1 << 30));
+      BRIGADE_ASSIGN_OR_RETURN(
+          settings->softmax_first,
+          params.Choice<bool>("softmax", "false", {{"false", false}, {"true", true}}));
+      BRIGADE_RETURN_IF_ERROR(expect(0, DataType::kFp32, Shape{settings->k}));
+      return expect(1, DataType::kInt64, Shape{settings->k});
+    }
+    case Step::kImagePreprocess:
+      break;
+  }
+  return absl::InternalError("unreachable");
+}
+
+class ProcessInstance final : public ModelInstance {
+ public:
+  ProcessInstance(std::string model_name, bool batching, StepSettings settings,
+                  std::vector<std::string> input_names,
+                  std::optional<process::ImagePreprocessor> preprocessor)
+      : model_name_(std::move(model_name)),
+        batching_(batching),
+        settings_(std::move(settings)),
+        input_names_(std::move(input_names)),
+        preprocessor_(std::move(preprocessor)) {}
+
+  absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
+    outputs->clear();
+    if (inputs.size() != 1 || inputs[0].empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", model_name_, "': expects one input, got ", inputs.size()));
+    }
+    const Tensor& input = inputs[0];
+    int64_t rows = 1;
+    if (batching_) {
+      if (input.shape().empty()) {
+        return Error(StrCat("has no batch dimension: ", ShapeToString(input.shape())));
+      }
+      rows = input.shape()[0];
+    }
+    if (settings_.step == Step::kImagePreprocess) return Preprocess(input, rows, outputs);
+    return Classify(input, rows, outputs);
+  }
+
+ private:
+  absl::Status Error(std::string_view what) const {
+    return absl::InvalidArgumentError(
+        StrCat("model '", model_name_, "': input '", input_names_[0], "' ", what));
+  }
+
+  Shape Batched(int64_t rows, Shape dims) const {
+    if (batching_) dims.insert(dims.begin(), rows);
+    return dims;
+  }
+
+  absl::Status Preprocess(const Tensor& input, int64_t rows, std::vector<Tensor>* outputs) const {
+    if (input.dtype() != DataType::kBytes || input.num_elements() != rows) {
+      return Error(StrCat("must hold one BYTES element per batch row, got ",
+                          DataTypeName(input.dtype()), ShapeToString(input.shape())));
+    }
+    BRIGADE_ASSIGN_OR_RETURN(const std::vector<std::string_view> images, input.StringValues());
+    const process::PreprocessOptions& p = preprocessor_->options();
+    const Shape dims = p.normalize.layout == process::Layout::kChw
+                           ? Shape{3, p.crop_height, p.crop_width}
+                           : Shape{p.crop_height, p.crop_width, 3};
+    const DataType dtype =
+        p.output == process::OutputType::kFp32 ? DataType::kFp32 : DataType::kUint8;
+    BRIGADE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, Batched(rows, dims)));
+    const size_t bytes = preprocessor_->output_bytes();
+    std::span<std::byte> all(out.mutable_data(), out.byte_size());
+    for (size_t i = 0; i < images.size(); ++i) {
+      absl::Status status = preprocessor_->Run(images[i], all.subspan(i * bytes, bytes));
+      if (!status.ok()) {
+        return absl::Status(status.code(),
+                            StrCat("model '", model_name_, "': input '", input_names_[0],
+                                   "' batch index ", i, ": ", status.message()));
+      }
+    }
+    outputs->push_back(std::move(out));
+    return absl::OkStatus();
+  }
+
+  absl::Status Classify(const Tensor& input, int64_t rows, std::vector<Tensor>* outputs) const {
+    const size_t rank = batching_ ? 2 : 1;
+    if (input.dtype() != DataType::kFp32 || input.shape().size() != rank ||
+        input.num_elements() == 0) {
+      return Error(StrCat("must be FP32 scores, [batch, classes] or [classes], got ",
+                          DataTypeName(input.dtype()), ShapeToString(input.shape())));
+    }
+    const int64_t classes = input.shape().back();
+    const std::span<const float> scores = input.values<float>();
+    auto check = [this](absl::Status status) {
+      return status.ok() ? status : Error(ToStd(status.message()));
+    };
+    switch (settings_.step) {
+      case Step::kSoftmax: {
+        BRIGADE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(DataType::kFp32, input.shape()));
+        BRIGADE_RETURN_IF_ERROR(
+            check(process::Softmax(scores, classes, out.mutable_values<float>())));
+        outputs->push_back(std::move(out));
+        return absl::OkStatus();
+      }
+      case Step::kArgmax: {
+        BRIGADE_ASSIGN_OR_RETURN(Tensor out,
+                                 Tensor::Allocate(DataType::kInt64, Batched(rows, Shape{1})));
+        BRIGADE_RETURN_IF_ERROR(
+            check(process::Argmax(scores, classes, out.mutable_values<int64_t>())));
+        outputs->push_back(std::move(out));
+        return absl::OkStatus();
+      }
+      case Step::kTopK: {
+        if (settings_.k > classes) {
+          return Error(StrCat("has ", classes, " classes, fewer than k=", settings_.k));
+        }
+        std::vector<float> probabilities;
+        std::span<const float> ranked = scores;
+        if (settings_.softmax_first) {
+          probabilities.resize(scores.size());
+          BRIGADE_RETURN_IF_ERROR(check(process::Softmax(scores, classes, probabilities)));
+          ranked = probabilities;
+        }
+        BRIGADE_ASSIGN_OR_RETURN(
+            Tensor values, Tensor::Allocate(DataType::kFp32, Batched(rows, Shape{settings_.k})));
+        BRIGADE_ASSIGN_OR_RETURN(
+            Tensor indices, Tensor::Allocate(DataType::kInt64, Batched(rows, Shape{settings_.k})));
+        BRIGADE_RETURN_IF_ERROR(
+            check(process::TopK(ranked, classes, settings_.k, values.mutable_values<float>(),
+                                indices.mutable_values<int64_t>())));
+        outputs->push_back(std::move(values));
+        outputs->push_back(std::move(indices));
+        return absl::OkStatus();
+      }
+      case Step::kImagePreprocess:
+        break;
+    }
+    return absl::InternalError("unreachable");
+  }
+
+  const std::string model_name_;
+  const bool batching_;
+  const StepSettings settings_;
+  const std::vector<std::string> input_names_;
+  const std::optional<process::ImagePreprocessor> preprocessor_;
+};
+
+class ProcessModel final : public Model {
+ public:
+  ProcessModel(std::string name, bool batching, StepSettings settings, ModelSignature signature,
+               std::optional<process::ImagePreprocessor> preprocessor)
+      : name_(std::move(name)),
+        batching_(batching),
+        settings_(std::move(settings)),
+        signature_(std::move(signature)),
+        preprocessor_(std::move(preprocessor)) {}
+
+  const ModelSignature& signature() const override { return signature_; }
+
+  absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions&) override {
+    std::vector<std::string> names;
+    for (const TensorSpec& input : signature_.inputs) names.push_back(input.name);
+    return std::make_unique<ProcessInstance>(name_, batching_, settings_, std::move(names),
+                                             preprocessor_);
+  }
+
+ private:
+  const std::string name_;
+  const bool batching_;
+  const StepSettings settings_;
+  const ModelSignature signature_;
+  const std::optional<process::ImagePreprocessor> preprocessor_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Model>> ProcessBackend::Load(const ModelLoadOptions& options) {
+  const Parameters params(options);
+  StepSettings settings;
+  const std::string step = params.String("step", "");
+  BRIGADE_ASSIGN_OR_RETURN(
+      settings.step, params.Choice<Step>("step", "",
+                                         {{"image_classify_preprocess", Step::kImagePreprocess},
+                                          {"softmax", Step::kSoftmax},
+                                          {"top_k", Step::kTopK},
+                                          {"argmax", Step::kArgmax}}));
+  std::optional<process::ImagePreprocessor> preprocessor;
+  if (settings.step == Step::kImagePreprocess) {
+    BRIGADE_RETURN_IF_ERROR(LoadImagePreprocess(options, params, &settings));
+    BRIGADE_ASSIGN_OR_RETURN(preprocessor, process::ImagePreprocessor::Create(settings.preprocess));
+  } else {
+    BRIGADE_RETURN_IF_ERROR(LoadClassify(options, params, step, &settings));
+  }
+  ModelSignature signature;
+  signature.inputs = options.declared_inputs;
+  signature.outputs = options.declared_outputs;
+  return std::make_shared<ProcessModel>(options.model_name, options.max_batch_size > 0,
+                                        std::move(settings), std::move(signature),
+                                        std::move(preprocessor));
+}
+
+}  // namespace brigade::engine

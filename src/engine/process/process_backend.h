@@ -1,0 +1,58 @@
+#ifndef BRIGADE_ENGINE_PROCESS_PROCESS_BACKEND_H_
+#define BRIGADE_ENGINE_PROCESS_PROCESS_BACKEND_H_
+
+// ProcessBackend (platform "brigade_process", backend "brigade_process"): src/process's pre- and
+// post-processing steps served as models, so an ensemble can chain
+// `JPEG bytes -> preprocess -> classifier -> top-k`, or a client can call a step alone. The
+// version directory needs no model file. The config's `parameters` choose the step and its
+// settings (all values are strings):
+//
+//   step "image_classify_preprocess": one BYTES input (an encoded JPEG or PNG per element) to
+//     one FP32 or UINT8 output (the declared output's data_type), dims [3, H, W] (layout NCHW)
+//     or [H, W, 3] (NHWC), per image.
+//       size        shorter side after the resize (torchvision Resize(size)), default 256; 0
+//                   resizes straight to the crop size
+//       crop        "224" or "H,W", default 224
+//       mean, std   three comma-separated floats, per output channel, default ImageNet's
+//       layout      NCHW (default) or NHWC;  order  RGB (default) or BGR
+//       mode        exact (default: PIL + torchvision's tensor bit for bit) or fast (DCT-scaled
+//                   JPEG decode; see src/process/image_preprocess.h)
+//       filter      bilinear (default, antialiased) or area
+//       dtype       FP32 or UINT8: optional, must agree with the declared output
+//       max_pixels  largest image accepted (width x height), default 40000000
+//     With max_batch_size > 0 the input is dims [1] (one image per batch row); without, it is
+//     one image, dims [1].
+//
+//   step "softmax", "top_k", "argmax": one FP32 input of scores, dims [C] per row.
+//       softmax  one FP32 output, dims [C].
+//       top_k    two outputs, in order: values FP32 [k] and class indices INT64 [k]; parameter
+//                k (default 1, at most C), and softmax "true" to take the softmax first.
+//       argmax   one INT64 output, dims [1].
+//
+// Thread safety: as engine::Model (a loaded step is immutable; instances hold no state).
+// Failure: Load answers INVALID_ARGUMENT for an unknown step or parameter value and for
+// declared tensors that do not fit the step, naming the model and the parameter or tensor.
+// Execute answers INVALID_ARGUMENT for a bad image, naming the model, the input and the batch
+// index ("model 'pre': input 'IMAGE' batch index 3: JPEG: corrupt or truncated data: ...").
+// The index is the row of the batch Execute was given: with dynamic batching that is the
+// assembled batch, and the requests batched with the bad one fail too (a ModelInstance has no
+// per-row failure), so configure image steps without dynamic_batching when one client's bad
+// image must not fail another's request.
+
+#include <memory>
+
+#include "engine/backend.h"
+
+namespace brigade::engine {
+
+class ProcessBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "brigade_process"; }
+  std::string_view platform() const override { return "brigade_process"; }
+  std::string_view default_model_filename() const override { return ""; }
+  absl::StatusOr<std::shared_ptr<Model>> Load(const ModelLoadOptions& options) override;
+};
+
+}  // namespace brigade::engine
+
+#endif  // BRIGADE_ENGINE_PROCESS_PROCESS_BACKEND_H_

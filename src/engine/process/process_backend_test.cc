@@ -1,0 +1,173 @@
+#include "engine/process/process_backend.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace brigade::engine {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string ReadTestImage(const std::string& name) {
+  std::ifstream in(std::string(BRIGADE_PROCESS_TESTDATA_DIR) + "/" + name, std::ios::binary);
+  EXPECT_TRUE(in.good()) << name;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The unit tests' reference pipeline (src/process/testdata): Resize(24) -> CenterCrop(20).
+ModelLoadOptions Preprocess() {
+  ModelLoadOptions options;
+  options.model_name = "pre";
+  options.max_batch_size = 4;
+  options.parameters = {{"step", "image_classify_preprocess"}, {"size", "24"}, {"crop", "20"}};
+  options.declared_inputs = {{"IMAGE", DataType::kBytes, {-1, 1}}};
+  options.declared_outputs = {{"PIXELS", DataType::kFp32, {-1, 3, 20, 20}}};
+  return options;
+}
+
+absl::StatusOr<std::vector<Tensor>> LoadAndExecute(const ModelLoadOptions& options,
+                                                   std::vector<Tensor> inputs) {
+  ProcessBackend backend;
+  absl::StatusOr<std::shared_ptr<Model>> model = backend.Load(options);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<std::unique_ptr<ModelInstance>> instance = (*model)->CreateInstance({});
+  if (!instance.ok()) return instance.status();
+  std::vector<Tensor> outputs;
+  absl::Status status = (*instance)->Execute(inputs, &outputs);
+  if (!status.ok()) return status;
+  return outputs;
+}
+
+TEST(ProcessBackendTest, PreprocessesABatchOfImagesToTorchvisionsTensor) {
+  const std::vector<std::string> images = {ReadTestImage("rgb8.png"),
+                                           ReadTestImage("baseline.jpg")};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(Preprocess(), {*Tensor::FromStrings({2, 1}, images)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 1u);
+  const Tensor& pixels = (*out)[0];
+  EXPECT_EQ(pixels.shape(), (Shape{2, 3, 20, 20}));
+  const std::string want = ReadTestImage("baseline.jpg.r24c20.f32");
+  ASSERT_EQ(want.size() * 2, pixels.byte_size());
+  EXPECT_EQ(std::memcmp(pixels.data() + want.size(), want.data(), want.size()), 0);
+}
+
+TEST(ProcessBackendTest, ABadImageFailsNamingItsBatchIndex) {
+  const std::string jpeg = ReadTestImage("baseline.jpg");
+  const std::vector<std::string> images = {jpeg, jpeg.substr(0, jpeg.size() / 2), jpeg};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(Preprocess(), {*Tensor::FromStrings({3, 1}, images)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("model 'pre': input 'IMAGE' batch index 1: JPEG: corrupt or truncated"));
+}
+
+TEST(ProcessBackendTest, Uint8NhwcBgrOutputWithoutBatching) {
+  ModelLoadOptions options = Preprocess();
+  options.max_batch_size = 0;
+  options.parameters["layout"] = "NHWC";
+  options.parameters["order"] = "BGR";
+  options.parameters["dtype"] = "UINT8";
+  options.declared_inputs = {{"IMAGE", DataType::kBytes, {1}}};
+  options.declared_outputs = {{"PIXELS", DataType::kUint8, {20, 20, 3}}};
+  const std::vector<std::string> images = {ReadTestImage("rgba8.png")};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(options, {*Tensor::FromStrings({1}, images)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const Tensor& pixels = (*out)[0];
+  EXPECT_EQ(pixels.shape(), (Shape{20, 20, 3}));
+  const std::string rgb = ReadTestImage("rgba8.png.r24c20.rgb");
+  const auto* got = reinterpret_cast<const uint8_t*>(pixels.data());
+  for (size_t i = 0; i < rgb.size(); i += 3) {
+    ASSERT_EQ(got[i], static_cast<uint8_t>(rgb[i + 2])) << i;
+    ASSERT_EQ(got[i + 2], static_cast<uint8_t>(rgb[i])) << i;
+  }
+}
+
+TEST(ProcessBackendTest, ConfigMistakesAreRefusedByName) {
+  ProcessBackend backend;
+  auto message = [&](auto edit) {
+    ModelLoadOptions options = Preprocess();
+    edit(options);
+    return std::string(backend.Load(options).status().message());
+  };
+  EXPECT_THAT(message([](auto& o) { o.parameters["step"] = "sharpen"; }),
+              HasSubstr("parameter step is 'sharpen', expected image_classify_preprocess or"));
+  EXPECT_THAT(message([](auto& o) { o.parameters["szie"] = "256"; }),
+              HasSubstr("parameter 'szie' means nothing to step image_classify_preprocess"));
+  EXPECT_THAT(message([](auto& o) { o.parameters["crop"] = "20,x"; }),
+              HasSubstr("parameter crop is '20,x'"));
+  EXPECT_THAT(message([](auto& o) { o.parameters["mean"] = "0.5,0.5"; }),
+              HasSubstr("three comma-separated numbers"));
+  EXPECT_THAT(message([](auto& o) { o.parameters["mode"] = "quick"; }),
+              HasSubstr("expected exact or fast"));
+  EXPECT_THAT(message([](auto& o) { o.parameters["dtype"] = "UINT8"; }),
+              HasSubstr("expected FP32, the declared output's data_type"));
+  EXPECT_THAT(message([](auto& o) {
+                o.declared_outputs[0].shape = {-1, 3, 224, 224};
+              }),
+              HasSubstr("output 'PIXELS' is FP32[3,224,224], expected FP32[3,20,20]"));
+  EXPECT_THAT(message([](auto& o) { o.declared_inputs[0].dtype = DataType::kUint8; }),
+              HasSubstr("input 'IMAGE' is UINT8"));
+  EXPECT_THAT(message([](auto& o) { o.parameters["size"] = "10"; }),
+              HasSubstr("model 'pre': resize (the shorter side) must be 0 or at least"));
+}
+
+ModelLoadOptions Classify(std::string step, int k) {
+  ModelLoadOptions options;
+  options.model_name = "post";
+  options.max_batch_size = 8;
+  options.parameters = {{"step", step}};
+  options.declared_inputs = {{"LOGITS", DataType::kFp32, {-1, 4}}};
+  if (step == "top_k") {
+    options.parameters["k"] = std::to_string(k);
+    options.parameters["softmax"] = "true";
+    options.declared_outputs = {{"SCORES", DataType::kFp32, {-1, k}},
+                                {"CLASSES", DataType::kInt64, {-1, k}}};
+  } else if (step == "argmax") {
+    options.declared_outputs = {{"CLASS", DataType::kInt64, {-1, 1}}};
+  } else {
+    options.declared_outputs = {{"PROBS", DataType::kFp32, {-1, 4}}};
+  }
+  return options;
+}
+
+TEST(ProcessBackendTest, TopKWithSoftmaxAndArgmaxPerRow) {
+  const std::vector<float> logits = {0, 2, 1, 0, 5, 0, 0, 6};
+  const Tensor input = *Tensor::FromValues<float>({2, 4}, logits);
+  absl::StatusOr<std::vector<Tensor>> top = LoadAndExecute(Classify("top_k", 2), {input});
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_EQ(top->size(), 2u);
+  EXPECT_EQ((*top)[1].shape(), (Shape{2, 2}));
+  EXPECT_THAT((*top)[1].values<int64_t>(), ElementsAre(1, 2, 3, 0));
+  const double z = 2 + std::exp(1.0) + std::exp(2.0);
+  EXPECT_NEAR((*top)[0].values<float>()[0], std::exp(2.0) / z, 1e-6);
+
+  absl::StatusOr<std::vector<Tensor>> best = LoadAndExecute(Classify("argmax", 0), {input});
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_THAT((*best)[0].values<int64_t>(), ElementsAre(1, 3));
+
+  absl::StatusOr<std::vector<Tensor>> probs = LoadAndExecute(Classify("softmax", 0), {input});
+  ASSERT_TRUE(probs.ok()) << probs.status();
+  EXPECT_NEAR((*probs)[0].values<float>()[1], std::exp(2.0) / z, 1e-6);
+}
+
+TEST(ProcessBackendTest, TopKLargerThanTheClassesIsRefused) {
+  ProcessBackend backend;
+  EXPECT_THAT(std::string(backend.Load(Classify("top_k", 5)).status().message()),
+              HasSubstr("parameter k is '5', expected an integer in 1..4"));
+  ModelLoadOptions options = Classify("softmax", 0);
+  options.parameters["k"] = "2";
+  EXPECT_THAT(std::string(backend.Load(options).status().message()),
+              HasSubstr("parameter 'k' means nothing to step softmax"));
+}
+
+}  // namespace
+}  // namespace brigade::engine
