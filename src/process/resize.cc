@@ -20,6 +20,14 @@ double FilterValue(ResizeFilter filter, double x) {
 
 double FilterSupport(ResizeFilter filter) { return filter == ResizeFilter::kArea ? 0.5 : 1.0; }
 
+// Pillow's normalize_coeffs_8bpc: truncates w * 2^22 +- 0.5, in the same doubles as Pillow, so
+// the weights are Pillow's (lround differs where x + 0.5 itself rounds up).
+int32_t ToFixedPoint(double w) {
+  const double scaled = w * (1 << kResamplePrecisionBits);
+  return static_cast<int32_t>(scaled < 0 ? scaled - 0.5
+                                         : scaled + 0.5);  // NOLINT(bugprone-incorrect-roundings)
+}
+
 inline uint8_t Clip8(int32_t value) {
   const int32_t shifted = value >> kResamplePrecisionBits;
   return static_cast<uint8_t>(std::clamp(shifted, 0, 255));
@@ -96,9 +104,9 @@ __attribute__((target("avx2"))) void HorizontalEightRowsAvx2(int runtime_taps, c
                           _mm_unpacklo_epi32(c1, c3), _mm_unpackhi_epi32(c1, c3)};
     int32_t* out = lanes + static_cast<size_t>(j) * kRows;
     for (int i = 0; i < 4; ++i) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (2 * i) * kRows),
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + static_cast<size_t>(2 * i) * kRows),
                           _mm256_cvtepu8_epi32(d[i]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (2 * i + 1) * kRows),
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + static_cast<size_t>(2 * i + 1) * kRows),
                           _mm256_cvtepu8_epi32(_mm_srli_si128(d[i], 8)));
     }
   }
@@ -121,8 +129,9 @@ __attribute__((target("avx2"))) void HorizontalEightRowsAvx2(int runtime_taps, c
           acc1, _mm256_mullo_epi32(
                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pixel + kRows)), w));
       acc2 = _mm256_add_epi32(
-          acc2, _mm256_mullo_epi32(
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pixel + 2 * kRows)), w));
+          acc2,
+          _mm256_mullo_epi32(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pixel + size_t{2} * kRows)), w));
     }
     // >> 22 then saturate to 0..255: the same as Clip8.
     alignas(32) int32_t sums[kChannels][kRows];
@@ -133,7 +142,7 @@ __attribute__((target("avx2"))) void HorizontalEightRowsAvx2(int runtime_taps, c
     _mm256_store_si256(reinterpret_cast<__m256i*>(sums[2]),
                        _mm256_srai_epi32(acc2, kResamplePrecisionBits));
     for (int r = 0; r < kRows; ++r) {
-      uint8_t* o = dst + static_cast<size_t>(r) * dst_stride + 3 * x;
+      uint8_t* o = dst + static_cast<size_t>(r) * dst_stride + static_cast<size_t>(3) * x;
       o[0] = static_cast<uint8_t>(std::clamp(sums[0][r], 0, 255));
       o[1] = static_cast<uint8_t>(std::clamp(sums[1][r], 0, 255));
       o[2] = static_cast<uint8_t>(std::clamp(sums[2][r], 0, 255));
@@ -273,9 +282,10 @@ ResampleAxis ComputeResampleAxis(int in_size, int out_size, int out_begin, int c
   for (int i = 0; i < count; ++i) {
     const int xx = out_begin + i;
     const double center = (xx + 0.5) * scale;
-    int xmin = static_cast<int>(center - support + 0.5);
+    // Pillow truncates x + 0.5 (toward zero), which lround would not reproduce.
+    int xmin = static_cast<int>(center - support + 0.5);  // NOLINT(bugprone-incorrect-roundings)
     if (xmin < 0) xmin = 0;
-    int xmax = static_cast<int>(center + support + 0.5);
+    int xmax = static_cast<int>(center + support + 0.5);  // NOLINT(bugprone-incorrect-roundings)
     if (xmax > in_size) xmax = in_size;
     xmax -= xmin;
     double ww = 0.0;
@@ -287,9 +297,7 @@ ResampleAxis ComputeResampleAxis(int in_size, int out_size, int out_begin, int c
     int32_t* fixed = axis.weights.data() + static_cast<size_t>(i) * ksize;
     for (int x = 0; x < xmax; ++x) {
       const double normalized = ww != 0.0 ? k[x] / ww : k[x];
-      fixed[x] = normalized < 0
-                     ? static_cast<int32_t>(-0.5 + normalized * (1 << kResamplePrecisionBits))
-                     : static_cast<int32_t>(0.5 + normalized * (1 << kResamplePrecisionBits));
+      fixed[x] = ToFixedPoint(normalized);
     }
     axis.first[i] = xmin;
     axis.taps[i] = xmax;

@@ -278,9 +278,9 @@ class ProcessInstance final : public ModelInstance {
                   std::optional<process::ImagePreprocessor> preprocessor)
       : model_name_(std::move(model_name)),
         batching_(batching),
-        settings_(std::move(settings)),
+        settings_(settings),
         input_names_(std::move(input_names)),
-        preprocessor_(std::move(preprocessor)) {}
+        preprocessor_(preprocessor) {}
 
   absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
     outputs->clear();
@@ -347,7 +347,7 @@ class ProcessInstance final : public ModelInstance {
     }
     const int64_t classes = input.shape().back();
     const std::span<const float> scores = input.values<float>();
-    auto check = [this](absl::Status status) {
+    auto check = [this](const absl::Status& status) {
       return status.ok() ? status : Error(ToStd(status.message()));
     };
     switch (settings_.step) {
@@ -407,9 +407,9 @@ class ProcessModel final : public Model {
                std::optional<process::ImagePreprocessor> preprocessor)
       : name_(std::move(name)),
         batching_(batching),
-        settings_(std::move(settings)),
+        settings_(settings),
         signature_(std::move(signature)),
-        preprocessor_(std::move(preprocessor)) {}
+        preprocessor_(preprocessor) {}
 
   const ModelSignature& signature() const override { return signature_; }
 
@@ -450,9 +450,8 @@ absl::StatusOr<std::shared_ptr<Model>> ProcessBackend::Load(const ModelLoadOptio
   ModelSignature signature;
   signature.inputs = options.declared_inputs;
   signature.outputs = options.declared_outputs;
-  return std::make_shared<ProcessModel>(options.model_name, options.max_batch_size > 0,
-                                        std::move(settings), std::move(signature),
-                                        std::move(preprocessor));
+  return std::make_shared<ProcessModel>(options.model_name, options.max_batch_size > 0, settings,
+                                        std::move(signature), preprocessor);
 }
 
 }  // namespace brigade::engine
