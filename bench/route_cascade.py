@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Confidence cascade on the Fashion-MNIST demo: the small model, then the CNN when unsure.
+
+Serves models/fashion_mnist_small, models/fashion_mnist (the CNN) and the cascade router
+models/fashion_mnist_cascade, then
+  1. sends each of the 10,000 test images (Debian's dataset-fashion-mnist) once to the small
+     model, the CNN and the cascade (one image per request, 16 in flight) and prints each one's
+     accuracy, and for the cascade the share of requests it escalated to the CNN;
+  2. prints, from the small model's and the CNN's answers, the accuracy and escalated share the
+     cascade would have at other thresholds (what `routing.cascade.threshold` trades);
+  3. runs `brigade bench` closed loop at concurrency 16 on the same images for the CNN alone
+     and for the cascade, and prints both throughputs and their ratio.
+Printed, not asserted. Usage: bench/route_cascade.py [--brigade PATH] [--duration-s N]
+"""
+
+import argparse
+import concurrent.futures
+import gzip
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATASET = "/usr/share/datasets/fashion-mnist"
+MODELS = ("fashion_mnist_small", "fashion_mnist", "fashion_mnist_cascade")
+
+
+def load_test_set():
+    with gzip.open(f"{DATASET}/t10k-images-idx3-ubyte.gz", "rb") as f:
+        _, count, _, _ = struct.unpack(">IIII", f.read(16))
+        raw = f.read(count * 784)
+    with gzip.open(f"{DATASET}/t10k-labels-idx1-ubyte.gz", "rb") as f:
+        f.read(8)
+        labels = list(f.read(count))
+    images = [struct.pack("<784f", *(b / 255.0 for b in raw[i * 784:(i + 1) * 784]))
+              for i in range(count)]
+    return images, labels
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def infer(port, model, image):
+    header = json.dumps({"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28],
+                                     "parameters": {"binary_data_size": len(image)}}],
+                         "outputs": [{"name": "logits", "parameters": {"binary_data": False}}]})
+    body = header.encode() + image
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v2/models/{model}/infer", data=body,
+        headers={"Inference-Header-Content-Length": str(len(header)),
+                 "Content-Type": "application/octet-stream"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        answer = json.loads(response.read())
+    return answer["outputs"][0]["data"], answer.get("parameters", {})
+
+
+def softmax_top(logits):
+    top = max(logits)
+    exps = [math.exp(x - top) for x in logits]
+    return max(range(len(logits)), key=lambda k: logits[k]), max(exps) / sum(exps)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--brigade", default=os.environ.get("BRIGADE_BIN",
+                                                           os.path.join(ROOT, "build", "brigade")))
+    parser.add_argument("--duration-s", type=int, default=10)
+    args = parser.parse_args()
+
+    work = tempfile.mkdtemp(prefix="brigade-cascade-")
+    server = None
+    try:
+        repo = os.path.join(work, "repo")
+        os.makedirs(repo)
+        for model in MODELS:
+            os.symlink(os.path.join(ROOT, "models", model), os.path.join(repo, model))
+        images, labels = load_test_set()
+        samples = os.path.join(work, "samples")
+        os.makedirs(samples)
+        for i, image in enumerate(images):
+            with open(os.path.join(samples, f"{i:05d}.bin"), "wb") as f:
+                f.write(image)
+        http_port, grpc_port = free_port(), free_port()
+        server = subprocess.Popen(
+            [args.brigade, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
+             "--http-port", str(http_port), "--grpc-address", "127.0.0.1", "--grpc-port",
+             str(grpc_port), "--log-level", "warn"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                url = f"http://127.0.0.1:{http_port}/v2/models/fashion_mnist_cascade/ready"
+                if urllib.request.urlopen(url, timeout=1).status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                sys.exit("brigade did not become ready")
+            time.sleep(0.2)
+
+        cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        model_name = next((l.split(":", 1)[1].strip() for l in cpu.splitlines()
+                           if l.startswith("Model name")), "?")
+        print(f"# cascade on Fashion-MNIST — {model_name}, {os.cpu_count()} CPUs; "
+              f"{len(images)} test images, one per request, 16 in flight")
+        answers = {}
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            for model in MODELS:
+                answers[model] = list(pool.map(lambda image: infer(http_port, model, image),
+                                               images))
+        for model in MODELS:
+            correct = sum(max(range(10), key=lambda k: logits[k]) == label
+                          for (logits, _), label in zip(answers[model], labels))
+            line = f"{model:24} accuracy {100 * correct / len(labels):.2f}%"
+            if model == "fashion_mnist_cascade":
+                escalated = sum(p.get("cascade") == "escalated" for _, p in answers[model])
+                line += f", escalated {100 * escalated / len(labels):.1f}% to the CNN"
+            print(line)
+
+        print("\n# the same answers at other thresholds (small model's top softmax probability)")
+        print(f"{'threshold':>9} {'accuracy':>9} {'escalated':>10}")
+        small = [softmax_top(logits) for logits, _ in answers["fashion_mnist_small"]]
+        cnn = [max(range(10), key=lambda k: logits[k]) for logits, _ in answers["fashion_mnist"]]
+        for tau in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99):
+            correct = escalated = 0
+            for (small_class, p), cnn_class, label in zip(small, cnn, labels):
+                if p < tau:
+                    escalated += 1
+                    correct += cnn_class == label
+                else:
+                    correct += small_class == label
+            print(f"{tau:>9.2f} {100 * correct / len(labels):>8.2f}% "
+                  f"{100 * escalated / len(labels):>9.1f}%")
+
+        print(f"\n# closed loop, concurrency 16, {args.duration_s} s, HTTP binary, same images")
+        throughput = {}
+        for model in ("fashion_mnist", "fashion_mnist_cascade"):
+            report = os.path.join(work, f"{model}.json")
+            subprocess.run([args.brigade, "bench", "-m", model, "-i", "http", "-u",
+                            f"127.0.0.1:{http_port}", "--http-binary", "--input-dir", samples,
+                            "--concurrency", "16", "--warmup-s", "2", "--duration-s",
+                            str(args.duration_s), "--format", "json", "--no-progress", "-o",
+                            report], check=True)
+            level = json.load(open(report))["levels"][0]
+            throughput[model] = level["throughput_per_s"]
+            print(f"{model:24} {level['throughput_per_s']:8.0f} req/s  p50 "
+                  f"{level['latency_us']['p50']:8.0f} µs  p99 {level['latency_us']['p99']:8.0f} µs")
+        print(f"cascade / CNN throughput: "
+              f"{throughput['fashion_mnist_cascade'] / throughput['fashion_mnist']:.2f}x")
+    finally:
+        if server is not None and server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
