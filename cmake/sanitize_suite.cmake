@@ -32,6 +32,9 @@ set(BRIGADE_SANITIZE_TESTS
   telemetry_model_stats_test telemetry_metrics_test telemetry_request_metrics_test
   telemetry_trace_context_test telemetry_tracing_test telemetry_access_log_test
   telemetry_otlp_exporter_test
+  # ensembles and routers: configs compiled into graphs and policies, runs over a fake runner
+  route_ensemble_plan_test route_ensemble_test route_routing_policy_test route_cascade_test
+  route_routing_metrics_test
   # image decoding (untrusted bytes through libjpeg-turbo and libspng), resampling, post-processing
   process_jpeg_decoder_test process_png_decoder_test process_image_decoder_test
   process_resize_test process_normalize_test process_image_preprocess_test process_classify_test

@@ -205,7 +205,11 @@ TEST_F(EnsembleTest, StepRequestsCarryTheRequestAndShareItsTensors) {
   EXPECT_EQ(runner_.sent[1]->deadline.ns(), clock_.NowNs() + 50'000'000);
   EXPECT_EQ(doubler->cancel, runner_.sent[1]->cancel);
   runner_.Fail("double", absl::InternalError("x"));
+  // Any failure of "double" tries its fallback before the request fails.
+  runner_.Fail("double_small", absl::InternalError("x"));
   runner_.Fail("negate", absl::InternalError("y"));
+  EXPECT_TRUE(runner_.sent.empty());
+  EXPECT_EQ(answers_, 1);
 }
 
 TEST_F(EnsembleTest, AnswerHasOnlyTheOutputsTheRequestNamed) {
