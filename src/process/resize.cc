@@ -245,9 +245,13 @@ void HorizontalPass(const uint8_t* src, size_t src_stride, int in_width, int row
 
 // Vertical resampling: output row i from source rows first[i] - row0 .. + taps[i], whole rows of
 // `row_bytes` at a time (the loop the compiler vectorizes). `acc` holds row_bytes int32s.
-__attribute__((target_clones("avx2", "default"))) void VerticalPass(
-    const uint8_t* src, size_t src_stride, int row0, const ResampleAxis& axis, size_t row_bytes,
-    int32_t* acc, uint8_t* dst, size_t dst_stride) {
+// Compiled twice, for AVX2 and the baseline, and picked at run time like the horizontal pass:
+// an explicit dispatch, not target_clones, whose ifunc resolver runs before a sanitizer runtime
+// is up (ThreadSanitizer builds crashed at load).
+__attribute__((always_inline)) inline void VerticalPassBody(const uint8_t* src, size_t src_stride,
+                                                            int row0, const ResampleAxis& axis,
+                                                            size_t row_bytes, int32_t* acc,
+                                                            uint8_t* dst, size_t dst_stride) {
   const int out_rows = static_cast<int>(axis.first.size());
   for (int i = 0; i < out_rows; ++i) {
     const int32_t* k = axis.weights.data() + static_cast<size_t>(i) * axis.max_taps;
@@ -259,6 +263,22 @@ __attribute__((target_clones("avx2", "default"))) void VerticalPass(
     }
     uint8_t* out = dst + static_cast<size_t>(i) * dst_stride;
     for (size_t b = 0; b < row_bytes; ++b) out[b] = Clip8(acc[b]);
+  }
+}
+
+__attribute__((target("avx2"))) void VerticalPassAvx2(const uint8_t* src, size_t src_stride,
+                                                      int row0, const ResampleAxis& axis,
+                                                      size_t row_bytes, int32_t* acc, uint8_t* dst,
+                                                      size_t dst_stride) {
+  VerticalPassBody(src, src_stride, row0, axis, row_bytes, acc, dst, dst_stride);
+}
+
+void VerticalPass(const uint8_t* src, size_t src_stride, int row0, const ResampleAxis& axis,
+                  size_t row_bytes, int32_t* acc, uint8_t* dst, size_t dst_stride) {
+  if (HasAvx2()) {
+    VerticalPassAvx2(src, src_stride, row0, axis, row_bytes, acc, dst, dst_stride);
+  } else {
+    VerticalPassBody(src, src_stride, row0, axis, row_bytes, acc, dst, dst_stride);
   }
 }
 
