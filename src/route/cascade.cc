@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/strings.h"
+#include "route/step_request.h"
 
 namespace brigade::route {
 
@@ -25,15 +26,9 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
   const RouteVariant& variant(int index) const { return cascade_->policy_->variants()[index]; }
 
   void Send(int index) {
-    auto step = std::make_unique<InferRequest>();
-    step->id = request_->id;
-    step->model_name = variant(index).model_name;
-    step->model_version = variant(index).model_version;
-    step->parameters = request_->parameters;
-    step->priority = request_->priority;
-    step->protocol = request_->protocol;
-    step->cancel = request_->cancel;
-    step->deadline = request_->deadline;
+    std::unique_ptr<InferRequest> step =
+        NewStepRequest(*request_, variant(index).model_name, variant(index).model_version,
+                       cascade_->clock_->NowNs());
     // The inputs are shared, not copied: the second variant reads the same bytes. An optional
     // input the request left out stays out.
     for (const InferInput& input : request_->inputs) {
@@ -47,7 +42,6 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
                                      [&](const RequestedOutput& o) { return o.name == scored; });
       if (!scored.empty() && !asked) step->outputs.push_back(RequestedOutput{scored, {}, false});
     }
-    step->clock.Mark(Stage::kArrival, cascade_->clock_->NowNs());
     step->on_complete = [self = shared_from_this(), index](absl::StatusOr<InferResponse> result) {
       self->OnAnswer(index, std::move(result));
     };

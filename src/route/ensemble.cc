@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/strings.h"
+#include "route/step_request.h"
 
 namespace brigade::route {
 
@@ -60,34 +61,28 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     } else if (request_->deadline.ExpiredAt(now)) {
       stop = absl::DeadlineExceededError("the request's deadline passed before the step ran");
     }
-    std::unique_ptr<InferRequest> sub;
+    bool send = false;
+    std::vector<InferInput> inputs;
     {
       absl::MutexLock lock(&mu_);
-      if (finished_ || !stop.ok()) {
-        // Nothing more is sent once the request is settled or cannot be served any more.
-      } else {
-        sub = std::make_unique<InferRequest>();
-        for (const auto& [model_input, id] : plan_step.inputs) {
-          // An optional ensemble input the request left out is left out of the step as well.
-          if (values_[id].empty()) continue;
-          sub->inputs.push_back(InferInput{model_input, values_[id], {}});
-        }
+      // Nothing more is sent once the request is settled or cannot be served any more.
+      send = !finished_ && stop.ok();
+      // An optional ensemble input the request left out is left out of the step as well.
+      for (const auto& [model_input, id] : plan_step.inputs) {
+        if (send && !values_[id].empty())
+          inputs.push_back(InferInput{model_input, values_[id], {}});
       }
     }
-    if (sub == nullptr) {
+    if (!send) {
       Released(step);
       if (!stop.ok()) Fail(step, std::move(stop));
       return;
     }
     const bool fallback = on_fallback_[step];
-    sub->id = request_->id;
-    sub->model_name = fallback ? plan_step.fallback_model_name : plan_step.model_name;
-    sub->model_version = fallback ? plan_step.fallback_model_version : plan_step.model_version;
-    sub->parameters = request_->parameters;
-    sub->priority = request_->priority;
-    sub->protocol = request_->protocol;
-    sub->cancel = request_->cancel;
-    sub->deadline = request_->deadline;
+    std::unique_ptr<InferRequest> sub =
+        NewStepRequest(*request_, fallback ? plan_step.fallback_model_name : plan_step.model_name,
+                       fallback ? plan_step.fallback_model_version : plan_step.model_version, now);
+    sub->inputs = std::move(inputs);
     if (plan_step.timeout != absl::InfiniteDuration()) {
       sub->deadline = Deadline::Earliest(
           sub->deadline, Deadline::AtNs(now + absl::ToInt64Nanoseconds(plan_step.timeout)));
@@ -95,7 +90,6 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     for (const auto& [model_output, unused] : plan_step.outputs) {
       sub->outputs.push_back(RequestedOutput{model_output, {}, false});
     }
-    sub->clock.Mark(Stage::kArrival, now);
     sub->on_complete = [self = shared_from_this(), step](absl::StatusOr<InferResponse> result) {
       self->OnStepDone(step, std::move(result));
     };
