@@ -43,7 +43,8 @@ absl::StatusOr<ImagePreprocessor> ImagePreprocessor::Create(const PreprocessOpti
 }
 
 size_t ImagePreprocessor::output_elements() const {
-  return static_cast<size_t>(options_.crop_width) * options_.crop_height * kChannels;
+  return static_cast<size_t>(options_.crop_width) * options_.crop_height *
+         OutputChannels(options_.normalize.order);
 }
 
 size_t ImagePreprocessor::output_bytes() const {

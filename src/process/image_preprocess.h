@@ -72,7 +72,7 @@ class ImagePreprocessor {
   static absl::StatusOr<ImagePreprocessor> Create(const PreprocessOptions& options);
 
   const PreprocessOptions& options() const { return options_; }
-  // Elements (3 * crop_width * crop_height) and bytes of one output image.
+  // Elements (OutputChannels(order) * crop_width * crop_height) and bytes of one output image.
   size_t output_elements() const;
   size_t output_bytes() const;
 

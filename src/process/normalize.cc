@@ -7,9 +7,10 @@
 namespace brigade::process {
 namespace {
 
-absl::Status CheckSize(const Image& image, size_t size) {
-  const size_t want = static_cast<size_t>(image.width) * image.height * kChannels;
-  if (size != want || image.pixels.size() != want) {
+absl::Status CheckSize(const Image& image, ChannelOrder order, size_t size) {
+  const size_t pixels = static_cast<size_t>(image.width) * image.height;
+  const size_t want = pixels * OutputChannels(order);
+  if (size != want || image.pixels.size() != pixels * kChannels) {
     return absl::InvalidArgumentError(StrCat("normalize: output holds ", size,
                                              " elements, the image ", image.width, "x",
                                              image.height, " needs ", want));
@@ -26,6 +27,14 @@ template <typename T, typename Map>
 void Write(const Image& image, ChannelOrder order, Layout layout, T* out, const Map& map) {
   const size_t plane = static_cast<size_t>(image.width) * image.height;
   const uint8_t* in = image.pixels.data();
+  if (order == ChannelOrder::kGray) {
+    for (size_t i = 0; i < plane; ++i) {
+      const uint32_t luma =
+          (in[3 * i] * 19595u + in[3 * i + 1] * 38470u + in[3 * i + 2] * 7471u + 0x8000u) >> 16;
+      out[i] = map(0, static_cast<uint8_t>(luma));
+    }
+    return;
+  }
   const int c0 = SourceChannel(order, 0);
   const int c2 = SourceChannel(order, 2);
   if (layout == Layout::kChw) {
@@ -50,7 +59,7 @@ void Write(const Image& image, ChannelOrder order, Layout layout, T* out, const 
 
 absl::StatusOr<Normalizer> Normalizer::Create(const NormalizeOptions& options) {
   Normalizer normalizer(options);
-  for (int c = 0; c < 3; ++c) {
+  for (int c = 0; c < OutputChannels(options.order); ++c) {
     if (!std::isfinite(options.mean[c]) || !std::isfinite(options.std[c]) ||
         options.std[c] == 0.0f) {
       return absl::InvalidArgumentError(StrCat("normalize: channel ", c, " has mean ",
@@ -67,14 +76,16 @@ absl::StatusOr<Normalizer> Normalizer::Create(const NormalizeOptions& options) {
 }
 
 absl::Status Normalizer::ToFloat(const Image& image, std::span<float> out) const {
-  if (absl::Status status = CheckSize(image, out.size()); !status.ok()) return status;
+  if (absl::Status status = CheckSize(image, options_.order, out.size()); !status.ok())
+    return status;
   Write(image, options_.order, options_.layout, out.data(),
         [this](int c, uint8_t v) { return table_[c][v]; });
   return absl::OkStatus();
 }
 
 absl::Status Normalizer::ToUint8(const Image& image, std::span<uint8_t> out) const {
-  if (absl::Status status = CheckSize(image, out.size()); !status.ok()) return status;
+  if (absl::Status status = CheckSize(image, options_.order, out.size()); !status.ok())
+    return status;
   Write(image, options_.order, options_.layout, out.data(), [](int, uint8_t v) { return v; });
   return absl::OkStatus();
 }

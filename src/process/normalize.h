@@ -10,8 +10,10 @@
 //   UINT8  out = pixel (no normalisation; for models that take raw bytes, e.g. quantized ones).
 //
 // Channel order kBgr swaps R and B; mean[c] and std[c] are for output channel c (so for BGR
-// they are given in B, G, R order). Layout kChw writes channel planes (one image of NCHW),
-// kHwc interleaved pixels (one image of NHWC).
+// they are given in B, G, R order). kGray writes one channel, PIL's Image.convert("L") luma
+// (R * 19595 + G * 38470 + B * 7471 + 2^15) >> 16, normalised with mean[0] and std[0]; a grey
+// image (R = G = B) keeps its value exactly. Layout kChw writes channel planes (one image of
+// NCHW), kHwc interleaved pixels (one image of NHWC); with one channel the two are the same.
 //
 // Thread safety: reentrant; a Normalizer is immutable once built and may be shared.
 // Failure: INVALID_ARGUMENT when a std is zero or not finite, a mean not finite, or the output
@@ -26,7 +28,10 @@
 
 namespace brigade::process {
 
-enum class ChannelOrder { kRgb, kBgr };
+enum class ChannelOrder { kRgb, kBgr, kGray };
+
+// Channels of the output tensor: 1 for kGray, else 3.
+inline int OutputChannels(ChannelOrder order) { return order == ChannelOrder::kGray ? 1 : 3; }
 enum class Layout { kChw, kHwc };
 
 struct NormalizeOptions {
@@ -40,7 +45,7 @@ class Normalizer {
  public:
   static absl::StatusOr<Normalizer> Create(const NormalizeOptions& options);
 
-  // `out` holds image.width * image.height * 3 elements.
+  // `out` holds image.width * image.height * OutputChannels(order) elements.
   absl::Status ToFloat(const Image& image, std::span<float> out) const;
   absl::Status ToUint8(const Image& image, std::span<uint8_t> out) const;
 

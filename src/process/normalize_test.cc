@@ -45,6 +45,26 @@ TEST(NormalizeTest, BgrAndHwcReorderChannelsAndMeanIsPerOutputChannel) {
   EXPECT_EQ(bytes, (std::vector<uint8_t>{0, 10, 128, 20, 255, 30}));
 }
 
+TEST(NormalizeTest, GrayIsPilsLumaNormalisedWithTheFirstMeanAndStd) {
+  NormalizeOptions options;
+  options.order = ChannelOrder::kGray;
+  options.mean = {0.5f, 0.0f, 0.0f};
+  options.std = {0.25f, 0.0f, 0.0f};  // only channel 0's values matter for one channel
+  absl::StatusOr<Normalizer> normalizer = Normalizer::Create(options);
+  ASSERT_TRUE(normalizer.ok()) << normalizer.status();
+  // PIL: Image.new("RGB", ...) of these pixels .convert("L") gives 104, 18, 77.
+  const Image image{3, 1, {0, 128, 255, 10, 20, 30, 77, 77, 77}};
+  std::vector<uint8_t> bytes(3);
+  ASSERT_TRUE(normalizer->ToUint8(image, bytes).ok());
+  EXPECT_EQ(bytes, (std::vector<uint8_t>{104, 18, 77}));
+  std::vector<float> out(3);
+  ASSERT_TRUE(normalizer->ToFloat(image, out).ok());
+  EXPECT_EQ(out[0], (104.0f / 255.0f - 0.5f) / 0.25f);
+  EXPECT_EQ(out[2], (77.0f / 255.0f - 0.5f) / 0.25f);
+  std::vector<float> three(9);
+  EXPECT_EQ(normalizer->ToFloat(image, three).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(NormalizeTest, RefusesZeroStdAndWrongOutputSize) {
   NormalizeOptions options;
   options.std[1] = 0.0f;
