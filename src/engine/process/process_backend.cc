@@ -1,6 +1,9 @@
 #include "engine/process/process_backend.h"
 
 #include <array>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -88,11 +91,12 @@ class Parameters {
       values[count++] = static_cast<float>(value);
       if (comma == std::string_view::npos) {
         if (count == 3) return values;
+        if (count == 1) return std::array<float, 3>{values[0], values[0], values[0]};
         break;
       }
       rest.remove_prefix(comma + 1);
     }
-    return Error(key, *text, "three comma-separated numbers");
+    return Error(key, *text, "one number (every channel) or three comma-separated numbers");
   }
 
   template <typename T>
@@ -127,7 +131,54 @@ struct StepSettings {
   process::PreprocessOptions preprocess;
   int64_t k = 1;
   bool softmax_first = false;
+  // top_k's class names, one per class index; null without a `labels` parameter.
+  std::shared_ptr<const std::vector<std::string>> labels;
 };
+
+// Largest file a step reads from its version directory.
+constexpr uintmax_t kMaxStepFileBytes = uintmax_t{16} << 20;
+
+// Reads the file the parameter `key` names. The name must be a plain file name (no directory
+// part, no "." or ".."), so it resolves inside the version directory (model_path), and the
+// file a regular file, not a link, of at most kMaxStepFileBytes.
+absl::StatusOr<std::string> ReadVersionFile(const ModelLoadOptions& options,
+                                            const Parameters& params, std::string_view key) {
+  const std::string name = params.String(key, "");
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos) {
+    return params.Error(key, name, "a file name in the version directory, without a path");
+  }
+  const std::filesystem::path path = std::filesystem::path(options.model_path) / name;
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+  if (error || !std::filesystem::is_regular_file(status)) {
+    return params.Error(key, name, StrCat("a regular file (not a link) at ", path.string()));
+  }
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size > kMaxStepFileBytes) {
+    return params.Error(key, name, StrCat("a file of at most ", kMaxStepFileBytes, " bytes"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text(size, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
+    return params.Error(key, name, StrCat("a readable file at ", path.string()));
+  }
+  return text;
+}
+
+// One label per line (a trailing newline and carriage returns are not part of a label).
+std::vector<std::string> SplitLines(std::string_view text) {
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.emplace_back(line);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
 
 // The declared tensor's dims per batch row (without the batch dimension when batching).
 Shape RowDims(const ModelLoadOptions& options, const TensorSpec& spec) {
@@ -183,7 +234,8 @@ absl::Status LoadImagePreprocess(const ModelLoadOptions& options, const Paramete
   BRIGADE_ASSIGN_OR_RETURN(p.normalize.order, params.Choice<process::ChannelOrder>(
                                                   "order", "RGB",
                                                   {{"RGB", process::ChannelOrder::kRgb},
-                                                   {"BGR", process::ChannelOrder::kBgr}}));
+                                                   {"BGR", process::ChannelOrder::kBgr},
+                                                   {"GRAY", process::ChannelOrder::kGray}}));
   BRIGADE_ASSIGN_OR_RETURN(
       p.mode, params.Choice<process::PreprocessMode>("mode", "exact",
                                                      {{"exact", process::PreprocessMode::kExact},
@@ -212,9 +264,10 @@ absl::Status LoadImagePreprocess(const ModelLoadOptions& options, const Paramete
     return params.Error("dtype", *dtype,
                         StrCat(DataTypeName(output.dtype), ", the declared output's data_type"));
   }
+  const int64_t channels = process::OutputChannels(p.normalize.order);
   const Shape want = p.normalize.layout == process::Layout::kChw
-                         ? Shape{3, p.crop_height, p.crop_width}
-                         : Shape{p.crop_height, p.crop_width, 3};
+                         ? Shape{channels, p.crop_height, p.crop_width}
+                         : Shape{p.crop_height, p.crop_width, channels};
   if (RowDims(options, output) != want) {
     return TensorError(options, "output", output,
                        StrCat(DataTypeName(output.dtype), ShapeToString(want),
@@ -231,12 +284,13 @@ absl::Status LoadImagePreprocess(const ModelLoadOptions& options, const Paramete
 absl::Status LoadClassify(const ModelLoadOptions& options, const Parameters& params,
                           std::string_view step_name, StepSettings* settings) {
   const bool top_k = settings->step == Step::kTopK;
+  const bool labelled = top_k && params.Find("labels") != nullptr;
   if (top_k) {
-    BRIGADE_RETURN_IF_ERROR(params.OnlyKnown(step_name, {"k", "softmax"}));
+    BRIGADE_RETURN_IF_ERROR(params.OnlyKnown(step_name, {"k", "softmax", "labels"}));
   } else {
     BRIGADE_RETURN_IF_ERROR(params.OnlyKnown(step_name, {}));
   }
-  BRIGADE_RETURN_IF_ERROR(CheckCounts(options, step_name, 1, top_k ? 2 : 1));
+  BRIGADE_RETURN_IF_ERROR(CheckCounts(options, step_name, 1, top_k ? (labelled ? 3 : 2) : 1));
   const TensorSpec& input = options.declared_inputs[0];
   const Shape in_dims = RowDims(options, input);
   if (input.dtype != DataType::kFp32 || in_dims.size() != 1 || in_dims[0] == 0) {
@@ -263,7 +317,18 @@ absl::Status LoadClassify(const ModelLoadOptions& options, const Parameters& par
           settings->softmax_first,
           params.Choice<bool>("softmax", "false", {{"false", false}, {"true", true}}));
       BRIGADE_RETURN_IF_ERROR(expect(0, DataType::kFp32, Shape{settings->k}));
-      return expect(1, DataType::kInt64, Shape{settings->k});
+      BRIGADE_RETURN_IF_ERROR(expect(1, DataType::kInt64, Shape{settings->k}));
+      if (!labelled) return absl::OkStatus();
+      BRIGADE_RETURN_IF_ERROR(expect(2, DataType::kBytes, Shape{settings->k}));
+      BRIGADE_ASSIGN_OR_RETURN(const std::string text, ReadVersionFile(options, params, "labels"));
+      auto labels = std::make_shared<const std::vector<std::string>>(SplitLines(text));
+      if (classes > 0 && labels->size() != static_cast<size_t>(classes)) {
+        return params.Error(
+            "labels", params.String("labels", ""),
+            StrCat("a file of ", classes, " lines (one label per class), it has ", labels->size()));
+      }
+      settings->labels = std::move(labels);
+      return absl::OkStatus();
     }
     case Step::kImagePreprocess:
       break;
@@ -318,9 +383,10 @@ class ProcessInstance final : public ModelInstance {
     }
     BRIGADE_ASSIGN_OR_RETURN(const std::vector<std::string_view> images, input.StringValues());
     const process::PreprocessOptions& p = preprocessor_->options();
+    const int64_t channels = process::OutputChannels(p.normalize.order);
     const Shape dims = p.normalize.layout == process::Layout::kChw
-                           ? Shape{3, p.crop_height, p.crop_width}
-                           : Shape{p.crop_height, p.crop_width, 3};
+                           ? Shape{channels, p.crop_height, p.crop_width}
+                           : Shape{p.crop_height, p.crop_width, channels};
     const DataType dtype =
         p.output == process::OutputType::kFp32 ? DataType::kFp32 : DataType::kUint8;
     BRIGADE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, Batched(rows, dims)));
@@ -384,6 +450,22 @@ class ProcessInstance final : public ModelInstance {
         BRIGADE_RETURN_IF_ERROR(
             check(process::TopK(ranked, classes, settings_.k, values.mutable_values<float>(),
                                 indices.mutable_values<int64_t>())));
+        if (settings_.labels != nullptr) {
+          const std::vector<std::string>& labels = *settings_.labels;
+          if (static_cast<size_t>(classes) > labels.size()) {
+            return Error(StrCat("has ", classes, " classes, more than the ", labels.size(),
+                                " labels of the labels file"));
+          }
+          std::vector<std::string> names;
+          names.reserve(indices.num_elements());
+          for (const int64_t index : indices.values<int64_t>()) names.push_back(labels[index]);
+          BRIGADE_ASSIGN_OR_RETURN(Tensor label_tensor,
+                                   Tensor::FromStrings(Batched(rows, Shape{settings_.k}), names));
+          outputs->push_back(std::move(values));
+          outputs->push_back(std::move(indices));
+          outputs->push_back(std::move(label_tensor));
+          return absl::OkStatus();
+        }
         outputs->push_back(std::move(values));
         outputs->push_back(std::move(indices));
         return absl::OkStatus();

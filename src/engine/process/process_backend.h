@@ -8,13 +8,16 @@
 // settings (all values are strings):
 //
 //   step "image_classify_preprocess": one BYTES input (an encoded JPEG or PNG per element) to
-//     one FP32 or UINT8 output (the declared output's data_type), dims [3, H, W] (layout NCHW)
-//     or [H, W, 3] (NHWC), per image.
+//     one FP32 or UINT8 output (the declared output's data_type), dims [C, H, W] (layout NCHW)
+//     or [H, W, C] (NHWC), per image; C is 3, or 1 for order GRAY.
 //       size        shorter side after the resize (torchvision Resize(size)), default 256; 0
 //                   resizes straight to the crop size
 //       crop        "224" or "H,W", default 224
-//       mean, std   three comma-separated floats, per output channel, default ImageNet's
-//       layout      NCHW (default) or NHWC;  order  RGB (default) or BGR
+//       mean, std   three comma-separated floats, per output channel, or one for every
+//                   channel; default ImageNet's
+//       layout      NCHW (default) or NHWC
+//       order       RGB (default), BGR, or GRAY (one channel: PIL's convert("L") luma of the
+//                   resized pixels, so a grey image keeps its values; see normalize.h)
 //       mode        exact (default: PIL + torchvision's tensor bit for bit) or fast (DCT-scaled
 //                   JPEG decode; see src/process/image_preprocess.h)
 //       filter      bilinear (default, antialiased) or area
@@ -26,7 +29,11 @@
 //   step "softmax", "top_k", "argmax": one FP32 input of scores, dims [C] per row.
 //       softmax  one FP32 output, dims [C].
 //       top_k    two outputs, in order: values FP32 [k] and class indices INT64 [k]; parameter
-//                k (default 1, at most C), and softmax "true" to take the softmax first.
+//                k (default 1, at most C), and softmax "true" to take the softmax first. With
+//                parameter labels (a file in the version directory, one class name per line,
+//                C lines) a third output, BYTES [k], holds the classes' names.
+//     A file a step reads is named without a path (it resolves inside the version directory),
+//     is a regular file (not a link) and at most 16 MiB.
 //       argmax   one INT64 output, dims [1].
 //
 // Thread safety: as engine::Model (a loaded step is immutable; instances hold no state).

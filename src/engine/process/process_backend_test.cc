@@ -1,6 +1,7 @@
 #include "engine/process/process_backend.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -91,6 +92,32 @@ TEST(ProcessBackendTest, Uint8NhwcBgrOutputWithoutBatching) {
   }
 }
 
+TEST(ProcessBackendTest, GrayOutputIsOneChannelAndKeepsAGreyImagesPixels) {
+  ModelLoadOptions options = Preprocess();
+  options.parameters["order"] = "GRAY";
+  options.parameters["mean"] = "0";  // one value: every channel
+  options.parameters["std"] = "1";
+  options.declared_outputs = {{"PIXELS", DataType::kFp32, {-1, 1, 20, 20}}};
+  const std::vector<std::string> images = {ReadTestImage("grey8.png")};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(options, {*Tensor::FromStrings({1, 1}, images)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const Tensor& pixels = (*out)[0];
+  EXPECT_EQ(pixels.shape(), (Shape{1, 1, 20, 20}));
+  // The reference is PIL's RGB resize of the grey image: R = G = B = the grey value.
+  const std::string rgb = ReadTestImage("grey8.png.r24c20.rgb");
+  const std::span<const float> got = pixels.values<float>();
+  ASSERT_EQ(got.size() * 3, rgb.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], static_cast<float>(static_cast<uint8_t>(rgb[3 * i])) / 255.0f) << i;
+  }
+
+  options.declared_outputs = {{"PIXELS", DataType::kFp32, {-1, 3, 20, 20}}};
+  ProcessBackend backend;
+  EXPECT_THAT(backend.Load(options).status().message(),
+              HasSubstr("expected FP32[1,20,20] (the crop in the configured layout)"));
+}
+
 TEST(ProcessBackendTest, ConfigMistakesAreRefusedByName) {
   ProcessBackend backend;
   auto message = [&](auto edit) {
@@ -167,6 +194,66 @@ TEST(ProcessBackendTest, TopKLargerThanTheClassesIsRefused) {
   options.parameters["k"] = "2";
   EXPECT_THAT(std::string(backend.Load(options).status().message()),
               HasSubstr("parameter 'k' means nothing to step softmax"));
+}
+
+// A version directory in a fresh temporary directory, removed on destruction.
+class VersionDir {
+ public:
+  VersionDir() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("process-step-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(path_);
+  }
+  ~VersionDir() { std::filesystem::remove_all(path_); }
+  void Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name, std::ios::binary) << text;
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(ProcessBackendTest, TopKWithLabelsNamesTheClasses) {
+  VersionDir dir;
+  dir.Write("labels.txt", "cat\r\ndog\nbird\nfish\n");
+  ModelLoadOptions options = Classify("top_k", 2);
+  options.model_path = dir.path();
+  options.parameters["labels"] = "labels.txt";
+  options.declared_outputs.push_back({"NAMES", DataType::kBytes, {-1, 2}});
+  const std::vector<float> logits = {0, 2, 1, 0, 5, 0, 0, 6};
+  const Tensor input = *Tensor::FromValues<float>({2, 4}, logits);
+  absl::StatusOr<std::vector<Tensor>> top = LoadAndExecute(options, {input});
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_EQ(top->size(), 3u);
+  EXPECT_EQ((*top)[2].shape(), (Shape{2, 2}));
+  EXPECT_THAT(*(*top)[2].StringValues(), ElementsAre("dog", "bird", "fish", "cat"));
+}
+
+TEST(ProcessBackendTest, LabelsFilesOutsideTheVersionDirectoryOrOfTheWrongLengthAreRefused) {
+  VersionDir dir;
+  dir.Write("three.txt", "a\nb\nc\n");
+  std::filesystem::create_symlink(dir.path() + "/three.txt", dir.path() + "/link.txt");
+  ProcessBackend backend;
+  auto message = [&](const std::string& labels) {
+    ModelLoadOptions options = Classify("top_k", 2);
+    options.model_path = dir.path();
+    options.parameters["labels"] = labels;
+    options.declared_outputs.push_back({"NAMES", DataType::kBytes, {-1, 2}});
+    return std::string(backend.Load(options).status().message());
+  };
+  EXPECT_THAT(message("../three.txt"), HasSubstr("expected a file name in the version directory"));
+  EXPECT_THAT(message("link.txt"), HasSubstr("a regular file (not a link)"));
+  EXPECT_THAT(message("missing.txt"), HasSubstr("a regular file (not a link)"));
+  EXPECT_THAT(message("three.txt"),
+              HasSubstr("expected a file of 4 lines (one label per class), it has 3"));
+  // Without the third output the labels parameter is a config mistake.
+  ModelLoadOptions options = Classify("top_k", 2);
+  options.model_path = dir.path();
+  options.parameters["labels"] = "three.txt";
+  EXPECT_THAT(std::string(backend.Load(options).status().message()),
+              HasSubstr("takes 1 input(s) and 3 output(s)"));
 }
 
 }  // namespace
