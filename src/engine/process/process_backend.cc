@@ -1,5 +1,6 @@
 #include "engine/process/process_backend.h"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -13,11 +14,12 @@
 #include "core/strings.h"
 #include "process/classify.h"
 #include "process/image_preprocess.h"
+#include "process/wordpiece_tokenizer.h"
 
 namespace brigade::engine {
 namespace {
 
-enum class Step { kImagePreprocess, kSoftmax, kTopK, kArgmax };
+enum class Step { kImagePreprocess, kSoftmax, kTopK, kArgmax, kWordPiece };
 
 // Reads the config's parameters, naming the model and the key in every error.
 class Parameters {
@@ -133,6 +135,14 @@ struct StepSettings {
   bool softmax_first = false;
   // top_k's class names, one per class index; null without a `labels` parameter.
   std::shared_ptr<const std::vector<std::string>> labels;
+  // Text steps: the tokens per row and whether token_type_ids is an output.
+  int64_t max_length = 128;
+  bool token_type_ids = false;
+};
+
+// What a text step loaded from its version directory (immutable, shared by the instances).
+struct Tokenizers {
+  std::shared_ptr<const process::WordPieceTokenizer> wordpiece;
 };
 
 // Largest file a step reads from its version directory.
@@ -142,8 +152,9 @@ constexpr uintmax_t kMaxStepFileBytes = uintmax_t{16} << 20;
 // part, no "." or ".."), so it resolves inside the version directory (model_path), and the
 // file a regular file, not a link, of at most kMaxStepFileBytes.
 absl::StatusOr<std::string> ReadVersionFile(const ModelLoadOptions& options,
-                                            const Parameters& params, std::string_view key) {
-  const std::string name = params.String(key, "");
+                                            const Parameters& params, std::string_view key,
+                                            std::string_view fallback = "") {
+  const std::string name = params.String(key, fallback);
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
       name.find('\0') != std::string::npos) {
     return params.Error(key, name, "a file name in the version directory, without a path");
@@ -331,21 +342,72 @@ absl::Status LoadClassify(const ModelLoadOptions& options, const Parameters& par
       return absl::OkStatus();
     }
     case Step::kImagePreprocess:
+    case Step::kWordPiece:
       break;
   }
   return absl::InternalError("unreachable");
+}
+
+// The declared tensors of a text step: one BYTES[1] input, then `outputs` INT64[max_length].
+absl::Status CheckTextTensors(const ModelLoadOptions& options, std::string_view step,
+                              size_t min_outputs, size_t max_outputs, int64_t max_length) {
+  const size_t outputs = options.declared_outputs.size();
+  BRIGADE_RETURN_IF_ERROR(CheckCounts(
+      options, step, 1, outputs >= min_outputs && outputs <= max_outputs ? outputs : min_outputs));
+  const TensorSpec& input = options.declared_inputs[0];
+  if (input.dtype != DataType::kBytes || RowDims(options, input) != Shape{1}) {
+    return TensorError(options, "input", input, "BYTES[1] (one UTF-8 text per batch row)");
+  }
+  for (const TensorSpec& output : options.declared_outputs) {
+    if (output.dtype != DataType::kInt64 || RowDims(options, output) != Shape{max_length}) {
+      return TensorError(options, "output", output,
+                         StrCat("INT64", ShapeToString(Shape{max_length}), " (max_length)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Bool(const Parameters& params, std::string_view key,
+                          std::string_view fallback) {
+  return params.Choice<bool>(key, fallback, {{"true", true}, {"false", false}});
+}
+
+absl::Status LoadWordPiece(const ModelLoadOptions& options, const Parameters& params,
+                           StepSettings* settings, Tokenizers* tokenizers) {
+  BRIGADE_RETURN_IF_ERROR(params.OnlyKnown("wordpiece_tokenize",
+                                           {"vocab", "lower_case", "strip_accents", "max_length"}));
+  BRIGADE_ASSIGN_OR_RETURN(settings->max_length,
+                           params.Integer("max_length", 128, 2, process::kMaxEncodeLength));
+  BRIGADE_RETURN_IF_ERROR(
+      CheckTextTensors(options, "wordpiece_tokenize", 2, 3, settings->max_length));
+  settings->token_type_ids = options.declared_outputs.size() == 3;
+  process::WordPieceOptions wordpiece;
+  BRIGADE_ASSIGN_OR_RETURN(wordpiece.lower_case, Bool(params, "lower_case", "true"));
+  BRIGADE_ASSIGN_OR_RETURN(wordpiece.strip_accents,
+                           Bool(params, "strip_accents", wordpiece.lower_case ? "true" : "false"));
+  BRIGADE_ASSIGN_OR_RETURN(const std::string vocab,
+                           ReadVersionFile(options, params, "vocab", "vocab.txt"));
+  absl::StatusOr<std::unique_ptr<process::WordPieceTokenizer>> tokenizer =
+      process::WordPieceTokenizer::Create(vocab, wordpiece);
+  if (!tokenizer.ok()) {
+    return absl::Status(tokenizer.status().code(),
+                        StrCat("model '", options.model_name, "': ", tokenizer.status().message()));
+  }
+  tokenizers->wordpiece = std::move(*tokenizer);
+  return absl::OkStatus();
 }
 
 class ProcessInstance final : public ModelInstance {
  public:
   ProcessInstance(std::string model_name, bool batching, StepSettings settings,
                   std::vector<std::string> input_names,
-                  std::optional<process::ImagePreprocessor> preprocessor)
+                  std::optional<process::ImagePreprocessor> preprocessor, Tokenizers tokenizers)
       : model_name_(std::move(model_name)),
         batching_(batching),
         settings_(settings),
         input_names_(std::move(input_names)),
-        preprocessor_(preprocessor) {}
+        preprocessor_(preprocessor),
+        tokenizers_(std::move(tokenizers)) {}
 
   absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) override {
     outputs->clear();
@@ -362,6 +424,7 @@ class ProcessInstance final : public ModelInstance {
       rows = input.shape()[0];
     }
     if (settings_.step == Step::kImagePreprocess) return Preprocess(input, rows, outputs);
+    if (settings_.step == Step::kWordPiece) return Tokenize(input, rows, outputs);
     return Classify(input, rows, outputs);
   }
 
@@ -471,9 +534,41 @@ class ProcessInstance final : public ModelInstance {
         return absl::OkStatus();
       }
       case Step::kImagePreprocess:
+      case Step::kWordPiece:
         break;
     }
     return absl::InternalError("unreachable");
+  }
+
+  // A text step: one UTF-8 text per row to input_ids, attention_mask[, token_type_ids].
+  absl::Status Tokenize(const Tensor& input, int64_t rows, std::vector<Tensor>* outputs) const {
+    if (input.dtype() != DataType::kBytes || input.num_elements() != rows) {
+      return Error(StrCat("must hold one BYTES element per batch row, got ",
+                          DataTypeName(input.dtype()), ShapeToString(input.shape())));
+    }
+    BRIGADE_ASSIGN_OR_RETURN(const std::vector<std::string_view> texts, input.StringValues());
+    const int64_t length = settings_.max_length;
+    const Shape dims = Batched(rows, Shape{length});
+    std::vector<Tensor> out;
+    for (size_t i = 0, n = settings_.token_type_ids ? 3 : 2; i < n; ++i) {
+      BRIGADE_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(DataType::kInt64, dims));
+      out.push_back(std::move(tensor));
+    }
+    const auto row = [&](size_t t, size_t i) -> std::span<int64_t> {
+      if (t >= out.size()) return {};
+      return out[t].mutable_values<int64_t>().subspan(i * length, length);
+    };
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const absl::StatusOr<int64_t> count =
+          tokenizers_.wordpiece->Encode(texts[i], row(0, i), row(1, i), row(2, i));
+      if (!count.ok()) {
+        return absl::Status(count.status().code(),
+                            StrCat("model '", model_name_, "': input '", input_names_[0],
+                                   "' batch index ", i, ": ", count.status().message()));
+      }
+    }
+    for (Tensor& tensor : out) outputs->push_back(std::move(tensor));
+    return absl::OkStatus();
   }
 
   const std::string model_name_;
@@ -481,17 +576,19 @@ class ProcessInstance final : public ModelInstance {
   const StepSettings settings_;
   const std::vector<std::string> input_names_;
   const std::optional<process::ImagePreprocessor> preprocessor_;
+  const Tokenizers tokenizers_;
 };
 
 class ProcessModel final : public Model {
  public:
   ProcessModel(std::string name, bool batching, StepSettings settings, ModelSignature signature,
-               std::optional<process::ImagePreprocessor> preprocessor)
+               std::optional<process::ImagePreprocessor> preprocessor, Tokenizers tokenizers)
       : name_(std::move(name)),
         batching_(batching),
         settings_(settings),
         signature_(std::move(signature)),
-        preprocessor_(preprocessor) {}
+        preprocessor_(preprocessor),
+        tokenizers_(std::move(tokenizers)) {}
 
   const ModelSignature& signature() const override { return signature_; }
 
@@ -499,7 +596,7 @@ class ProcessModel final : public Model {
     std::vector<std::string> names;
     for (const TensorSpec& input : signature_.inputs) names.push_back(input.name);
     return std::make_unique<ProcessInstance>(name_, batching_, settings_, std::move(names),
-                                             preprocessor_);
+                                             preprocessor_, tokenizers_);
   }
 
  private:
@@ -508,6 +605,7 @@ class ProcessModel final : public Model {
   const StepSettings settings_;
   const ModelSignature signature_;
   const std::optional<process::ImagePreprocessor> preprocessor_;
+  const Tokenizers tokenizers_;
 };
 
 }  // namespace
@@ -521,11 +619,15 @@ absl::StatusOr<std::shared_ptr<Model>> ProcessBackend::Load(const ModelLoadOptio
                                          {{"image_classify_preprocess", Step::kImagePreprocess},
                                           {"softmax", Step::kSoftmax},
                                           {"top_k", Step::kTopK},
-                                          {"argmax", Step::kArgmax}}));
+                                          {"argmax", Step::kArgmax},
+                                          {"wordpiece_tokenize", Step::kWordPiece}}));
   std::optional<process::ImagePreprocessor> preprocessor;
+  Tokenizers tokenizers;
   if (settings.step == Step::kImagePreprocess) {
     BRIGADE_RETURN_IF_ERROR(LoadImagePreprocess(options, params, &settings));
     BRIGADE_ASSIGN_OR_RETURN(preprocessor, process::ImagePreprocessor::Create(settings.preprocess));
+  } else if (settings.step == Step::kWordPiece) {
+    BRIGADE_RETURN_IF_ERROR(LoadWordPiece(options, params, &settings, &tokenizers));
   } else {
     BRIGADE_RETURN_IF_ERROR(LoadClassify(options, params, step, &settings));
   }
@@ -533,7 +635,7 @@ absl::StatusOr<std::shared_ptr<Model>> ProcessBackend::Load(const ModelLoadOptio
   signature.inputs = options.declared_inputs;
   signature.outputs = options.declared_outputs;
   return std::make_shared<ProcessModel>(options.model_name, options.max_batch_size > 0, settings,
-                                        std::move(signature), preprocessor);
+                                        std::move(signature), preprocessor, std::move(tokenizers));
 }
 
 }  // namespace brigade::engine

@@ -4,8 +4,8 @@
 // ProcessBackend (platform "brigade_process", backend "brigade_process"): src/process's pre- and
 // post-processing steps served as models, so an ensemble can chain
 // `JPEG bytes -> preprocess -> classifier -> top-k`, or a client can call a step alone. The
-// version directory needs no model file. The config's `parameters` choose the step and its
-// settings (all values are strings):
+// version directory needs no model file (a text step reads its vocabulary from it). The
+// config's `parameters` choose the step and its settings (all values are strings):
 //
 //   step "image_classify_preprocess": one BYTES input (an encoded JPEG or PNG per element) to
 //     one FP32 or UINT8 output (the declared output's data_type), dims [C, H, W] (layout NCHW)
@@ -36,15 +36,29 @@
 //     is a regular file (not a link) and at most 16 MiB.
 //       argmax   one INT64 output, dims [1].
 //
+//   step "wordpiece_tokenize": BERT's tokenizer (src/process/wordpiece_tokenizer.h). One BYTES
+//     input, dims [1] per batch row (one UTF-8 text), to 2 or 3 outputs declared in this order:
+//     input_ids, attention_mask and optionally token_type_ids, each INT64 [max_length] per row
+//     ([CLS] pieces [SEP] [PAD]..., truncated keeping [SEP]). With max_batch_size > 0 the batch
+//     dimension comes first, as for the image step.
+//       vocab          the vocab.txt: a file name in the version directory, default vocab.txt
+//                      (no path, not a link; at most 16 MiB, as for top_k's labels)
+//       lower_case     true (default) or false
+//       strip_accents  true or false, default: as lower_case
+//       max_length     tokens per row, 2..8192, default 128
+//
 // Thread safety: as engine::Model (a loaded step is immutable; instances hold no state).
 // Failure: Load answers INVALID_ARGUMENT for an unknown step or parameter value and for
 // declared tensors that do not fit the step, naming the model and the parameter or tensor.
-// Execute answers INVALID_ARGUMENT for a bad image, naming the model, the input and the batch
-// index ("model 'pre': input 'IMAGE' batch index 3: JPEG: corrupt or truncated data: ...").
+// A text step's Load also fails for a vocabulary it cannot read or use (see the tokenizer).
+// Execute answers INVALID_ARGUMENT for a bad image or a text that is not UTF-8, naming the
+// model, the input and the batch index ("model 'pre': input 'IMAGE' batch index 3: JPEG:
+// corrupt or truncated data: ...", "model 'tok': input 'TEXT' batch index 1: text is not
+// valid UTF-8 at byte 7").
 // The index is the row of the batch Execute was given: with dynamic batching that is the
 // assembled batch, and the requests batched with the bad one fail too (a ModelInstance has no
-// per-row failure), so configure image steps without dynamic_batching when one client's bad
-// image must not fail another's request.
+// per-row failure), so configure image and text steps without dynamic_batching when one
+// client's bad input must not fail another's request.
 
 #include <memory>
 

@@ -14,6 +14,7 @@ namespace brigade::engine {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 std::string ReadTestImage(const std::string& name) {
@@ -254,6 +255,148 @@ TEST(ProcessBackendTest, LabelsFilesOutsideTheVersionDirectoryOrOfTheWrongLength
   options.parameters["labels"] = "three.txt";
   EXPECT_THAT(std::string(backend.Load(options).status().message()),
               HasSubstr("takes 1 input(s) and 3 output(s)"));
+}
+
+// A version directory holding a vocab.txt, under the test's temporary directory.
+class WordPieceStepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("wordpiece_step_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "1");
+    // ids: [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4 hello=5 world=6 ,=7 Hello=8 ##s=9
+    std::ofstream(dir_ / "1" / "vocab.txt")
+        << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n,\n"
+           "Hello\n##s\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  ModelLoadOptions Options(int max_length = 6, int outputs = 3) const {
+    ModelLoadOptions options;
+    options.model_name = "tok";
+    options.model_path = (dir_ / "1").string();
+    options.max_batch_size = 4;
+    options.parameters = {{"step", "wordpiece_tokenize"},
+                          {"max_length", std::to_string(max_length)}};
+    options.declared_inputs = {{"TEXT", DataType::kBytes, {-1, 1}}};
+    const std::vector<std::string> names = {"input_ids", "attention_mask", "token_type_ids"};
+    for (int i = 0; i < outputs; ++i) {
+      options.declared_outputs.push_back({names[i], DataType::kInt64, {-1, max_length}});
+    }
+    return options;
+  }
+
+  std::string LoadError(const ModelLoadOptions& options) const {
+    ProcessBackend backend;
+    absl::StatusOr<std::shared_ptr<Model>> model = backend.Load(options);
+    EXPECT_FALSE(model.ok());
+    return std::string(model.status().message());
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(WordPieceStepTest, TokenizesABatchOfSentencesToBertsThreeInputs) {
+  const std::vector<std::string> texts = {"Hello, world", "worlds hello hello hello hello"};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(Options(), {*Tensor::FromStrings({2, 1}, texts)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 3u);
+  EXPECT_EQ((*out)[0].shape(), (Shape{2, 6}));
+  // Lower-cased by default; the second row is truncated to 4 pieces, keeping [SEP].
+  EXPECT_THAT((*out)[0].values<int64_t>(), ElementsAre(2, 5, 7, 6, 3, 0, 2, 6, 9, 5, 5, 3));
+  EXPECT_THAT((*out)[1].values<int64_t>(), ElementsAre(1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1));
+  EXPECT_THAT((*out)[2].values<int64_t>(), ElementsAreArray(std::vector<int64_t>(12, 0)));
+}
+
+TEST_F(WordPieceStepTest, CasedTwoOutputsWithoutBatching) {
+  ModelLoadOptions options = Options(5, 2);
+  options.max_batch_size = 0;
+  options.parameters["lower_case"] = "false";
+  options.declared_inputs = {{"TEXT", DataType::kBytes, {1}}};
+  for (TensorSpec& output : options.declared_outputs) output.shape = {5};
+  const std::vector<std::string> texts = {"Hello hello"};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(options, {*Tensor::FromStrings({1}, texts)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[0].shape(), (Shape{5}));
+  EXPECT_THAT((*out)[0].values<int64_t>(), ElementsAre(2, 8, 5, 3, 0));
+  EXPECT_THAT((*out)[1].values<int64_t>(), ElementsAre(1, 1, 1, 1, 0));
+}
+
+TEST_F(WordPieceStepTest, InvalidUtf8FailsNamingItsBatchIndex) {
+  const std::vector<std::string> texts = {"hello", "world", "bad \xC3\x28 text"};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(Options(), {*Tensor::FromStrings({3, 1}, texts)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("model 'tok': input 'TEXT' batch index 2: text is not valid UTF-8 at "
+                        "byte 4"));
+}
+
+TEST_F(WordPieceStepTest, ConfigMistakesAreRefusedByName) {
+  auto with = [&](auto edit) {
+    ModelLoadOptions options = Options();
+    edit(options);
+    return LoadError(options);
+  };
+  EXPECT_THAT(with([](auto& o) { o.parameters["lower_case"] = "yes"; }),
+              HasSubstr("parameter lower_case is 'yes', expected true or false"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["strip_accents"] = "1"; }),
+              HasSubstr("parameter strip_accents is '1'"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["max_length"] = "1"; }),
+              HasSubstr("parameter max_length is '1', expected an integer in 2..8192"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["max_length"] = "8193"; }),
+              HasSubstr("parameter max_length is '8193'"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["vocabulary"] = "vocab.txt"; }),
+              HasSubstr("parameter 'vocabulary' means nothing to step wordpiece_tokenize"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["vocab"] = "missing.txt"; }),
+              HasSubstr("parameter vocab is 'missing.txt', expected a regular file"));
+  EXPECT_THAT(with([](auto& o) { o.declared_outputs[1].dtype = DataType::kInt32; }),
+              HasSubstr("output 'attention_mask' is INT32[6], expected INT64[6] (max_length)"));
+  EXPECT_THAT(with([](auto& o) {
+                o.declared_outputs[0].shape = {-1, 128};
+              }),
+              HasSubstr("output 'input_ids' is INT64[128], expected INT64[6]"));
+  EXPECT_THAT(with([](auto& o) { o.declared_outputs.resize(1); }),
+              HasSubstr("step wordpiece_tokenize takes 1 input(s) and 2 output(s)"));
+  EXPECT_THAT(with([](auto& o) {
+                o.declared_inputs[0].shape = {-1, 2};
+              }),
+              HasSubstr("input 'TEXT' is BYTES[2], expected BYTES[1]"));
+  std::ofstream(dir_ / "1" / "nosep.txt") << "[PAD]\n[UNK]\n[CLS]\n";
+  EXPECT_THAT(with([](auto& o) { o.parameters["vocab"] = "nosep.txt"; }),
+              HasSubstr("model 'tok': vocabulary "));
+  EXPECT_THAT(with([](auto& o) { o.parameters["vocab"] = "nosep.txt"; }),
+              HasSubstr("has no [SEP] token"));
+}
+
+TEST_F(WordPieceStepTest, TheVocabularyMustBeAPlainFileOfTheVersionDirectory) {
+  std::ofstream(dir_ / "outside.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n";
+  std::filesystem::create_directories(dir_ / "1" / "sub");
+  std::ofstream(dir_ / "1" / "sub" / "v.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n";
+  std::filesystem::create_symlink(dir_ / "outside.txt", dir_ / "1" / "link.txt");
+  std::ofstream(dir_ / "1" / "other.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n";
+  auto vocab = [&](std::string name) {
+    ModelLoadOptions options = Options();
+    options.parameters["vocab"] = name;
+    return options;
+  };
+  for (const std::string& name :
+       {std::string("../outside.txt"), std::string("sub/v.txt"), (dir_ / "outside.txt").string(),
+        std::string(".."), std::string("")}) {
+    EXPECT_THAT(LoadError(vocab(name)),
+                HasSubstr("expected a file name in the version directory, without a path"))
+        << name;
+  }
+  EXPECT_THAT(LoadError(vocab("link.txt")), HasSubstr("a regular file (not a link)"));
+  EXPECT_THAT(LoadError(vocab("sub")), HasSubstr("a regular file (not a link)"));
+  EXPECT_THAT(LoadError(vocab("missing.txt")), HasSubstr("a regular file (not a link)"));
+  ProcessBackend backend;
+  EXPECT_TRUE(backend.Load(vocab("other.txt")).ok());
 }
 
 }  // namespace
