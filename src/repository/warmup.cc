@@ -1,13 +1,12 @@
 #include "repository/warmup.h"
 
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/model_config_parser.h"
+#include "repository/model_file.h"
 
 namespace brigade::repository {
 namespace {
@@ -28,16 +27,12 @@ absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
   BRIGADE_ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
 
   if (input.input_data_type_case() == config::ModelWarmup::Input::kInputDataFile) {
-    const std::filesystem::path file =
-        std::filesystem::path(model_dir) / "warmup" / input.input_data_file();
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      return absl::NotFoundError(
-          StrCat("warm-up '", warmup_name, "': cannot read ", file.string()));
-    }
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    const std::string data = bytes.str();
+    const std::filesystem::path dir = std::filesystem::path(model_dir) / "warmup";
+    BRIGADE_ASSIGN_OR_RETURN(
+        const std::string data,
+        ReadModelFile(dir, input.input_data_file(),
+                      StrCat("warm-up '", warmup_name, "' input '", spec.name, "'")));
+    const std::filesystem::path file = dir / input.input_data_file();
     absl::StatusOr<Tensor> tensor =
         Tensor::Copy(dtype, shape, std::as_bytes(std::span<const char>(data.data(), data.size())));
     if (!tensor.ok()) {

@@ -128,6 +128,15 @@ TEST_F(WarmupTest, AMissingDataFileIsNotFoundNamingTheFile) {
   EXPECT_TRUE(absl::StrContains(plan.status().message(), "absent.bin")) << plan.status();
 }
 
+TEST_F(WarmupTest, ADataFileOutsideTheWarmupFolderIsRefused) {
+  WriteFloats("x.bin", {1.0f, 2.0f, 3.0f, 4.0f});
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
+      Config(WarmupConfig(Input("x", R"(input_data_file: "../warmup/x.bin")"), 1, 1)), Signature(),
+      dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "without a path")) << plan.status();
+}
+
 TEST_F(WarmupTest, ADataFileOfTheWrongSizeIsRefusedNamingTheWarmupAndTheInput) {
   WriteFloats("short.bin", {1.0f, 2.0f});  // 3 rows of 4 floats were asked for
   absl::StatusOr<WarmupPlan> plan =
