@@ -1,8 +1,13 @@
 #include "pipeline/request_pipeline.h"
 
+#include <optional>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/strings.h"
+#include "pipeline/classification.h"
 #include "pipeline/request_validator.h"
 #include "protocol/failure_reason.h"
 #include "telemetry/model_stats.h"
@@ -19,7 +24,37 @@ struct RequestPipeline::Context : RequestContext {
   InferCallback reply;
   // Set when the request ran as a cache miss: the store and followers Answer() settles.
   std::optional<cache::ResponseCache::PendingStore> pending;
+  // The outputs the client asked to get classified (Triton's extension), with their counts.
+  std::vector<std::pair<std::string, int64_t>> classifications;
 };
+
+namespace {
+
+// Replaces each classified output by its top-k strings (classification.h), with the labels of
+// the version that answered.
+absl::Status ClassifyOutputs(const repository::ModelVersion& version,
+                             const std::vector<std::pair<std::string, int64_t>>& classifications,
+                             InferResponse* response) {
+  const bool batched = version.config().max_batch_size() > 0;
+  for (const auto& [name, count] : classifications) {
+    for (InferOutput& output : response->outputs) {
+      if (output.name != name) continue;
+      std::span<const std::string> labels;
+      for (const repository::IoSpec& spec : version.outputs()) {
+        if (spec.name == name && spec.labels != nullptr) labels = *spec.labels;
+      }
+      absl::StatusOr<Tensor> classes = Classify(name, output.tensor, count, batched, labels);
+      if (!classes.ok()) {
+        return absl::Status(classes.status().code(),
+                            StrCat("model '", version.name(), "': ", classes.status().message()));
+      }
+      output.tensor = *std::move(classes);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<RequestPipeline>> RequestPipeline::Create(Options options) {
   if (options.repository == nullptr) {
@@ -81,6 +116,11 @@ void RequestPipeline::Serve(std::unique_ptr<InferRequest> request) {
   context->route = *std::move(route);
   context->arrival_ns = request->clock.at(Stage::kArrival);
   context->reply = std::move(request->on_complete);
+  for (const RequestedOutput& output : request->outputs) {
+    if (std::optional<int64_t> count = output.parameters.GetInt(kClassificationParameter)) {
+      context->classifications.emplace_back(output.name, *count);
+    }
+  }
   // Captures one shared_ptr only, so the callback fits AnyInvocable's inline storage.
   request->on_complete = [context](absl::StatusOr<InferResponse> result) {
     context->pipeline->Answer(context, std::move(result));
@@ -143,6 +183,14 @@ void RequestPipeline::Answer(const std::shared_ptr<Context>& context,
   // the client is answered first.
   std::optional<absl::StatusOr<InferResponse>> outcome;
   if (pending.has_value()) outcome = result;
+  // The classification extension runs on each answer, after the outcome is kept: the cache
+  // holds the model's tensors, and a hit is classified like a miss.
+  if (result.ok() && !context->classifications.empty()) {
+    if (absl::Status classified = ClassifyOutputs(version, context->classifications, &*result);
+        !classified.ok()) {
+      result = std::move(classified);
+    }
+  }
   if (router != nullptr && result.ok()) {
     // The client asked the router: it answers as the router, saying which variant served (the
     // variant's cache keeps the variant's own answer).

@@ -26,8 +26,10 @@
 //   postprocess   the scheduler's batch runner   t4          each request's rows are sliced out
 //                                                            of the batch; post-processing steps
 //                                                            will run here
-//   respond       Answer() below                             statistics are recorded, then the
-//                                                            front end's callback gets the answer
+//   respond       Answer() below                             statistics are recorded, outputs
+//                 (classification.h)                         asked with `classification` become
+//                                                            top-k strings, then the front end's
+//                                                            callback gets the answer
 //   cache store,  the after-answer worker                    a successful miss is stored and its
 //   followers     (a bounded BlockingWorker)                 followers get the same answer (or run
 //                                                            again); then the request leaves

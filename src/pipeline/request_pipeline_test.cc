@@ -214,5 +214,45 @@ TEST_F(RequestPipelineTest, ARouterAnswersAsItselfAndSaysWhichVariantServed) {
             2u);
 }
 
+TEST_F(RequestPipelineTest, ClassifiedOutputsAreTopKStringsWithLabelsOnMissesAndHits) {
+  std::string labels;
+  for (int i = 0; i < 15; ++i) labels += "class" + std::to_string(i) + "\n";  // none for 15
+  repo_dir_.WriteFile("labeled/labels.txt", labels);
+  std::string config = std::string(testing::kAddSubConfig) + "\nresponse_cache { enable: true }\n";
+  const std::string dims = "name: \"OUTPUT0\"";
+  config.replace(config.find(dims), dims.size(), dims + " label_filename: \"labels.txt\"");
+  Start(/*cached=*/false, {{"labeled", config}});
+  auto request = [](ParameterValue count) {
+    auto r = std::make_unique<InferRequest>();
+    r->model_name = "labeled";
+    std::vector<int32_t> ramp(16);
+    for (int i = 0; i < 16; ++i) ramp[i] = i;
+    r->inputs.push_back({"INPUT0", *Tensor::FromValues<int32_t>({1, 16}, ramp), {}});
+    r->inputs.push_back(
+        {"INPUT1", *Tensor::FromValues<int32_t>({1, 16}, std::vector<int32_t>(16, 0)), {}});
+    RequestedOutput output{"OUTPUT0", {}, false};
+    output.parameters.Set("classification", std::move(count));
+    r->outputs.push_back(std::move(output));
+    return r;
+  };
+  for (const bool hit : {false, true}) {
+    absl::StatusOr<InferResponse> answer = Run(request(int64_t{2}));
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    const InferOutput* output = answer->FindOutput("OUTPUT0");
+    ASSERT_NE(output, nullptr);
+    EXPECT_EQ(output->tensor.shape(), (Shape{1, 2})) << hit;
+    const std::vector<std::string_view> want = {"15:15", "14:14:class14"};
+    EXPECT_EQ(*output->tensor.StringValues(), want) << hit;
+    EXPECT_EQ(answer->execution.cache_hit, hit);
+    ASSERT_TRUE(pipeline_->WaitIdle(kWait));  // the miss's store has landed
+  }
+  absl::StatusOr<InferResponse> bad = Run(request(std::string("3")));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("output 'OUTPUT0': parameter classification must be a "
+                                        "positive integer"),
+            std::string_view::npos)
+      << bad.status();
+}
+
 }  // namespace
 }  // namespace brigade::pipeline

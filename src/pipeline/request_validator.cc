@@ -1,10 +1,12 @@
 #include "pipeline/request_validator.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "pipeline/classification.h"
 
 namespace brigade::pipeline {
 namespace {
@@ -133,6 +135,24 @@ absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest*
     if (!known) {
       return absl::InvalidArgumentError(
           StrCat("model '", name, "' has no output named '", output_name, "'"));
+    }
+    if (request->outputs[i].parameters.Contains(kClassificationParameter)) {
+      const std::optional<int64_t> k =
+          request->outputs[i].parameters.GetInt(kClassificationParameter);
+      if (!k.has_value() || *k < 1) {
+        return absl::InvalidArgumentError(
+            StrCat("model '", name, "' output '", output_name,
+                   "': parameter classification must be a positive integer (the number of "
+                   "classes to return)"));
+      }
+      for (const repository::IoSpec& spec : model.outputs()) {
+        if (spec.name == output_name &&
+            (spec.dtype == DataType::kBytes || spec.dtype == DataType::kBool)) {
+          return absl::InvalidArgumentError(StrCat("model '", name, "' output '", output_name,
+                                                   "' is ", DataTypeName(spec.dtype),
+                                                   ": classification needs a numeric output"));
+        }
+      }
     }
     for (size_t j = 0; j < i; ++j) {
       if (request->outputs[j].name == output_name) {

@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/model_config_parser.h"
+#include "repository/model_file.h"
 #include "repository/warmup.h"
 
 namespace brigade::repository {
@@ -54,7 +55,7 @@ absl::StatusOr<std::vector<IoSpec>> Reconcile(std::string_view model, std::strin
   std::vector<IoSpec> specs;
   if (config_tensors->empty()) {
     for (const engine::TensorSpec& spec : signature) {
-      IoSpec io{spec.name, spec.dtype, spec.shape, spec.shape, false, false};
+      IoSpec io{spec.name, spec.dtype, spec.shape, spec.shape, false, false, nullptr};
       auto* added = config_tensors->Add();
       added->set_name(spec.name);
       added->set_data_type(protocol::ToConfigDataType(spec.dtype));
@@ -207,6 +208,23 @@ std::vector<IoSpec> DeclaredIo(const ConfigTensors& tensors, bool batching) {
   return specs;
 }
 
+// Reads each output's label_filename (a file in the model directory) into its IoSpec.
+absl::Status AttachLabels(const std::string& model_dir, const config::ModelConfig& config,
+                          std::vector<IoSpec>* outputs) {
+  for (const config::ModelOutput& output : config.output()) {
+    if (output.label_filename().empty()) continue;
+    for (IoSpec& spec : *outputs) {
+      if (spec.name != output.name()) continue;
+      BRIGADE_ASSIGN_OR_RETURN(const std::string text,
+                               ReadModelFile(model_dir, output.label_filename(),
+                                             StrCat("model '", config.name(), "' output '",
+                                                    output.name(), "' label_filename")));
+      spec.labels = std::make_shared<const std::vector<std::string>>(SplitLabels(text));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadEnsemble(Options options) {
@@ -231,10 +249,12 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadEnsemble(Options
   const bool batching = config.max_batch_size() > 0;
   auto stats = std::make_shared<telemetry::ModelStats>(
       config.name(), std::to_string(options.version), config.max_batch_size());
+  std::vector<IoSpec> outputs = DeclaredIo(config.output(), batching);
+  BRIGADE_RETURN_IF_ERROR(AttachLabels(options.model_dir, config, &outputs));
   auto loaded = std::make_shared<ModelVersion>(
       ConstructionTag(), options.version, std::move(options.fingerprint), config,
-      DeclaredIo(config.input(), batching), DeclaredIo(config.output(), batching), std::move(stats),
-      nullptr, route::Ensemble::Create(std::move(plan), options.version, options.clock), nullptr);
+      DeclaredIo(config.input(), batching), std::move(outputs), std::move(stats), nullptr,
+      route::Ensemble::Create(std::move(plan), options.version, options.clock), nullptr);
   loaded->metrics_ = options.metrics;
   return loaded;
 }
@@ -268,10 +288,10 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadRouter(Options o
       } else {
         config.set_max_batch_size(signature->max_batch_size);
         for (const route::TensorSignature& t : signature->inputs) {
-          inputs.push_back({t.name, t.dtype, t.shape, t.shape, false, t.optional});
+          inputs.push_back({t.name, t.dtype, t.shape, t.shape, false, t.optional, nullptr});
         }
         for (const route::TensorSignature& t : signature->outputs) {
-          outputs.push_back({t.name, t.dtype, t.shape, t.shape, false, false});
+          outputs.push_back({t.name, t.dtype, t.shape, t.shape, false, false, nullptr});
         }
         const bool batching = signature->max_batch_size > 0;
         auto write = [batching](const std::vector<IoSpec>& specs, auto* tensors) {
@@ -308,6 +328,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadRouter(Options o
   }
   auto stats = std::make_shared<telemetry::ModelStats>(name, std::to_string(options.version),
                                                        config.max_batch_size());
+  BRIGADE_RETURN_IF_ERROR(AttachLabels(options.model_dir, config, &outputs));
   auto shared_policy = std::shared_ptr<const route::RoutingPolicy>(std::move(policy));
   auto loaded = std::make_shared<ModelVersion>(
       ConstructionTag(), options.version, std::move(options.fingerprint), std::move(config),
@@ -372,6 +393,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   BRIGADE_ASSIGN_OR_RETURN(
       std::vector<IoSpec> outputs,
       Reconcile(name, "output", signature.outputs, batching, config.mutable_output()));
+  BRIGADE_RETURN_IF_ERROR(AttachLabels(options.model_dir, config, &outputs));
 
   auto stats = std::make_shared<telemetry::ModelStats>(name, std::to_string(options.version),
                                                        config.max_batch_size());

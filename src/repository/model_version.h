@@ -51,6 +51,9 @@ struct IoSpec {
   Shape model_shape;
   bool reshaped = false;
   bool optional = false;
+  // Outputs: the class names of the config's label_filename (one per class index), for the
+  // classification extension; null without one.
+  std::shared_ptr<const std::vector<std::string>> labels;
 };
 
 class ModelVersion {

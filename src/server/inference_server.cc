@@ -150,8 +150,8 @@ bool InferenceServer::IsReady() const { return impl_->ready_.load(std::memory_or
 protocol::ServerMetadata InferenceServer::Metadata() const {
   return {"brigade",
           BRIGADE_VERSION,
-          {"binary_tensor_data", "parameters", "model_repository", "model_configuration",
-           "statistics", "schedule_policy"}};
+          {"binary_tensor_data", "classification", "parameters", "model_repository",
+           "model_configuration", "statistics", "schedule_policy"}};
 }
 
 absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t version) const {
