@@ -287,6 +287,15 @@ size_t KServeHttpHandler::AlignedBodyOffset(const HttpRequest& head) {
   return offset;
 }
 
+std::optional<protocol::TensorMetadata> KServeHttpHandler::OnlyInput(std::string_view model,
+                                                                     std::string_view version) {
+  absl::StatusOr<int64_t> number = protocol::ParseModelVersion(version);
+  if (!number.ok()) return std::nullopt;
+  absl::StatusOr<protocol::ModelMetadata> metadata = server_->GetModelMetadata(model, *number);
+  if (!metadata.ok() || metadata->inputs.size() != 1) return std::nullopt;
+  return std::move(metadata->inputs[0]);
+}
+
 void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder,
                                     std::string_view model, std::string_view version) {
   std::optional<ContentCoding> coding = ContentCoding::kIdentity;
@@ -328,6 +337,11 @@ void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder
   input.header_length = request.Header(kInferenceHeaderContentLength);
   input.body = std::move(body);
   input.arrival_ns = request.arrival_ns;
+  // A raw binary request (header length 0) has no JSON to name its input: the model's
+  // metadata does, when the model has exactly one. An unknown model fails below as usual.
+  std::optional<protocol::TensorMetadata> raw_input;
+  if (input.header_length == "0") raw_input = OnlyInput(model, version);
+  if (raw_input) input.raw_input = &*raw_input;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(input);
   const int64_t decoded_ns = server_->clock()->NowNs();
   report.request.clock.Mark(Stage::kDecoded, decoded_ns);

@@ -31,11 +31,14 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "core/blocking_worker.h"
 #include "core/infer_response.h"
 #include "frontend/http/http_handler.h"
+#include "protocol/metadata.h"
 #include "server/inference_server.h"
 
 namespace brigade::frontend {
@@ -67,6 +70,9 @@ class KServeHttpHandler final : public HttpHandler {
  private:
   void HandleInfer(HttpRequest request, HttpResponder responder, std::string_view model,
                    std::string_view version);
+  // The model's input when it has exactly one (a raw binary request's target), else nullopt.
+  std::optional<protocol::TensorMetadata> OnlyInput(std::string_view model,
+                                                    std::string_view version);
   void HandleRepositoryChange(bool load, const HttpRequest& request, HttpResponder responder,
                               const std::string& model);
   void HandleCacheInvalidate(const HttpRequest& request, HttpResponder responder);

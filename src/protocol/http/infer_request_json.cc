@@ -1,5 +1,6 @@
 #include "protocol/http/infer_request_json.h"
 
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
@@ -378,6 +379,76 @@ class RequestReader {
   std::vector<std::optional<bool>> output_binary_;
 };
 
+// Triton's raw binary request: the body is the model's only input, batch 1, outputs binary.
+absl::Status ReadRawInput(const HttpInferInput& input, const std::shared_ptr<BodyBuffer>& body,
+                          InferRequest* request) {
+  const protocol::TensorMetadata* spec = input.raw_input;
+  if (spec == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat(kInferenceHeaderContentLength,
+               " 0 (a raw binary request without a JSON header) "
+               "needs a model with exactly one input; model '",
+               input.model_name, "' has several: send a JSON header describing the inputs"));
+  }
+  const std::string_view bytes(reinterpret_cast<const char*>(body->data()), body->size());
+  auto error = [&](std::string_view why) {
+    return absl::InvalidArgumentError(StrCat("raw binary request for input '", spec->name, "' (",
+                                             DataTypeName(spec->dtype), ShapeToString(spec->shape),
+                                             "): ", why));
+  };
+  Shape shape = spec->shape;
+  absl::StatusOr<Tensor> tensor;
+  if (spec->dtype == DataType::kBytes) {
+    for (int64_t& dim : shape) {
+      if (dim == -1) dim = 1;
+    }
+    if (ElementCount(shape).value_or(0) != 1) {
+      return error("a raw body fills exactly one BYTES element");
+    }
+    if (bytes.size() > std::numeric_limits<uint32_t>::max()) {
+      return error("a BYTES element holds at most 4 GiB - 1");
+    }
+    // One element in the tensor's serialized form: 4-byte little-endian length, then the bytes.
+    tensor = Tensor::AllocateBytes(std::move(shape), sizeof(uint32_t) + bytes.size());
+    if (tensor.ok()) {
+      const uint32_t length = static_cast<uint32_t>(bytes.size());
+      std::byte* out = tensor->mutable_data();
+      for (size_t i = 0; i < sizeof(length); ++i) {
+        out[i] = static_cast<std::byte>((length >> (8 * i)) & 0xff);
+      }
+      std::memcpy(out + sizeof(length), bytes.data(), bytes.size());
+    }
+  } else {
+    const size_t element_size = DataTypeSize(spec->dtype);
+    if (element_size == 0) return error("the input's data type has no raw form");
+    if (bytes.empty()) return error("the body is empty");
+    if (bytes.size() % element_size != 0) {
+      return error(StrCat(bytes.size(), " bytes are not a whole number of ", element_size,
+                          "-byte elements"));
+    }
+    int64_t last_variable = -1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == -1) last_variable = static_cast<int64_t>(i);
+    }
+    for (int64_t& dim : shape) {
+      if (dim == -1) dim = 1;
+    }
+    const int64_t fixed = ElementCount(shape).value_or(0);
+    const int64_t elements = static_cast<int64_t>(bytes.size() / element_size);
+    if (last_variable >= 0 && fixed > 0 && elements % fixed == 0) {
+      shape[last_variable] = elements / fixed;
+    }
+    if (ElementCount(shape).value_or(-1) != elements) {
+      return error(StrCat(elements, " elements do not fit the input's shape"));
+    }
+    tensor = Tensor::Copy(spec->dtype, std::move(shape), body->bytes());
+  }
+  if (!tensor.ok()) return error(ToStd(tensor.status().message()));
+  request->inputs.push_back(InferInput{spec->name, *std::move(tensor), {}});
+  request->all_outputs_binary = true;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(const HttpInferInput& input) {
@@ -401,10 +472,8 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(const HttpInfer
                                                " exceeds the body size ", body->size()));
     }
     if (header_length == 0) {
-      return absl::InvalidArgumentError(
-          StrCat(kInferenceHeaderContentLength,
-                 " 0 (a raw binary request without a JSON header) is not supported; send a "
-                 "JSON header describing the input"));
+      BRIGADE_RETURN_IF_ERROR(ReadRawInput(input, body, request.get()));
+      return request;
     }
     json_bytes = header_length;
   }

@@ -16,7 +16,13 @@
 //     there would be undefined): it is copied. The HTTP transport places the body so the binary
 //     section starts 64-byte aligned (the front end's KServeHttpHandler::AlignedBodyOffset), so
 //     with the usual element types every input after it is aligned as well.
-//   * N = 0 (Triton's "raw binary request", headerless) is refused as unsupported.
+//   * N = 0 is Triton's "raw binary request": no JSON, the whole body is the one input of the
+//     model (HttpInferInput::raw_input, which the front end looks up), batch 1, every output
+//     binary. A BYTES input takes the body as its one element (no length prefix), so
+//     `curl --data-binary @photo.jpg` feeds an image pipeline; another type takes the body as
+//     its raw little-endian elements, the shape deduced from the byte size: every -1 becomes
+//     1 except the last, which takes what the size leaves (it must divide evenly). Without a
+//     raw_input (the model has several inputs) the request is refused.
 //
 // Reserved parameters are resolved into typed fields and removed from the parameter maps:
 //   request `binary_data_output` (bool)  → InferRequest::all_outputs_binary and the default of
@@ -56,6 +62,7 @@
 #include "core/infer_request.h"
 #include "protocol/http/body_buffer.h"
 #include "protocol/infer_spec.h"
+#include "protocol/metadata.h"
 
 namespace brigade::protocol::http {
 
@@ -72,6 +79,9 @@ struct HttpInferInput {
   std::shared_ptr<BodyBuffer> body;
   // t0 of the request (Clock::NowNs scale): the origin of the `timeout` parameter.
   int64_t arrival_ns = 0;
+  // For a raw binary request (header length 0): the model's only input, from its metadata;
+  // null when the model has more than one input or the front end did not look it up.
+  const protocol::TensorMetadata* raw_input = nullptr;
 };
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(const HttpInferInput& input);

@@ -432,7 +432,7 @@ TEST(DecodeInferRequestErrorsTest, BadBinarySections) {
                 {"Inference-Header-Content-Length", "exceeds the body size"});
   ExpectInvalid(Decode(json_a, "12x"), {"Inference-Header-Content-Length '12x'"});
   ExpectInvalid(Decode(json_a, "-3"), {"Inference-Header-Content-Length '-3'"});
-  ExpectInvalid(Decode(json_a + floats, "0"), {"raw binary request", "not supported"});
+  ExpectInvalid(Decode(json_a + floats, "0"), {"raw binary request", "exactly one input"});
 
   // binary_data_size without a binary section, with data, or not an integer.
   ExpectInvalid(Decode(json_a), {"input 'a'", "no binary section"});
@@ -478,6 +478,51 @@ TEST(DecodeInferRequestErrorsTest, TensorsOverTheSizeLimitAreResourceExhausted) 
       {RawBytes<float>({1.0f})});
   ExpectError(Decode(huge.body, huge.header_length), absl::StatusCode::kResourceExhausted,
               {"input 'a'"});
+}
+
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodeRaw(std::string_view body,
+                                                        const protocol::TensorMetadata& spec) {
+  HttpInferInput input;
+  input.model_name = "m";
+  input.header_length = "0";
+  input.body = BodyBuffer::FromString(body);
+  input.raw_input = &spec;
+  return DecodeInferRequest(input);
+}
+
+TEST(DecodeInferRequestTest, RawBinaryRequestMakesTheBodyTheOneBytesElement) {
+  const protocol::TensorMetadata image{"IMAGE", DataType::kBytes, {-1, 1}, ""};
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + std::string(3, '\0');
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeRaw(png, image);
+  ASSERT_TRUE(request.ok()) << request.status();
+  ASSERT_EQ((*request)->inputs.size(), 1u);
+  const InferInput& input = (*request)->inputs[0];
+  EXPECT_EQ(input.name, "IMAGE");
+  EXPECT_EQ(input.tensor.shape(), (Shape{1, 1}));
+  EXPECT_THAT(*input.tensor.StringValues(), ElementsAre(png));
+  EXPECT_TRUE((*request)->all_outputs_binary);
+  EXPECT_TRUE((*request)->outputs.empty());
+
+  const protocol::TensorMetadata pair{"TEXT", DataType::kBytes, {-1, 2}, ""};
+  ExpectInvalid(DecodeRaw("hello", pair),
+                {"raw binary request for input 'TEXT' (BYTES[-1,2])", "exactly one BYTES element"});
+}
+
+TEST(DecodeInferRequestTest, RawBinaryRequestDeducesTheLastVariableDimFromTheSize) {
+  const protocol::TensorMetadata floats{"x", DataType::kFp32, {-1, 2, -1}, ""};
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  const std::string body(reinterpret_cast<const char*>(values.data()), 24);
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeRaw(body, floats);
+  ASSERT_TRUE(request.ok()) << request.status();
+  const Tensor& tensor = (*request)->inputs[0].tensor;
+  EXPECT_EQ(tensor.shape(), (Shape{1, 2, 3}));
+  EXPECT_THAT(tensor.values<float>(), ElementsAre(1, 2, 3, 4, 5, 6));
+
+  ExpectInvalid(DecodeRaw(body.substr(0, 10), floats), {"10 bytes", "4-byte elements"});
+  ExpectInvalid(DecodeRaw(body.substr(0, 12), floats), {"3 elements do not fit"});
+  const protocol::TensorMetadata fixed{"y", DataType::kInt32, {4}, ""};
+  ExpectInvalid(DecodeRaw(body, fixed), {"input 'y' (INT32[4])", "6 elements do not fit"});
+  ExpectInvalid(DecodeRaw("", floats), {"the body is empty"});
 }
 
 }  // namespace
