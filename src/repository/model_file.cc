@@ -16,10 +16,9 @@ absl::StatusOr<std::string> ReadModelFile(const std::filesystem::path& dir, std:
   }
   const std::filesystem::path path = dir / std::string(name);
   std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (error || !std::filesystem::is_regular_file(status)) {
-    return absl::NotFoundError(
-        StrCat(what, ": ", path.string(), " is not a regular file (missing, or a link)"));
+    return absl::NotFoundError(StrCat(what, ": ", path.string(), " is not a regular file"));
   }
   const uintmax_t size = std::filesystem::file_size(path, error);
   if (error || size > max_bytes) {

@@ -2,13 +2,15 @@
 #define BRIGADE_REPOSITORY_MODEL_FILE_H_
 
 // ReadModelFile: the one way the repository reads a file a config names (an output's
-// label_filename, a warm-up's input_data_file), so every such name resolves inside the
-// model's directory: the name must be a plain file name (no '/', not "." or "..", no NUL), the
-// file a regular file, not a link, and at most `max_bytes` long (checked before reading).
+// label_filename, a warm-up's input_data_file), so no config can name a file outside the model's
+// directory: the name must be a plain file name (no '/', not "." or "..", no NUL), the file a
+// regular file at most `max_bytes` long (checked before reading). Links are followed: whoever
+// can put a link in the repository can put the file there too (brigade analyze's trial
+// repositories and Kubernetes ConfigMap volumes are made of links).
 //
 // Pure apart from the file system read; thread-safe.
 // Failure: INVALID_ARGUMENT naming `what` for a name with a path in it or a file over the
-// bound; NOT_FOUND naming the path for a missing file, a link or something not a regular file.
+// bound; NOT_FOUND naming the path for a missing file or something not a regular file.
 
 #include <cstdint>
 #include <filesystem>

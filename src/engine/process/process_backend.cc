@@ -149,8 +149,9 @@ struct Tokenizers {
 constexpr uintmax_t kMaxStepFileBytes = uintmax_t{16} << 20;
 
 // Reads the file the parameter `key` names. The name must be a plain file name (no directory
-// part, no "." or ".."), so it resolves inside the version directory (model_path), and the
-// file a regular file, not a link, of at most kMaxStepFileBytes.
+// part, no "." or ".."), so no config names a file outside the version directory
+// (model_path), and the file a regular file (links are followed, as the repository's
+// ReadModelFile does) of at most kMaxStepFileBytes.
 absl::StatusOr<std::string> ReadVersionFile(const ModelLoadOptions& options,
                                             const Parameters& params, std::string_view key,
                                             std::string_view fallback = "") {
@@ -161,9 +162,9 @@ absl::StatusOr<std::string> ReadVersionFile(const ModelLoadOptions& options,
   }
   const std::filesystem::path path = std::filesystem::path(options.model_path) / name;
   std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (error || !std::filesystem::is_regular_file(status)) {
-    return params.Error(key, name, StrCat("a regular file (not a link) at ", path.string()));
+    return params.Error(key, name, StrCat("a regular file at ", path.string()));
   }
   const uintmax_t size = std::filesystem::file_size(path, error);
   if (error || size > kMaxStepFileBytes) {

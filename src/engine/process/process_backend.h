@@ -33,7 +33,7 @@
 //                parameter labels (a file in the version directory, one class name per line,
 //                C lines) a third output, BYTES [k], holds the classes' names.
 //     A file a step reads is named without a path (it resolves inside the version directory),
-//     is a regular file (not a link) and at most 16 MiB.
+//     is a regular file (a link is followed) and at most 16 MiB.
 //       argmax   one INT64 output, dims [1].
 //
 //   step "wordpiece_tokenize": BERT's tokenizer (src/process/wordpiece_tokenizer.h). One BYTES
@@ -42,7 +42,7 @@
 //     ([CLS] pieces [SEP] [PAD]..., truncated keeping [SEP]). With max_batch_size > 0 the batch
 //     dimension comes first, as for the image step.
 //       vocab          the vocab.txt: a file name in the version directory, default vocab.txt
-//                      (no path, not a link; at most 16 MiB, as for top_k's labels)
+//                      (no path; at most 16 MiB, as for top_k's labels)
 //       lower_case     true (default) or false
 //       strip_accents  true or false, default: as lower_case
 //       max_length     tokens per row, 2..8192, default 128

@@ -235,7 +235,6 @@ TEST(ProcessBackendTest, TopKWithLabelsNamesTheClasses) {
 TEST(ProcessBackendTest, LabelsFilesOutsideTheVersionDirectoryOrOfTheWrongLengthAreRefused) {
   VersionDir dir;
   dir.Write("three.txt", "a\nb\nc\n");
-  std::filesystem::create_symlink(dir.path() + "/three.txt", dir.path() + "/link.txt");
   ProcessBackend backend;
   auto message = [&](const std::string& labels) {
     ModelLoadOptions options = Classify("top_k", 2);
@@ -245,8 +244,7 @@ TEST(ProcessBackendTest, LabelsFilesOutsideTheVersionDirectoryOrOfTheWrongLength
     return std::string(backend.Load(options).status().message());
   };
   EXPECT_THAT(message("../three.txt"), HasSubstr("expected a file name in the version directory"));
-  EXPECT_THAT(message("link.txt"), HasSubstr("a regular file (not a link)"));
-  EXPECT_THAT(message("missing.txt"), HasSubstr("a regular file (not a link)"));
+  EXPECT_THAT(message("missing.txt"), HasSubstr("expected a regular file at"));
   EXPECT_THAT(message("three.txt"),
               HasSubstr("expected a file of 4 lines (one label per class), it has 3"));
   // Without the third output the labels parameter is a config mistake.
@@ -374,7 +372,7 @@ TEST_F(WordPieceStepTest, ConfigMistakesAreRefusedByName) {
               HasSubstr("has no [SEP] token"));
 }
 
-TEST_F(WordPieceStepTest, TheVocabularyMustBeAPlainFileOfTheVersionDirectory) {
+TEST_F(WordPieceStepTest, TheVocabularyIsNamedByAPlainFileNameOfTheVersionDirectory) {
   std::ofstream(dir_ / "outside.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n";
   std::filesystem::create_directories(dir_ / "1" / "sub");
   std::ofstream(dir_ / "1" / "sub" / "v.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n";
@@ -392,11 +390,11 @@ TEST_F(WordPieceStepTest, TheVocabularyMustBeAPlainFileOfTheVersionDirectory) {
                 HasSubstr("expected a file name in the version directory, without a path"))
         << name;
   }
-  EXPECT_THAT(LoadError(vocab("link.txt")), HasSubstr("a regular file (not a link)"));
-  EXPECT_THAT(LoadError(vocab("sub")), HasSubstr("a regular file (not a link)"));
-  EXPECT_THAT(LoadError(vocab("missing.txt")), HasSubstr("a regular file (not a link)"));
+  EXPECT_THAT(LoadError(vocab("sub")), HasSubstr("expected a regular file at"));
+  EXPECT_THAT(LoadError(vocab("missing.txt")), HasSubstr("expected a regular file at"));
   ProcessBackend backend;
   EXPECT_TRUE(backend.Load(vocab("other.txt")).ok());
+  EXPECT_TRUE(backend.Load(vocab("link.txt")).ok()) << "a link in the directory is followed";
 }
 
 }  // namespace
