@@ -14,12 +14,13 @@
 #include "core/strings.h"
 #include "process/classify.h"
 #include "process/image_preprocess.h"
+#include "process/sentencepiece_tokenizer.h"
 #include "process/wordpiece_tokenizer.h"
 
 namespace brigade::engine {
 namespace {
 
-enum class Step { kImagePreprocess, kSoftmax, kTopK, kArgmax, kWordPiece };
+enum class Step { kImagePreprocess, kSoftmax, kTopK, kArgmax, kWordPiece, kSentencePiece };
 
 // Reads the config's parameters, naming the model and the key in every error.
 class Parameters {
@@ -143,6 +144,7 @@ struct StepSettings {
 // What a text step loaded from its version directory (immutable, shared by the instances).
 struct Tokenizers {
   std::shared_ptr<const process::WordPieceTokenizer> wordpiece;
+  std::shared_ptr<const process::SentencePieceTokenizer> sentencepiece;
 };
 
 // Largest file a step reads from its version directory.
@@ -344,6 +346,7 @@ absl::Status LoadClassify(const ModelLoadOptions& options, const Parameters& par
     }
     case Step::kImagePreprocess:
     case Step::kWordPiece:
+    case Step::kSentencePiece:
       break;
   }
   return absl::InternalError("unreachable");
@@ -398,6 +401,33 @@ absl::Status LoadWordPiece(const ModelLoadOptions& options, const Parameters& pa
   return absl::OkStatus();
 }
 
+absl::Status LoadSentencePiece(const ModelLoadOptions& options, const Parameters& params,
+                               StepSettings* settings, Tokenizers* tokenizers) {
+  BRIGADE_RETURN_IF_ERROR(
+      params.OnlyKnown("sentencepiece_tokenize", {"model", "max_length", "add_bos", "add_eos"}));
+  BRIGADE_ASSIGN_OR_RETURN(settings->max_length,
+                           params.Integer("max_length", 128, 2, process::kMaxEncodeLength));
+  BRIGADE_RETURN_IF_ERROR(
+      CheckTextTensors(options, "sentencepiece_tokenize", 2, 2, settings->max_length));
+  process::SentencePieceOptions sentencepiece;
+  BRIGADE_ASSIGN_OR_RETURN(sentencepiece.add_bos, Bool(params, "add_bos", "false"));
+  BRIGADE_ASSIGN_OR_RETURN(sentencepiece.add_eos, Bool(params, "add_eos", "false"));
+  if (settings->max_length < 1 + sentencepiece.add_bos + sentencepiece.add_eos) {
+    return params.Error("max_length", params.String("max_length", ""),
+                        "room for one id besides BOS and EOS");
+  }
+  BRIGADE_ASSIGN_OR_RETURN(const std::string model,
+                           ReadVersionFile(options, params, "model", "spm.model"));
+  absl::StatusOr<std::unique_ptr<process::SentencePieceTokenizer>> tokenizer =
+      process::SentencePieceTokenizer::Create(model, sentencepiece);
+  if (!tokenizer.ok()) {
+    return absl::Status(tokenizer.status().code(),
+                        StrCat("model '", options.model_name, "': ", tokenizer.status().message()));
+  }
+  tokenizers->sentencepiece = std::move(*tokenizer);
+  return absl::OkStatus();
+}
+
 class ProcessInstance final : public ModelInstance {
  public:
   ProcessInstance(std::string model_name, bool batching, StepSettings settings,
@@ -425,7 +455,9 @@ class ProcessInstance final : public ModelInstance {
       rows = input.shape()[0];
     }
     if (settings_.step == Step::kImagePreprocess) return Preprocess(input, rows, outputs);
-    if (settings_.step == Step::kWordPiece) return Tokenize(input, rows, outputs);
+    if (settings_.step == Step::kWordPiece || settings_.step == Step::kSentencePiece) {
+      return Tokenize(input, rows, outputs);
+    }
     return Classify(input, rows, outputs);
   }
 
@@ -536,6 +568,7 @@ class ProcessInstance final : public ModelInstance {
       }
       case Step::kImagePreprocess:
       case Step::kWordPiece:
+      case Step::kSentencePiece:
         break;
     }
     return absl::InternalError("unreachable");
@@ -561,7 +594,9 @@ class ProcessInstance final : public ModelInstance {
     };
     for (size_t i = 0; i < texts.size(); ++i) {
       const absl::StatusOr<int64_t> count =
-          tokenizers_.wordpiece->Encode(texts[i], row(0, i), row(1, i), row(2, i));
+          settings_.step == Step::kWordPiece
+              ? tokenizers_.wordpiece->Encode(texts[i], row(0, i), row(1, i), row(2, i))
+              : tokenizers_.sentencepiece->Encode(texts[i], row(0, i), row(1, i));
       if (!count.ok()) {
         return absl::Status(count.status().code(),
                             StrCat("model '", model_name_, "': input '", input_names_[0],
@@ -621,7 +656,8 @@ absl::StatusOr<std::shared_ptr<Model>> ProcessBackend::Load(const ModelLoadOptio
                                           {"softmax", Step::kSoftmax},
                                           {"top_k", Step::kTopK},
                                           {"argmax", Step::kArgmax},
-                                          {"wordpiece_tokenize", Step::kWordPiece}}));
+                                          {"wordpiece_tokenize", Step::kWordPiece},
+                                          {"sentencepiece_tokenize", Step::kSentencePiece}}));
   std::optional<process::ImagePreprocessor> preprocessor;
   Tokenizers tokenizers;
   if (settings.step == Step::kImagePreprocess) {
@@ -629,6 +665,8 @@ absl::StatusOr<std::shared_ptr<Model>> ProcessBackend::Load(const ModelLoadOptio
     BRIGADE_ASSIGN_OR_RETURN(preprocessor, process::ImagePreprocessor::Create(settings.preprocess));
   } else if (settings.step == Step::kWordPiece) {
     BRIGADE_RETURN_IF_ERROR(LoadWordPiece(options, params, &settings, &tokenizers));
+  } else if (settings.step == Step::kSentencePiece) {
+    BRIGADE_RETURN_IF_ERROR(LoadSentencePiece(options, params, &settings, &tokenizers));
   } else {
     BRIGADE_RETURN_IF_ERROR(LoadClassify(options, params, step, &settings));
   }

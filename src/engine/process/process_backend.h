@@ -4,7 +4,7 @@
 // ProcessBackend (platform "brigade_process", backend "brigade_process"): src/process's pre- and
 // post-processing steps served as models, so an ensemble can chain
 // `JPEG bytes -> preprocess -> classifier -> top-k`, or a client can call a step alone. The
-// version directory needs no model file (a text step reads its vocabulary from it). The
+// version directory needs no model file (a text step reads its vocabulary or model from it). The
 // config's `parameters` choose the step and its settings (all values are strings):
 //
 //   step "image_classify_preprocess": one BYTES input (an encoded JPEG or PNG per element) to
@@ -46,6 +46,14 @@
 //       lower_case     true (default) or false
 //       strip_accents  true or false, default: as lower_case
 //       max_length     tokens per row, 2..8192, default 128
+//
+//   step "sentencepiece_tokenize": a SentencePiece model (src/process/sentencepiece_tokenizer.h,
+//     Debian's libsentencepiece). One BYTES input, dims [1] per batch row, to two outputs in
+//     this order: input_ids and attention_mask, INT64 [max_length] per row ([BOS] ids [EOS],
+//     truncated keeping EOS, padded with the model's pad id, or 0 when it has none).
+//       model          the .model file, named as vocab above, default spm.model
+//       add_bos, add_eos  true or false (default), each refused when the model lacks the piece
+//       max_length     ids per row, 2..8192, default 128
 //
 // Thread safety: as engine::Model (a loaded step is immutable; instances hold no state).
 // Failure: Load answers INVALID_ARGUMENT for an unknown step or parameter value and for

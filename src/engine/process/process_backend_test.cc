@@ -397,5 +397,67 @@ TEST_F(WordPieceStepTest, TheVocabularyIsNamedByAPlainFileNameOfTheVersionDirect
   EXPECT_TRUE(backend.Load(vocab("link.txt")).ok()) << "a link in the directory is followed";
 }
 
+// SentencePiece: the unit tests' model (src/process/testdata/spm_test.model) as spm.model.
+class SentencePieceStepTest : public WordPieceStepTest {
+ protected:
+  void SetUp() override {
+    WordPieceStepTest::SetUp();
+    std::filesystem::copy_file(std::string(BRIGADE_PROCESS_TESTDATA_DIR) + "/spm_test.model",
+                               dir_ / "1" / "spm.model");
+  }
+
+  ModelLoadOptions SpmOptions(int max_length = 6) const {
+    ModelLoadOptions options = Options(max_length, 2);
+    options.parameters["step"] = "sentencepiece_tokenize";
+    options.parameters["add_bos"] = "true";
+    options.parameters["add_eos"] = "true";
+    return options;
+  }
+};
+
+TEST_F(SentencePieceStepTest, EncodesABatchWithBosAndEos) {
+  // spm_sentences.ids: "This License applies..." is 198 32 10 36 36 ...; <s>=1 </s>=2 <pad>=3.
+  const std::vector<std::string> texts = {"This License applies to any program.", ""};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(SpmOptions(), {*Tensor::FromStrings({2, 1}, texts)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[0].shape(), (Shape{2, 6}));
+  EXPECT_THAT((*out)[0].values<int64_t>(), ElementsAre(1, 198, 32, 10, 36, 2, 1, 2, 3, 3, 3, 3));
+  EXPECT_THAT((*out)[1].values<int64_t>(), ElementsAre(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0));
+}
+
+TEST_F(SentencePieceStepTest, InvalidUtf8FailsNamingItsBatchIndex) {
+  const std::vector<std::string> texts = {"fine", "\xFF"};
+  absl::StatusOr<std::vector<Tensor>> out =
+      LoadAndExecute(SpmOptions(), {*Tensor::FromStrings({2, 1}, texts)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("model 'tok': input 'TEXT' batch index 1: text is not valid UTF-8 at "
+                        "byte 0"));
+}
+
+TEST_F(SentencePieceStepTest, ConfigMistakesAreRefusedByName) {
+  auto with = [&](auto edit) {
+    ModelLoadOptions options = SpmOptions();
+    edit(options);
+    return LoadError(options);
+  };
+  EXPECT_THAT(with([](auto& o) { o.parameters["add_bos"] = "maybe"; }),
+              HasSubstr("parameter add_bos is 'maybe', expected true or false"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["lower_case"] = "true"; }),
+              HasSubstr("parameter 'lower_case' means nothing to step sentencepiece_tokenize"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["model"] = "../spm.model"; }),
+              HasSubstr("expected a file name in the version directory, without a path"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["model"] = "vocab.txt"; }),
+              HasSubstr("model 'tok': cannot load the SentencePiece model"));
+  EXPECT_THAT(with([](auto& o) {
+                o.declared_outputs.push_back({"token_type_ids", DataType::kInt64, {-1, 6}});
+              }),
+              HasSubstr("step sentencepiece_tokenize takes 1 input(s) and 2 output(s)"));
+  EXPECT_THAT(with([](auto& o) { o.parameters["max_length"] = "0"; }),
+              HasSubstr("parameter max_length is '0'"));
+}
+
 }  // namespace
 }  // namespace brigade::engine
