@@ -38,7 +38,10 @@ set(BRIGADE_SANITIZE_TESTS
   # image decoding (untrusted bytes through libjpeg-turbo and libspng), resampling, post-processing
   process_jpeg_decoder_test process_png_decoder_test process_image_decoder_test
   process_resize_test process_normalize_test process_image_preprocess_test process_classify_test
-  process_nms_test)
+  process_nms_test
+  # the WordPiece tokenizer (untrusted text through ICU); not the SentencePiece one, whose module
+  # is opened with RTLD_DEEPBIND, which the sanitizer runtimes refuse
+  process_wordpiece_tokenizer_test)
 
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).
@@ -47,7 +50,8 @@ set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache protocol_http protocol_grpc http_c
 
 set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz protocol_grpc_infer_messages_fuzz
                          protocol_http_infer_request_json_fuzz frontend_http_content_coding_fuzz
-                         process_jpeg_decoder_fuzz process_png_decoder_fuzz)
+                         process_jpeg_decoder_fuzz process_png_decoder_fuzz
+                         process_wordpiece_tokenizer_fuzz)
 
 if(NOT BRIGADE_SANITIZE)
   return()

@@ -325,6 +325,30 @@ void WriteContentCodingSeeds(const fs::path& dir) {
   Write(dir, "accept_encoding_header", "gzip;q=0.5, deflate;q=0.8, *;q=0");
 }
 
+// The first byte is the fuzzer's flags (bits 0-1: lower_case, strip_accents; the rest:
+// max_length - 2), then the text.
+void WriteWordPieceSeeds(const fs::path& dir) {
+  Write(dir, "ascii_sentence",
+        "\x7f"
+        "The ab, abab! the babs.");
+  Write(dir, "accents_and_sigma",
+        "\x03"
+        "Éé É ΣΑΣ σς ИИ и");
+  Write(dir, "cjk_and_emoji",
+        "\x01"
+        "中文中 😀😀 a😀b \xF0\x9F\x98\x80");
+  constexpr char kControls[] =
+      "\x02"
+      "a\0b\tc\r\nd\xC2\xA0"
+      "e\xE2\x80\xA8"
+      "f\xEF\xBF\xBDg";
+  Write(dir, "controls_and_spaces", std::string_view(kControls, sizeof(kControls) - 1));
+  Write(dir, "long_word", std::string(1, '\0') + std::string(30, 'a') + " " + std::string(19, 'b'));
+  Write(dir, "invalid_utf8",
+        "\x05"
+        "ab \xC3\x28 \xED\xA0\x80 \xF4\x90\x80\x80");
+}
+
 }  // namespace
 }  // namespace brigade
 
@@ -338,5 +362,6 @@ int main(int argc, char** argv) {
   brigade::WriteGrpcSeeds(root / "protocol_grpc_infer_messages_fuzz");
   brigade::WriteCacheSeeds(root / "cache_cached_value_fuzz");
   brigade::WriteContentCodingSeeds(root / "frontend_http_content_coding_fuzz");
+  brigade::WriteWordPieceSeeds(root / "process_wordpiece_tokenizer_fuzz");
   return 0;
 }
