@@ -435,7 +435,7 @@ class ProcessInstance final : public ModelInstance {
                   std::optional<process::ImagePreprocessor> preprocessor, Tokenizers tokenizers)
       : model_name_(std::move(model_name)),
         batching_(batching),
-        settings_(settings),
+        settings_(std::move(settings)),
         input_names_(std::move(input_names)),
         preprocessor_(preprocessor),
         tokenizers_(std::move(tokenizers)) {}
@@ -621,7 +621,7 @@ class ProcessModel final : public Model {
                std::optional<process::ImagePreprocessor> preprocessor, Tokenizers tokenizers)
       : name_(std::move(name)),
         batching_(batching),
-        settings_(settings),
+        settings_(std::move(settings)),
         signature_(std::move(signature)),
         preprocessor_(preprocessor),
         tokenizers_(std::move(tokenizers)) {}
