@@ -4,15 +4,17 @@
 
 namespace brigade {
 
-BlockingWorker::BlockingWorker(int max_queued)
-    : max_queued_(max_queued < 1 ? 1 : max_queued), thread_([this] { Run(); }) {}
+BlockingWorker::BlockingWorker(int max_queued, int threads)
+    : max_queued_(max_queued < 1 ? 1 : max_queued) {
+  for (int i = 0; i < (threads < 1 ? 1 : threads); ++i) threads_.emplace_back([this] { Run(); });
+}
 
 BlockingWorker::~BlockingWorker() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  thread_.join();
+  for (std::thread& thread : threads_) thread.join();
 }
 
 bool BlockingWorker::Post(absl::AnyInvocable<void() &&> task) {

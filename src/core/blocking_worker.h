@@ -1,13 +1,16 @@
 #ifndef BRIGADE_CORE_BLOCKING_WORKER_H_
 #define BRIGADE_CORE_BLOCKING_WORKER_H_
 
-// BlockingWorker: one thread that runs work off the threads that must not wait for it. The front
-// ends post calls that may block for seconds (repository load and unload wait for a model to be
-// loaded and warmed up; cache invalidation waits for Redis), since HTTP io threads and gRPC
+// BlockingWorker: a thread (or a few) that runs work off the threads that must not wait for it. The
+// front ends post calls that may block for seconds (repository load and unload wait for a model to
+// be loaded and warmed up; cache invalidation waits for Redis), since HTTP io threads and gRPC
 // callback threads must not block; the request pipeline posts what follows an answer (the cache
 // store, the coalesced followers) so instance threads go back to their queues at once.
 //
-// Tasks run one at a time in the order posted. The queue is bounded: Post() refuses (returns
+// With one thread (the default) tasks run one at a time in the order posted; with `threads` > 1
+// they start in the order posted and run side by side (the request pipeline's pre-processing
+// pool, sized so it and the model instances together stay within the cores). The queue is
+// bounded: Post() refuses (returns
 // false) when `max_queued` tasks are already waiting, and the caller answers UNAVAILABLE;
 // PostOrRun() runs such a task on the caller's thread instead (for work that must happen, where
 // slowing the caller down is the right back-pressure). The destructor runs every task already
@@ -18,6 +21,7 @@
 
 #include <deque>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
@@ -27,7 +31,7 @@ namespace brigade {
 
 class BlockingWorker {
  public:
-  explicit BlockingWorker(int max_queued);
+  explicit BlockingWorker(int max_queued, int threads = 1);
   ~BlockingWorker();
 
   BlockingWorker(const BlockingWorker&) = delete;
@@ -49,7 +53,7 @@ class BlockingWorker {
   absl::Mutex mu_;
   std::deque<absl::AnyInvocable<void() &&>> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace brigade

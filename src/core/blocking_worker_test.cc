@@ -28,6 +28,24 @@ TEST(BlockingWorkerTest, RunsTasksInPostedOrder) {
   EXPECT_THAT(order, ::testing::ElementsAre(0, 1, 2, 3, 4));
 }
 
+TEST(BlockingWorkerTest, SeveralThreadsRunTasksSideBySide) {
+  // Two tasks that each wait for the other to start can only finish on two threads.
+  absl::Notification first_started;
+  absl::Notification second_started;
+  {
+    BlockingWorker worker(4, /*threads=*/2);
+    ASSERT_TRUE(worker.Post([&] {
+      first_started.Notify();
+      second_started.WaitForNotification();
+    }));
+    ASSERT_TRUE(worker.Post([&] {
+      second_started.Notify();
+      first_started.WaitForNotification();
+    }));
+  }  // joins both threads: returns only if both tasks ran at once
+  EXPECT_TRUE(first_started.HasBeenNotified() && second_started.HasBeenNotified());
+}
+
 TEST(BlockingWorkerTest, RefusesWhenTheQueueIsFull) {
   absl::Notification started;
   absl::Notification release;
