@@ -37,6 +37,7 @@ struct ServeFlags {
   int metrics_port = -1;
   int exit_timeout_secs = 30;
   bool pin_threads = true;
+  int preprocess_threads = 1;
   std::string log_level = "info";
   int log_verbose = 0;
   // Response cache's shared tier ("host:port"; empty = in-process tier only).
@@ -101,6 +102,7 @@ int RunServe(const ServeFlags& flags) {
   options.repository_poll_interval = absl::Seconds(flags.repository_poll_secs);
   options.exit_on_error = flags.exit_on_error;
   options.pin_threads = flags.pin_threads;
+  options.preprocess_threads = flags.preprocess_threads;
   if (!flags.cache_redis_address.empty()) {
     if (absl::Status status = ParseRedisAddress(flags.cache_redis_address, &options);
         !status.ok()) {
@@ -262,6 +264,12 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   serve->add_option("--pin-threads", flags->pin_threads, "Pin model instance threads to cores")
+      ->capture_default_str();
+  serve
+      ->add_option("--preprocess-threads", flags->preprocess_threads,
+                   "Threads of the pool that runs models' attached preprocess steps (count "
+                   "them with the instances' threads against the cores)")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))

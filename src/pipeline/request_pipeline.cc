@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/check.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "pipeline/classification.h"
 #include "pipeline/request_validator.h"
@@ -26,6 +28,8 @@ struct RequestPipeline::Context : RequestContext {
   std::optional<cache::ResponseCache::PendingStore> pending;
   // The outputs the client asked to get classified (Triton's extension), with their counts.
   std::vector<std::pair<std::string, int64_t>> classifications;
+  // With a postprocess step: the outputs the client asked for (of the step's; empty = all).
+  std::vector<RequestedOutput> requested;
 };
 
 namespace {
@@ -54,6 +58,32 @@ absl::Status ClassifyOutputs(const repository::ModelVersion& version,
   return absl::OkStatus();
 }
 
+// Runs the version's postprocess step on the model's outputs; the answer then holds the
+// step's outputs the client asked for.
+absl::Status Postprocess(const repository::ModelVersion& version,
+                         const std::vector<RequestedOutput>& requested, InferResponse* response) {
+  const repository::AttachedStep& step = *version.postprocess();
+  std::vector<Tensor> inputs;
+  for (const engine::TensorSpec& spec : step.inputs()) {
+    InferOutput* found = nullptr;
+    for (InferOutput& output : response->outputs) {
+      if (output.name == spec.name) found = &output;
+    }
+    BRIGADE_CHECK(found != nullptr, "a model answers every output when none is requested");
+    inputs.push_back(std::move(found->tensor));
+  }
+  std::vector<Tensor> outputs;
+  BRIGADE_RETURN_IF_ERROR(step.Run(inputs, &outputs));
+  response->outputs.clear();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = step.outputs()[i].name;
+    bool wanted = requested.empty();
+    for (const RequestedOutput& output : requested) wanted |= output.name == name;
+    if (wanted) response->outputs.push_back({name, std::move(outputs[i]), {}});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RequestPipeline>> RequestPipeline::Create(Options options) {
@@ -72,7 +102,8 @@ RequestPipeline::RequestPipeline(ConstructionTag, Options options)
                        cache::ResponseCache::PendingStore pending) {
         RunMiss(std::move(request), std::move(pending));
       }),
-      after_answer_(options_.max_pending_after_answer) {}
+      after_answer_(options_.max_pending_after_answer),
+      preprocess_pool_(options_.max_queued_preprocess, options_.preprocess_threads) {}
 
 RequestPipeline::~RequestPipeline() = default;
 
@@ -106,20 +137,65 @@ void RequestPipeline::Serve(std::unique_ptr<InferRequest> request) {
     request->Complete(std::move(valid));
     return;
   }
-  request->clock.Mark(Stage::kPreprocessed, options_.clock->NowNs());
-
-  // From here the request is in flight until Answer() and the work after it are done.
+  // From here the request is in flight until Answer() and the work after it are done (or its
+  // preprocess step fails).
   admission_.Enter();
+  if (version.preprocess() == nullptr) {
+    Continue(std::move(request), *std::move(route));
+    return;
+  }
+  // The step may take milliseconds (an image decode): never on the caller's io thread.
+  auto held = std::make_shared<std::unique_ptr<InferRequest>>(std::move(request));
+  const bool queued = preprocess_pool_.Post(
+      [this, held, routed = *route]() mutable { Preprocess(std::move(*held), std::move(routed)); });
+  if (!queued) {
+    version.stats().RecordFailure(protocol::FailureReason::kRejected,
+                                  options_.clock->NowNs() - (*held)->clock.at(Stage::kArrival));
+    (*held)->Complete(absl::UnavailableError(
+        StrCat("model '", version.name(), "': the pre-processing queue is full; retry shortly")));
+    admission_.Leave();
+  }
+}
+
+void RequestPipeline::Preprocess(std::unique_ptr<InferRequest> request, Route route) {
+  const repository::AttachedStep& step = *route.version->preprocess();
+  std::vector<Tensor> inputs;
+  inputs.reserve(request->inputs.size());
+  for (InferInput& input : request->inputs) inputs.push_back(std::move(input.tensor));
+  std::vector<Tensor> outputs;
+  if (absl::Status status = step.Run(inputs, &outputs); !status.ok()) {
+    route.version->stats().RecordFailure(
+        protocol::FailureReason::kOther,
+        options_.clock->NowNs() - request->clock.at(Stage::kArrival));
+    request->Complete(std::move(status));
+    admission_.Leave();
+    return;
+  }
+  request->inputs.clear();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    request->inputs.push_back({step.outputs()[i].name, std::move(outputs[i]), {}});
+  }
+  Continue(std::move(request), std::move(route));
+}
+
+void RequestPipeline::Continue(std::unique_ptr<InferRequest> request, Route route) {
+  request->clock.Mark(Stage::kPreprocessed, options_.clock->NowNs());
+  const repository::ModelVersion& version = *route.version;
   if (telemetry::ModelRequestMetrics* metrics = version.metrics()) metrics->in_flight().Increment();
   auto context = std::make_shared<Context>();
   context->pipeline = this;
-  context->route = *std::move(route);
+  context->route = std::move(route);
   context->arrival_ns = request->clock.at(Stage::kArrival);
   context->reply = std::move(request->on_complete);
   for (const RequestedOutput& output : request->outputs) {
     if (std::optional<int64_t> count = output.parameters.GetInt(kClassificationParameter)) {
       context->classifications.emplace_back(output.name, *count);
     }
+  }
+  if (version.postprocess() != nullptr) {
+    // The model gives all its outputs to the step; the client's choice applies to the step's.
+    context->requested = std::move(request->outputs);
+    request->outputs.clear();
   }
   // Captures one shared_ptr only, so the callback fits AnyInvocable's inline storage.
   request->on_complete = [context](absl::StatusOr<InferResponse> result) {
@@ -183,8 +259,15 @@ void RequestPipeline::Answer(const std::shared_ptr<Context>& context,
   // the client is answered first.
   std::optional<absl::StatusOr<InferResponse>> outcome;
   if (pending.has_value()) outcome = result;
-  // The classification extension runs on each answer, after the outcome is kept: the cache
-  // holds the model's tensors, and a hit is classified like a miss.
+  // The postprocess step and the classification extension run on each answer, after the
+  // outcome is kept: the cache holds the model's tensors, and a hit is processed like a miss.
+  if (result.ok() && version.postprocess() != nullptr) {
+    if (absl::Status status = Postprocess(version, context->requested, &*result); !status.ok()) {
+      result = std::move(status);
+    } else {
+      result->clock.Mark(Stage::kPostprocessed, options_.clock->NowNs());
+    }
+  }
   if (result.ok() && !context->classifications.empty()) {
     if (absl::Status classified = ClassifyOutputs(version, context->classifications, &*result);
         !classified.ok()) {

@@ -10,8 +10,11 @@
 //                                                            request in flight until step 10 ends
 //   route         Router (router.h)                          picks the served model and version
 //   preprocess    PrepareRequest                 t1          validates and orders the inputs for
-//                 (request_validator.h)                      the version's signature; pre-
-//                                                            processing steps will run here
+//                 (request_validator.h), then               the version's signature; a model's
+//                 the preprocess pool                        attached preprocess step turns
+//                                                            them into the model's inputs, on
+//                                                            a bounded pool (never on an io
+//                                                            thread)
 //   cache lookup  the model's ResponseCache                  a hit is answered here (step 8);
 //                 (cache/response_cache.h)                   identical misses join one leader
 //   enqueue       the version's Scheduler        queue in    bounded queues, priorities,
@@ -23,9 +26,10 @@
 //                                                            queued on its own model
 //   execute       an instance thread             queue out,  a batch of requests runs on the
 //                                                t2, t3      backend
-//   postprocess   the scheduler's batch runner   t4          each request's rows are sliced out
-//                                                            of the batch; post-processing steps
-//                                                            will run here
+//   postprocess   the scheduler's batch runner,  t4          each request's rows are sliced out
+//                 then Answer()                              of the batch; a model's attached
+//                                                            postprocess step turns its outputs
+//                                                            into the clients' (t4 re-stamped)
 //   respond       Answer() below                             statistics are recorded, outputs
 //                 (classification.h)                         asked with `classification` become
 //                                                            top-k strings, then the front end's
@@ -79,6 +83,11 @@ class RequestPipeline final : private route::StepRunner {
     const Clock* clock = Clock::Real();
     // Bound of the after-answer queue (requests whose store or followers are pending).
     int max_pending_after_answer = 4096;
+    // The pre-processing pool that runs attached preprocess steps (ModelVersion::preprocess):
+    // its threads, to size against the model instances' compute threads so the two together
+    // stay within the cores, and its queue bound (a full queue answers UNAVAILABLE).
+    int preprocess_threads = 1;
+    int max_queued_preprocess = 1024;
   };
 
   // INVALID_ARGUMENT without a repository or clock.
@@ -109,6 +118,10 @@ class RequestPipeline final : private route::StepRunner {
  private:
   // Every stage after admission; entered by Infer() and by ensemble steps.
   void Serve(std::unique_ptr<InferRequest> request);
+  // Runs the version's attached preprocess step on the pool's thread, then Continue().
+  void Preprocess(std::unique_ptr<InferRequest> request, Route route);
+  // From t1 on: the request is in flight; cache lookup, then Execute().
+  void Continue(std::unique_ptr<InferRequest> request, Route route);
   // route::StepRunner: one step of an ensemble request already admitted.
   void RunStep(std::unique_ptr<InferRequest> step) override;
   // The routed version runs the request: its scheduler, or its ensemble's steps.
@@ -123,8 +136,10 @@ class RequestPipeline final : private route::StepRunner {
   Admission admission_;
   const Router router_;
   const cache::ResponseCache::Runner run_miss_;
-  // Declared last: destroyed first, running what is still queued while the rest is alive.
+  // Declared last: destroyed first, running what is still queued while the rest is alive (the
+  // pre-processing pool's tasks lead to answers, which post to after_answer_).
   BlockingWorker after_answer_;
+  BlockingWorker preprocess_pool_;
 };
 
 }  // namespace brigade::pipeline

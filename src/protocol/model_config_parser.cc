@@ -175,6 +175,41 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
                router_platform ? "platform 'brigade_router' needs a routing section"
                                : "routing needs platform: \"brigade_router\""));
   }
+  // Attached steps: a preprocess declares the inputs clients send, a postprocess the outputs
+  // they get; each needs the model's own tensors declared, which its step maps to or from.
+  for (const bool pre : {true, false}) {
+    const bool present = pre ? config->has_preprocess() : config->has_postprocess();
+    if (!present) continue;
+    const config::ModelProcessStep& step = pre ? config->preprocess() : config->postprocess();
+    const std::string_view what = pre ? "preprocess" : "postprocess";
+    if (ensemble_platform || router_platform || config->platform() == "brigade_process" ||
+        config->backend() == "brigade_process") {
+      return absl::InvalidArgumentError(
+          StrCat("model '", model_name, "': ", what,
+                 " attaches a step to a model that runs on a backend, not to an ensemble, a "
+                 "router or a brigade_process step"));
+    }
+    if (!step.parameters().contains("step")) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", model_name, "': ", what, " has no parameter \"step\""));
+    }
+    if ((pre ? config->input_size() : config->output_size()) == 0) {
+      return absl::InvalidArgumentError(StrCat(
+          "model '", model_name, "': ", what, " needs the model's ", pre ? "inputs" : "outputs",
+          " declared, which its step ", pre ? "feeds" : "reads"));
+    }
+    if (pre ? (step.input_size() == 0 || step.output_size() > 0)
+            : (step.output_size() == 0 || step.input_size() > 0)) {
+      return absl::InvalidArgumentError(StrCat("model '", model_name, "': ", what, " declares the ",
+                                               pre ? "inputs clients send (input), and no output"
+                                                   : "outputs clients get (output), and no input"));
+    }
+    if (auto status = pre ? CheckTensors(model_name, "preprocess input", step.input())
+                          : CheckTensors(model_name, "postprocess output", step.output());
+        !status.ok()) {
+      return status;
+    }
+  }
   if (ensemble_platform && (config->input_size() == 0 || config->output_size() == 0)) {
     return absl::InvalidArgumentError(
         StrCat("model '", model_name, "': an ensemble must declare its inputs and outputs"));

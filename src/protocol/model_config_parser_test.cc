@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace brigade::protocol {
 namespace {
+
+using ::testing::HasSubstr;
 
 // A Triton config for an ONNX model using sections Brigade does not implement, plus a field
 // neither schema knows.
@@ -261,6 +264,58 @@ TEST(ConfigParserTest, ARouterNeedsItsPlatformAndItsRoutingSection) {
   no_platform.clear_platform();
   EXPECT_NE(ValidateModelConfig("r", &no_platform).message().find("routing needs platform"),
             std::string::npos);
+}
+
+TEST(ConfigParserTest, AttachedStepsDeclareTheClientsTensorsOnAModelThatRuns) {
+  auto parsed = ParseModelConfigText(
+      R"pb(name: "m"
+           platform: "onnxruntime_onnx"
+           input {
+             name: "x"
+             data_type: TYPE_FP32
+             dims: [ 4 ]
+           }
+           output {
+             name: "y"
+             data_type: TYPE_FP32
+             dims: [ 4 ]
+           }
+           preprocess {
+             parameters { key: "step" value: "image_classify_preprocess" }
+             input {
+               name: "IMAGE"
+               data_type: TYPE_STRING
+               dims: [ 1 ]
+             }
+           }
+           postprocess {
+             parameters { key: "step" value: "top_k" }
+             output {
+               name: "CLASS"
+               data_type: TYPE_INT64
+               dims: [ 1 ]
+             }
+           })pb",
+      "c");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(ValidateModelConfig("m", &parsed->config).ok());
+  auto error = [&](auto edit) {
+    config::ModelConfig config = parsed->config;
+    edit(config);
+    return std::string(ValidateModelConfig("m", &config).message());
+  };
+  EXPECT_THAT(error([](auto& c) { c.mutable_preprocess()->mutable_parameters()->clear(); }),
+              HasSubstr("preprocess has no parameter \"step\""));
+  EXPECT_THAT(error([](auto& c) { c.mutable_preprocess()->clear_input(); }),
+              HasSubstr("preprocess declares the inputs clients send"));
+  EXPECT_THAT(error([](auto& c) { c.mutable_postprocess()->add_input()->set_name("z"); }),
+              HasSubstr("postprocess declares the outputs clients get (output), and no input"));
+  EXPECT_THAT(error([](auto& c) { c.clear_input(); }),
+              HasSubstr("preprocess needs the model's inputs declared"));
+  EXPECT_THAT(error([](auto& c) { c.set_platform("brigade_process"); }),
+              HasSubstr("not to an ensemble, a router or a brigade_process step"));
+  EXPECT_THAT(error([](auto& c) { c.mutable_preprocess()->mutable_input(0)->clear_name(); }),
+              HasSubstr("preprocess input"));
 }
 
 }  // namespace

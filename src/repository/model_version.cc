@@ -395,6 +395,45 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
       Reconcile(name, "output", signature.outputs, batching, config.mutable_output()));
   BRIGADE_RETURN_IF_ERROR(AttachLabels(options.model_dir, config, &outputs));
 
+  // Attached steps: the clients' tensors become the step's side; the model keeps its own.
+  std::shared_ptr<const AttachedStep> preprocess;
+  std::shared_ptr<const AttachedStep> postprocess;
+  if (config.has_preprocess() || config.has_postprocess()) {
+    absl::StatusOr<engine::Backend*> steps = options.backends->Find("brigade_process", "");
+    if (!steps.ok()) {
+      return absl::FailedPreconditionError(
+          StrCat("model '", name, "': preprocess/postprocess need the brigade_process backend"));
+    }
+    auto attach = [&](bool pre) -> absl::StatusOr<std::shared_ptr<const AttachedStep>> {
+      const config::ModelProcessStep& section = pre ? config.preprocess() : config.postprocess();
+      AttachedStep::Options step;
+      step.name = StrCat(name, pre ? ".preprocess" : ".postprocess");
+      step.backend = *steps;
+      step.version_dir = version_dir.string();
+      step.max_batch_size = config.max_batch_size();
+      step.parameters = {section.parameters().begin(), section.parameters().end()};
+      step.inputs = pre ? Declared(section.input(), batching) : Declared(config.output(), batching);
+      step.outputs =
+          pre ? Declared(config.input(), batching) : Declared(section.output(), batching);
+      return AttachedStep::Create(std::move(step));
+    };
+    if (config.has_preprocess()) {
+      for (const IoSpec& input : inputs) {
+        if (input.reshaped) {
+          return absl::InvalidArgumentError(StrCat("model '", name, "': input '", input.name,
+                                                   "' has a reshape, which a preprocess step "
+                                                   "cannot feed; reshape in the step instead"));
+        }
+      }
+      BRIGADE_ASSIGN_OR_RETURN(preprocess, attach(true));
+      inputs = DeclaredIo(config.preprocess().input(), batching);
+    }
+    if (config.has_postprocess()) {
+      BRIGADE_ASSIGN_OR_RETURN(postprocess, attach(false));
+      outputs = DeclaredIo(config.postprocess().output(), batching);
+    }
+  }
+
   auto stats = std::make_shared<telemetry::ModelStats>(name, std::to_string(options.version),
                                                        config.max_batch_size());
   scheduler::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
@@ -411,6 +450,8 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
       std::move(inputs), std::move(outputs), std::move(stats), std::move(scheduler), nullptr,
       nullptr);
   loaded->metrics_ = metrics;
+  loaded->preprocess_ = std::move(preprocess);
+  loaded->postprocess_ = std::move(postprocess);
   return loaded;
 }
 

@@ -32,6 +32,7 @@
 #include "core/infer_request.h"
 #include "engine/backend.h"
 #include "protocol/model_config.pb.h"
+#include "repository/attached_step.h"
 #include "route/cascade.h"
 #include "route/ensemble.h"
 #include "route/routing_policy.h"
@@ -105,6 +106,11 @@ class ModelVersion {
   const std::shared_ptr<const route::RoutingPolicy>& routing() const { return routing_; }
   // The router's confidence cascade, or null for a router without one (or a model).
   const std::shared_ptr<const route::Cascade>& cascade() const { return cascade_; }
+  // The steps the config attaches (preprocess, postprocess), or null. With a preprocess,
+  // inputs() are the clients' (the step's inputs) and the step gives the model's; with a
+  // postprocess, outputs() are the clients' and the step takes the model's.
+  const std::shared_ptr<const AttachedStep>& preprocess() const { return preprocess_; }
+  const std::shared_ptr<const AttachedStep>& postprocess() const { return postprocess_; }
   // Hands a validated request (inputs in inputs() order, model-side shapes) to the scheduler.
   // Not for an ensemble or a router (they have none): the request pipeline runs an ensemble's
   // requests through ensemble() and routes a router's to a variant.
@@ -153,6 +159,8 @@ class ModelVersion {
   const std::shared_ptr<const route::RoutingPolicy> routing_;
   // Runs a router's cascade; set only with routing_, when it has one.
   std::shared_ptr<const route::Cascade> cascade_;
+  std::shared_ptr<const AttachedStep> preprocess_;
+  std::shared_ptr<const AttachedStep> postprocess_;
   telemetry::ModelRequestMetrics* metrics_ = nullptr;
 };
 

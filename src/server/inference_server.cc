@@ -64,8 +64,10 @@ class InferenceServer::Impl {
       for (const absl::Status& error : errors) message += StrCat(" [", error.message(), "]");
       return absl::Status(errors[0].code(), message);
     }
-    BRIGADE_ASSIGN_OR_RETURN(pipeline_,
-                             pipeline::RequestPipeline::Create({repo_.get(), options_.clock}));
+    BRIGADE_ASSIGN_OR_RETURN(pipeline_, pipeline::RequestPipeline::Create(
+                                            {.repository = repo_.get(),
+                                             .clock = options_.clock,
+                                             .preprocess_threads = options_.preprocess_threads}));
     ready_.store(true, std::memory_order_release);
     return absl::OkStatus();
   }

@@ -64,6 +64,8 @@ class InferenceServer {
     bool exit_on_error = true;
     // Pin instance threads to cores (see scheduler/cpu_affinity.h).
     bool pin_threads = true;
+    // Threads that run models' attached preprocess steps (pipeline::RequestPipeline::Options).
+    int preprocess_threads = 1;
     // Response cache (models opt in with `response_cache { enable: true }` in config.pbtxt).
     // Redis tier: host (an IP address) and port; empty host = memory tier only.
     std::string cache_redis_host;

@@ -282,3 +282,46 @@ def test_the_classification_extension_names_the_top_classes_over_http_and_grpc(s
         "inputs": [{"name": "IMAGE", "datatype": "BYTES", "shape": [1, 1], "data": ["x"]}],
         "outputs": [{"name": "LABEL", "parameters": {"classification": 1}}]})
     assert status == 400 and "classification needs a numeric output" in body["error"]
+
+
+def stage_mean_seconds(server, model, stage):
+    """Mean of brigade_request_stage_duration_seconds for one model and stage, from /metrics."""
+    with urllib.request.urlopen(server.http_url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    values = {}
+    for line in text.splitlines():
+        for kind in ("sum", "count"):
+            prefix = f"brigade_request_stage_duration_seconds_{kind}{{model=\"{model}\","
+            if line.startswith(prefix) and f'stage="{stage}"' in line:
+                values[kind] = values.get(kind, 0.0) + float(line.rsplit(" ", 1)[1])
+    return values["sum"] / values["count"]
+
+
+def test_steps_attached_to_the_model_answer_as_the_ensemble_and_show_in_t1_and_t4(server):
+    pictures, _ = load_test_set(32)
+    images = [png(np.rint(np.array(p).reshape(28, 28) * 255)) for p in pictures]
+    outputs = ["LABEL", "PROBABILITY", "CLASS"]
+    attached = infer_images(server, "fashion_mnist_attached", images, outputs)
+    ensemble = infer_images(server, "fashion_mnist_png", images, outputs)
+    for name in outputs:
+        assert attached[name]["data"] == ensemble[name]["data"], name
+        assert attached[name]["shape"] == [32, 1]
+    # The clients see the steps' tensors, not the model's.
+    with urllib.request.urlopen(server.http_url + "/v2/models/fashion_mnist_attached") as r:
+        metadata = json.loads(r.read())
+    assert [t["name"] for t in metadata["inputs"]] == ["IMAGE"]
+    assert [t["name"] for t in metadata["outputs"]] == ["PROBABILITY", "CLASS", "LABEL"]
+    # A 2000x2000 PNG takes milliseconds to decode and shrink: t0 -> t1 shows it, where the
+    # plain model's validation alone takes microseconds.
+    big = np.kron(np.rint(np.array(pictures[0]).reshape(28, 28) * 255),
+                  np.ones((72, 72))).astype(np.uint8)[:2000, :2000]
+    for _ in range(5):
+        infer_images(server, "fashion_mnist_attached", [png(big)], ["LABEL"])
+    infer_tensor(server, "fashion_mnist_onnx", "image",
+                 np.array(pictures[:4], dtype=np.float32).reshape(4, 1, 28, 28))
+    attached_pre = stage_mean_seconds(server, "fashion_mnist_attached", "preprocess")
+    plain_pre = stage_mean_seconds(server, "fashion_mnist_onnx", "preprocess")
+    print(f"preprocess stage mean: attached {attached_pre * 1e3:.3f} ms, "
+          f"plain {plain_pre * 1e3:.3f} ms")
+    assert attached_pre > 5 * plain_pre
+    assert stage_mean_seconds(server, "fashion_mnist_attached", "postprocess") > 0
