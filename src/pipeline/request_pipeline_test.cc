@@ -1,12 +1,16 @@
 #include "pipeline/request_pipeline.h"
 
+#include <atomic>
+#include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "cache/cache_manager.h"
 #include "engine/builtin/builtin_backend.h"
+#include "engine/process/process_backend.h"
 #include "gtest/gtest.h"
 #include "repository/model_repository.h"
 #include "testing/temp_repository.h"
@@ -37,6 +41,7 @@ class RequestPipelineTest : public ::testing::Test {
                                      (cached ? "\nresponse_cache { enable: true }\n" : ""));
     for (const auto& [name, config] : more) repo_dir_.AddModel(name, config);
     backends_.Register(std::make_unique<engine::BuiltinBackend>());
+    backends_.Register(std::make_unique<engine::ProcessBackend>());
     caches_ = *cache::CacheManager::Create({});
     repository::ModelRepository::Options options;
     options.root = repo_dir_.path();
@@ -252,6 +257,71 @@ TEST_F(RequestPipelineTest, ClassifiedOutputsAreTopKStringsWithLabelsOnMissesAnd
                                         "positive integer"),
             std::string_view::npos)
       << bad.status();
+}
+
+TEST_F(RequestPipelineTest, AttachedStepsRunAroundTheModelFromManyThreadsAtOnce) {
+  // identity with a softmax attached before it and a top-1 after: the answer is the argmax of
+  // the input and its softmax probability.
+  const std::string config = std::string(testing::kIdentityConfig) + R"pb(
+    preprocess {
+      parameters { key: "step" value: "softmax" }
+      input {
+        name: "LOGITS"
+        data_type: TYPE_FP32
+        dims: [ -1 ]
+      }
+    }
+    postprocess {
+      parameters { key: "step" value: "top_k" }
+      output {
+        name: "P"
+        data_type: TYPE_FP32
+        dims: [ 1 ]
+      }
+      output {
+        name: "CLASS"
+        data_type: TYPE_INT64
+        dims: [ 1 ]
+      }
+    })pb";
+  Start(/*cached=*/false, {{"attached", config}});
+  constexpr int kThreads = 4;
+  constexpr int kRequests = 25;
+  std::vector<std::thread> clients;
+  std::atomic<int> right{0};
+  for (int t = 0; t < kThreads; ++t) {
+    clients.emplace_back([&, t] {
+      for (int i = 0; i < kRequests; ++i) {
+        const int hot = (t + i) % 4;
+        std::vector<float> logits(4, 0.0f);
+        logits[hot] = 2.0f;
+        auto request = std::make_unique<InferRequest>();
+        request->model_name = "attached";
+        request->inputs.push_back({"LOGITS", *Tensor::FromValues<float>({1, 4}, logits), {}});
+        absl::StatusOr<InferResponse> answer = Run(std::move(request));
+        if (!answer.ok()) continue;
+        const InferOutput* classes = answer->FindOutput("CLASS");
+        const InferOutput* p = answer->FindOutput("P");
+        if (classes == nullptr || p == nullptr || answer->FindOutput("OUTPUT0") != nullptr)
+          continue;
+        const float want = std::exp(2.0f) / (std::exp(2.0f) + 3.0f);
+        if (classes->tensor.values<int64_t>()[0] == hot &&
+            std::abs(p->tensor.values<float>()[0] - want) < 1e-6f) {
+          ++right;
+        }
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(right.load(), kThreads * kRequests);
+
+  // A request naming the model's own input, not the step's, is refused by name.
+  auto wrong = std::make_unique<InferRequest>();
+  wrong->model_name = "attached";
+  const std::vector<float> zeros(4, 0.0f);
+  wrong->inputs.push_back({"INPUT0", *Tensor::FromValues<float>({1, 4}, zeros), {}});
+  absl::StatusOr<InferResponse> refused = Run(std::move(wrong));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
 }
 
 }  // namespace
