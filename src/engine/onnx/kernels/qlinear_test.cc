@@ -3,6 +3,7 @@
 
 #include "engine/onnx/exec/compiled_model.h"
 #include "engine/onnx/exec/session.h"
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/qlinear_dnnl.h"
 #include "engine/onnx/test_util/graph_runner.h"
@@ -122,6 +123,16 @@ TEST(QLinearKernelsTest, OneDnnMatMulMatchesTheIntegerDefinitionExactly) {
   for (int64_t i = 0; i < 2 * 3 * 8; ++i) {
     EXPECT_EQ(fast[0].values<int8_t>()[i], loop[0].values<int8_t>()[i]) << i;
   }
+}
+
+// `brigade doctor` reports the ISA by name and the int8 decision beside it: the two must agree
+// (VNNI is in every ISA from avx512_core_vnni up, and in avx2_vnni).
+TEST(DnnlCpuIsaTest, NameIsKnownAndAgreesWithInt8Exactness) {
+  const std::string_view name = DnnlCpuIsaName();
+  ASSERT_NE(name, "unknown");
+  const bool vnni = name == "avx2_vnni" || name == "avx512_core_vnni" ||
+                    name == "avx512_core_bf16" || name == "avx512_core_amx";
+  EXPECT_EQ(DnnlInt8IsExact(), vnni) << name;
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+#include "engine/onnx/kernels/cpu_isa.h"
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace brigade::engine::onnx {
+
+std::string_view DnnlCpuIsaName() {
+  static const std::string_view name = []() -> std::string_view {
+    switch (static_cast<dnnl_cpu_isa_t>(dnnl::get_effective_cpu_isa())) {
+      case dnnl_cpu_isa_sse41:
+        return "sse41";
+      case dnnl_cpu_isa_avx:
+        return "avx";
+      case dnnl_cpu_isa_avx2:
+        return "avx2";
+      case dnnl_cpu_isa_avx2_vnni:
+        return "avx2_vnni";
+      case dnnl_cpu_isa_avx512_core:
+        return "avx512_core";
+      case dnnl_cpu_isa_avx512_core_vnni:
+        return "avx512_core_vnni";
+      case dnnl_cpu_isa_avx512_core_bf16:
+        return "avx512_core_bf16";
+      case dnnl_cpu_isa_avx512_core_amx:
+        return "avx512_core_amx";
+      default:
+        return "unknown";
+    }
+  }();
+  return name;
+}
+
+}  // namespace brigade::engine::onnx
