@@ -15,6 +15,7 @@ void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 void RegisterInspectCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
+void RegisterDoctorCommand(CLI::App& app, int* exit_code);
 
 }  // namespace brigade::tools
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   brigade::tools::RegisterBenchCommand(app, &exit_code);
   brigade::tools::RegisterInspectCommand(app, &exit_code);
   brigade::tools::RegisterAnalyzeCommand(app, &exit_code);
+  brigade::tools::RegisterDoctorCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
