@@ -30,8 +30,9 @@ std::vector<int> OnlineCpus(const HostFiles& host, std::vector<std::string>* evi
   absl::StatusOr<std::string> online = host.ReadLine("/sys/devices/system/cpu/online");
   if (online.ok()) {
     absl::StatusOr<std::vector<int>> cpus = ParseCpuList(*online);
-    if (evidence != nullptr)
+    if (evidence != nullptr) {
       evidence->push_back(StrCat("/sys/devices/system/cpu/online: ", *online));
+    }
     if (cpus.ok()) return *std::move(cpus);
   }
   std::vector<int> cpus;
