@@ -24,8 +24,13 @@ void Tighten(std::optional<double> quota, CgroupCpu* out) {
 }
 
 void ReadV2(const HostFiles& host, const std::string& cgroup, CgroupCpu* out) {
+  // A hybrid host (v1 controllers, v2 beside them) mounts the v2 tree at unified/.
+  const std::string_view mount = !host.Exists("/sys/fs/cgroup/cgroup.controllers") &&
+                                         host.Exists("/sys/fs/cgroup/unified/cgroup.controllers")
+                                     ? "/sys/fs/cgroup/unified"
+                                     : "/sys/fs/cgroup";
   for (std::string dir = cgroup;; dir = ParentCgroup(dir)) {
-    const std::string file = StrCat(Under("/sys/fs/cgroup", dir), "/cpu.max");
+    const std::string file = StrCat(Under(mount, dir), "/cpu.max");
     absl::StatusOr<std::string> line = host.ReadLine(file);
     if (line.ok()) {
       absl::StatusOr<std::optional<double>> quota = ParseCpuMax(*line);
@@ -38,7 +43,7 @@ void ReadV2(const HostFiles& host, const std::string& cgroup, CgroupCpu* out) {
     }
     if (dir == "/") break;
   }
-  const std::string cpuset_file = StrCat(Under("/sys/fs/cgroup", cgroup), "/cpuset.cpus.effective");
+  const std::string cpuset_file = StrCat(Under(mount, cgroup), "/cpuset.cpus.effective");
   absl::StatusOr<std::string> cpuset = host.ReadLine(cpuset_file);
   if (cpuset.ok() && !cpuset->empty()) {
     absl::StatusOr<std::vector<int>> cpus = ParseCpuList(*cpuset);

@@ -207,6 +207,16 @@ TEST(DoctorChecksTest, TheTightestCpuMaxOfTheCgroupAndItsAncestorsWins) {
   EXPECT_DOUBLE_EQ(*cgroup.quota_cpus, 0.5);
 }
 
+TEST(DoctorChecksTest, AHybridHostsV2TreeIsReadUnderUnified) {
+  TempHost temp;
+  temp.Put("/proc/self/cgroup", "1:cpu:/\n0::/job");
+  temp.Put("/sys/fs/cgroup/unified/cgroup.controllers", "");
+  temp.Put("/sys/fs/cgroup/unified/job/cpu.max", "300000 100000");
+  const CgroupCpu cgroup = ReadCgroupCpu(temp.host());
+  ASSERT_TRUE(cgroup.quota_cpus.has_value());
+  EXPECT_DOUBLE_EQ(*cgroup.quota_cpus, 3.0);
+}
+
 TEST(DoctorChecksTest, CpuMaxParsesQuotaAndMaxAndRefusesJunk) {
   EXPECT_DOUBLE_EQ(**ParseCpuMax("150000 100000"), 1.5);
   EXPECT_FALSE(ParseCpuMax("max 100000")->has_value());

@@ -312,6 +312,7 @@ Finding CheckNuma(const HostFiles& host, const DoctorInputs& inputs) {
   if (nodes <= 1) {
     f.verdict = Verdict::kPass;
     f.summary = nodes == 0 ? "no NUMA nodes in sysfs: one memory domain" : "one NUMA node";
+    if (nodes == 0) f.evidence.emplace_back("/sys/devices/system/node: no node* with a cpulist");
   } else {
     f.summary = StrCat(nodes, " NUMA nodes");
   }
