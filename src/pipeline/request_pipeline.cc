@@ -97,7 +97,7 @@ absl::StatusOr<std::unique_ptr<RequestPipeline>> RequestPipeline::Create(Options
 RequestPipeline::RequestPipeline(ConstructionTag, Options options)
     : options_(std::move(options)),
       admission_(options_.clock),
-      router_(options_.repository),
+      router_(options_.repository, options_.clock),
       run_miss_([this](std::unique_ptr<InferRequest> request,
                        cache::ResponseCache::PendingStore pending) {
         RunMiss(std::move(request), std::move(pending));

@@ -6,7 +6,10 @@
 // asks for none). When that model is a router (`platform: "brigade_router"`), its routing policy
 // picks one of its variants (rules, weighted split, default; route/routing_policy.h), and the
 // variant serves the request; a variant that is not ready is routed around (the default, then
-// the others), counted as a fallback. Everything after this stage works on the Route it returns.
+// the others), counted as a fallback. A router with an `slo` section sends a request no rule
+// routes to the most accurate variant its scheduler predicts to meet the deadline (the
+// request's timeout, or now + the router's target p99), or the fastest, or refuses it
+// (UNAVAILABLE) when the config says so. Everything after this stage works on the Route it returns.
 //
 // Thread safety: const and safe from any thread; one shared-lock lookup in the repository.
 // Ownership: borrows the repository, which must outlive the router. The Route holds the served
@@ -17,6 +20,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "core/clock.h"
 #include "core/infer_request.h"
 #include "repository/model_repository.h"
 #include "repository/served_model.h"
@@ -34,12 +38,19 @@ struct Route {
 
 class Router {
  public:
-  explicit Router(const repository::ModelRepository* repository) : repository_(repository) {}
+  // `clock` (borrowed) times SLO selection's deadlines.
+  Router(const repository::ModelRepository* repository, const Clock* clock)
+      : repository_(repository), clock_(clock) {}
 
   absl::StatusOr<Route> Resolve(const InferRequest& request) const;
 
  private:
+  // SLO selection (RoutingPolicy::slo): each variant's predicted completion, then the choice.
+  absl::StatusOr<route::RouteDecision> ChooseBySlo(const route::RoutingPolicy& policy,
+                                                   const InferRequest& request) const;
+
   const repository::ModelRepository* const repository_;
+  const Clock* const clock_;
 };
 
 }  // namespace brigade::pipeline

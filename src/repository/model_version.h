@@ -120,6 +120,12 @@ class ModelVersion {
   telemetry::ModelRequestMetrics* metrics() const { return metrics_; }
   // Shared so request callbacks can record into it without pinning the whole version.
   std::shared_ptr<telemetry::ModelStats> stats_ptr() const { return stats_; }
+  // The predicted p99 completion (absolute, Clock ns) of a request of `rows` rows arriving
+  // now (scheduler::BatchQueue::PredictCompletionNs); -1 when unknown, or for an ensemble or a
+  // router.
+  int64_t PredictCompletionNs(int rows) const {
+    return scheduler_ != nullptr ? scheduler_->PredictCompletionNs(rows) : -1;
+  }
   // Requests queued on the scheduler; 0 for an ensemble or router (they queue on other models).
   size_t queue_size() const { return scheduler_ != nullptr ? scheduler_->queue_size() : 0; }
   // The scheduler's decisions and live load (for the scheduler's metrics families); none for

@@ -1,7 +1,9 @@
 #include "route/routing_policy.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <utility>
 
@@ -10,7 +12,7 @@
 namespace brigade::route {
 namespace {
 
-constexpr int kMaxVariants = 64;
+constexpr int kMaxVariants = kMaxRouteVariants;
 constexpr int kMaxRules = 256;
 constexpr uint64_t kMaxTotalWeight = 1'000'000;
 
@@ -83,6 +85,10 @@ const char* RouteReasonName(RouteReason reason) {
       return "cascade_accepted";
     case RouteReason::kCascadeEscalated:
       return "cascade_escalated";
+    case RouteReason::kSlo:
+      return "slo";
+    case RouteReason::kSloFastest:
+      return "slo_fastest";
   }
   return "unknown";
 }
@@ -107,9 +113,12 @@ absl::StatusOr<std::unique_ptr<RoutingPolicy>> RoutingPolicy::Create(
       return fail(StrCat("variant ", variants.size() + 1, " names no model"));
     }
     if (variant.model_name() == router_name) return fail("a variant cannot be the router itself");
-    RouteVariant out{variant.name().empty() ? variant.model_name() : variant.name(),
-                     variant.model_name(),
-                     variant.model_version() > 0 ? variant.model_version() : -1};
+    RouteVariant out{
+        variant.name().empty() ? variant.model_name() : variant.name(), variant.model_name(),
+        variant.model_version() > 0 ? variant.model_version() : -1, variant.accuracy()};
+    if (!std::isfinite(out.accuracy)) {
+      return fail(StrCat("variant '", out.name, "' has accuracy ", out.accuracy));
+    }
     if (!index.emplace(out.name, static_cast<int>(variants.size())).second) {
       return fail(StrCat("two variants are called '", out.name, "'"));
     }
@@ -187,15 +196,48 @@ absl::StatusOr<std::unique_ptr<RoutingPolicy>> RoutingPolicy::Create(
     cascade =
         CascadeSpec{*first, *second, spec.output(), spec.score(), spec.softmax(), spec.threshold()};
   }
+  std::optional<SloSpec> slo;
+  if (config.has_slo()) {
+    if (cascade.has_value() || !splits.empty()) {
+      return fail(
+          "slo selection replaces the split and the default: remove its splits and "
+          "cascade");
+    }
+    if (config.slo().target_p99_microseconds() == 0 ||
+        config.slo().target_p99_microseconds() > uint64_t{3600} * 1'000'000) {
+      return fail(StrCat("slo.target_p99_microseconds ", config.slo().target_p99_microseconds(),
+                         " is not between 1 and 3600000000"));
+    }
+    SloSpec spec;
+    spec.target_p99_us = static_cast<int64_t>(config.slo().target_p99_microseconds());
+    spec.reject_when_late = config.slo().reject_when_late();
+    for (int v = 0; v < static_cast<int>(variants.size()); ++v) spec.by_accuracy.push_back(v);
+    std::stable_sort(spec.by_accuracy.begin(), spec.by_accuracy.end(),
+                     [&](int a, int b) { return variants[a].accuracy > variants[b].accuracy; });
+    slo = std::move(spec);
+  }
   return std::make_unique<RoutingPolicy>(
       std::move(router_name), std::move(variants), std::move(rules), std::move(splits),
-      config.sticky_parameter(), default_variant, std::move(cascade));
+      config.sticky_parameter(), default_variant, std::move(cascade), std::move(slo));
+}
+
+RouteDecision ChooseBySlo(const SloSpec& spec, std::span<const int64_t> predicted_ns,
+                          int64_t deadline_ns) {
+  int fastest = -1;
+  for (const int v : spec.by_accuracy) {
+    const int64_t predicted = predicted_ns[v];
+    if (predicted == INT64_MAX) continue;  // not available
+    if (predicted <= deadline_ns) return {v, RouteReason::kSlo};
+    if (fastest < 0 || predicted < predicted_ns[fastest]) fastest = v;
+  }
+  if (fastest < 0 || spec.reject_when_late) return {-1, RouteReason::kSlo};
+  return {fastest, RouteReason::kSloFastest};
 }
 
 RoutingPolicy::RoutingPolicy(std::string router_name, std::vector<RouteVariant> variants,
                              std::vector<Rule> rules, std::vector<std::pair<int, uint32_t>> splits,
                              std::string sticky_parameter, int default_variant,
-                             std::optional<CascadeSpec> cascade)
+                             std::optional<CascadeSpec> cascade, std::optional<SloSpec> slo)
     : router_name_(std::move(router_name)),
       variants_(std::move(variants)),
       rules_(std::move(rules)),
@@ -203,6 +245,7 @@ RoutingPolicy::RoutingPolicy(std::string router_name, std::vector<RouteVariant> 
       sticky_parameter_(std::move(sticky_parameter)),
       default_variant_(default_variant),
       cascade_(std::move(cascade)),
+      slo_(std::move(slo)),
       counts_(std::make_unique<std::atomic<uint64_t>[]>(variants_.size() * kNumRouteReasons)) {}
 
 bool RoutingPolicy::Matches(const Rule& rule, const ParameterValue& value) const {
@@ -270,6 +313,7 @@ RouteDecision RoutingPolicy::Decide(const Parameters& parameters) const {
     if (value != nullptr && Matches(rule, *value)) return {rule.variant, RouteReason::kRule};
   }
   if (!splits_.empty()) return {PickSplit(parameters), RouteReason::kSplit};
+  if (slo_.has_value()) return {default_variant_, RouteReason::kSlo};
   return {default_variant_, RouteReason::kDefault};
 }
 

@@ -8,7 +8,9 @@
 //      (`urgent == true`, `user_tier == "gold"`, `user_id < 1000`, `experiment` present);
 //   2. otherwise the weighted split, sticky when `sticky_parameter` is set (the parameter's value
 //      is hashed, so one user always lands on one variant while the weights hold);
-//   3. otherwise the default variant.
+//   3. otherwise the default variant; or, with an `slo` section instead of 2 and 3, the most
+//      accurate variant predicted to meet the request's deadline (ChooseBySlo, given the
+//      variants' predictions by the caller, which owns their schedulers).
 // Or, instead of all three, a confidence cascade (CascadeSpec; route/cascade.h runs it): the
 // first variant answers unless its scores fall below a threshold, then the second does.
 // A request lacking the parameter a rule reads does not match that rule, so it takes the split
@@ -28,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,10 +48,16 @@ enum class RouteReason : uint8_t {
   // A cascade's first variant was confident enough and answered / its second had to.
   kCascadeAccepted,
   kCascadeEscalated,
+  // SLO selection: the most accurate variant predicted to meet the deadline / none was, and
+  // this one is predicted to finish first.
+  kSlo,
+  kSloFastest,
 };
-inline constexpr int kNumRouteReasons = 6;
-// "rule", "split", "default", "fallback", "cascade_accepted", "cascade_escalated": the metrics
-// label.
+inline constexpr int kNumRouteReasons = 8;
+// Most variants a router may name.
+inline constexpr int kMaxRouteVariants = 64;
+// "rule", "split", "default", "fallback", "cascade_accepted", "cascade_escalated", "slo",
+// "slo_fastest": the metrics label.
 const char* RouteReasonName(RouteReason reason);
 
 struct RouteDecision {
@@ -60,7 +69,23 @@ struct RouteVariant {
   std::string name;
   std::string model_name;
   int64_t model_version = -1;
+  double accuracy = 0;
 };
+
+// SLO selection (config `routing.slo`), checked; `by_accuracy` lists the variants, most
+// accurate first (config order among equals).
+struct SloSpec {
+  int64_t target_p99_us = 0;
+  bool reject_when_late = false;
+  std::vector<int> by_accuracy;
+};
+
+// Picks by SLO: `predicted_ns[v]` is variant v's predicted p99 completion (absolute ns; -1:
+// unknown, taken as meeting the deadline; INT64_MAX: not available). Returns the most accurate
+// variant meeting `deadline_ns` (kSlo), else the earliest predicted (kSloFastest), or -1 when
+// none meets it and the spec rejects late requests (or none is available).
+RouteDecision ChooseBySlo(const SloSpec& spec, std::span<const int64_t> predicted_ns,
+                          int64_t deadline_ns);
 
 // A confidence cascade (config `routing.cascade`), checked: variant indexes into variants().
 struct CascadeSpec {
@@ -82,6 +107,9 @@ class RoutingPolicy {
   int default_variant() const { return default_variant_; }
   // Set when the router is a cascade; Decide() is then not used (route/cascade.h runs it).
   const std::optional<CascadeSpec>& cascade() const { return cascade_; }
+  // Set when the router selects by SLO: Decide() then answers kSlo for a request no rule
+  // routes, and the caller chooses with ChooseBySlo() from its variants' predictions.
+  const std::optional<SloSpec>& slo() const { return slo_; }
 
   RouteDecision Decide(const Parameters& parameters) const;
 
@@ -103,7 +131,7 @@ class RoutingPolicy {
   RoutingPolicy(std::string router_name, std::vector<RouteVariant> variants,
                 std::vector<Rule> rules, std::vector<std::pair<int, uint32_t>> splits,
                 std::string sticky_parameter, int default_variant,
-                std::optional<CascadeSpec> cascade);
+                std::optional<CascadeSpec> cascade, std::optional<SloSpec> slo);
 
  private:
   bool Matches(const Rule& rule, const ParameterValue& value) const;
@@ -117,6 +145,7 @@ class RoutingPolicy {
   const std::string sticky_parameter_;
   const int default_variant_;
   const std::optional<CascadeSpec> cascade_;
+  const std::optional<SloSpec> slo_;
   // Spreads non-sticky split decisions by their weights.
   mutable std::atomic<uint64_t> split_sequence_{0};
   const std::unique_ptr<std::atomic<uint64_t>[]> counts_;

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/strings.h"
 #include "google/protobuf/text_format.h"
@@ -198,6 +199,67 @@ TEST(RoutingPolicyTest, BadConfigsAreRefusedNamingTheRuleOrVariant) {
   EXPECT_EQ(Error(R"pb(variant { model_name: "a" }
                        sticky_parameter: "user")pb"),
             "router 'r': sticky_parameter is set but there is no split");
+}
+
+constexpr std::string_view kSloTiers = R"pb(
+  variant { name: "small" model_name: "mnist_small" accuracy: 0.888 }
+  variant { name: "cnn" model_name: "mnist_cnn" accuracy: 0.919 }
+  variant { name: "mid" model_name: "mnist_mid" accuracy: 0.90 }
+  rule { parameter: "urgent" op: EQ value: "true" variant: "small" }
+  slo { target_p99_microseconds: 5000 }
+)pb";
+
+TEST(RoutingPolicyTest, SloSelectionComesAfterTheRulesAndOrdersVariantsByAccuracy) {
+  std::unique_ptr<RoutingPolicy> policy = Make(kSloTiers);
+  ASSERT_NE(policy, nullptr);
+  ASSERT_TRUE(policy->slo().has_value());
+  EXPECT_EQ(policy->slo()->target_p99_us, 5000);
+  EXPECT_EQ(policy->slo()->by_accuracy, (std::vector<int>{1, 2, 0}));
+  Parameters urgent;
+  urgent.Set("urgent", true);
+  EXPECT_EQ(policy->Decide(urgent).reason, RouteReason::kRule);
+  EXPECT_EQ(policy->Decide(Parameters{}).reason, RouteReason::kSlo);
+}
+
+TEST(RoutingPolicyTest, ChooseBySloTakesTheMostAccurateInTimeElseTheFastest) {
+  SloSpec spec;
+  spec.by_accuracy = {1, 2, 0};  // cnn, mid, small
+  const int64_t deadline = 10'000;
+  auto choose = [&](std::vector<int64_t> predicted) {
+    return ChooseBySlo(spec, predicted, deadline);
+  };
+  RouteDecision d = choose({9'000, 8'000, 9'500});  // everyone in time: the most accurate
+  EXPECT_EQ(d.variant, 1);
+  EXPECT_EQ(d.reason, RouteReason::kSlo);
+  d = choose({9'000, 12'000, 9'500});  // cnn late: mid
+  EXPECT_EQ(d.variant, 2);
+  d = choose({9'000, 12'000, 11'000});  // only small in time
+  EXPECT_EQ(d.variant, 0);
+  d = choose({13'000, 12'000, 11'000});  // none in time: the earliest
+  EXPECT_EQ(d.variant, 2);
+  EXPECT_EQ(d.reason, RouteReason::kSloFastest);
+  d = choose({9'000, -1, 11'000});  // no profile yet: taken as in time
+  EXPECT_EQ(d.variant, 1);
+  d = choose({9'000, INT64_MAX, 12'000});  // cnn not available, mid late: small
+  EXPECT_EQ(d.variant, 0);
+  spec.reject_when_late = true;
+  d = choose({13'000, 12'000, 11'000});
+  EXPECT_EQ(d.variant, -1);
+  d = choose({INT64_MAX, INT64_MAX, INT64_MAX});
+  EXPECT_EQ(d.variant, -1);
+}
+
+TEST(RoutingPolicyTest, SloSelectionRefusesSplitsCascadesAndNoTarget) {
+  EXPECT_EQ(Error(R"pb(variant { model_name: "a" }
+                       split { variant: "a" weight: 1 }
+                       slo { target_p99_microseconds: 10 })pb"),
+            "router 'r': slo selection replaces the split and the default: remove its splits "
+            "and cascade");
+  EXPECT_EQ(Error(R"pb(variant { model_name: "a" }
+                       slo {})pb"),
+            "router 'r': slo.target_p99_microseconds 0 is not between 1 and 3600000000");
+  EXPECT_EQ(Error(R"pb(variant { model_name: "a" accuracy: nan })pb"),
+            "router 'r': variant 'a' has accuracy nan");
 }
 
 }  // namespace

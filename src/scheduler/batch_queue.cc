@@ -310,4 +310,14 @@ std::vector<QueuedRequest> BatchQueue::TakeAll() {
   return all;
 }
 
+int64_t BatchQueue::PredictCompletionNs(int rows, int64_t now_ns) const {
+  AdmissionView view;
+  view.now_ns = now_ns;
+  view.rows = std::max(1, rows);
+  for (const Level& level : levels_) view.rows_ahead += level.rows;
+  view.max_batch_size = batch_limit_;
+  view.load = load_.Signals(now_ns);
+  return policy_->PredictCompletionNs(view);
+}
+
 }  // namespace brigade::scheduler

@@ -137,6 +137,10 @@ class BatchQueue {
     int level = 0;
   };
   Admission Push(std::unique_ptr<InferRequest> request, int64_t now_ns);
+  // What admission control would predict for a request of `rows` rows arriving now behind
+  // everything queued (absolute p99 completion, Clock ns); -1 when the profile cannot tell yet.
+  // Queues nothing; for routers choosing among variants by SLO.
+  int64_t PredictCompletionNs(int rows, int64_t now_ns) const;
 
   struct Decision {
     // Requests to execute together now (empty = nothing to run yet).

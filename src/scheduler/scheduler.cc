@@ -371,6 +371,11 @@ size_t Scheduler::queue_size() const {
   return queue_.size();
 }
 
+int64_t Scheduler::PredictCompletionNs(int rows) const {
+  absl::MutexLock lock(&mu_);
+  return queue_.PredictCompletionNs(rows, options_.clock->NowNs());
+}
+
 SchedulerSnapshot Scheduler::Snapshot() const {
   const size_t held = orderer_.held();
   absl::MutexLock lock(&mu_);

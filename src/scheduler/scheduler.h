@@ -121,6 +121,8 @@ class Scheduler {
   void Drain();
 
   size_t queue_size() const;
+  // BatchQueue::PredictCompletionNs for a request of `rows` rows arriving now.
+  int64_t PredictCompletionNs(int rows) const;
   int intra_op_threads() const { return intra_op_threads_; }
   // Counters, histograms, live load signals and the latency profile (see scheduler_stats.h).
   SchedulerSnapshot Snapshot() const;

@@ -325,3 +325,25 @@ def test_steps_attached_to_the_model_answer_as_the_ensemble_and_show_in_t1_and_t
           f"plain {plain_pre * 1e3:.3f} ms")
     assert attached_pre > 5 * plain_pre
     assert stage_mean_seconds(server, "fashion_mnist_attached", "postprocess") > 0
+
+
+def test_the_slo_router_serves_the_accurate_variant_while_it_is_in_time(server):
+    pictures, _ = load_test_set(1)
+    data = np.array(pictures[0], dtype=np.float32).tolist()
+
+    def ask(parameters):
+        header = {"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28],
+                              "data": data}], "parameters": parameters}
+        status, body, _ = post(server, "fashion_mnist_slo", header)
+        assert status == 200, body
+        return body
+
+    for _ in range(20):  # an idle CNN answers far inside 5 ms: every request is the CNN's
+        body = ask({})
+        assert body["model_name"] == "fashion_mnist_slo"
+        assert body["parameters"]["routed_to"] == "fashion_mnist:1"
+    assert ask({"urgent": True})["parameters"]["routed_to"] == "fashion_mnist_small:1"
+    with urllib.request.urlopen(server.http_url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    assert ('brigade_route_decisions_total{model="fashion_mnist_slo",version="1",'
+            'variant="cnn",reason="slo"} 20') in text
