@@ -5,7 +5,8 @@
 // 1 when a check fails, 2 when the repository cannot be read, else 0.
 //
 // The checks themselves are pure functions over the root folder; this verb adds what only the
-// binary knows: the ISA the ONNX engine's kernels run with, and the scheduler's placement rule.
+// binary knows: the ISA the ONNX engine's kernels run with, the scheduler's placement rule, and
+// the alignments of the buffers tensors live in.
 
 #include <cstdio>
 #include <memory>
@@ -13,12 +14,15 @@
 #include <string>
 
 #include "core/strings.h"
+#include "core/tensor.h"
+#include "protocol/http/body_buffer.h"
 #include "scheduler/cpu_affinity.h"
 #include "tools/command.h"
 #include "tools/doctor/checks.h"
 #include "tools/doctor/report.h"
 #include "tools/doctor/repository_plan.h"
 #if BRIGADE_HAVE_ONNX
+#include "engine/onnx/exec/memory_planner.h"
 #include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/kernels/qlinear_dnnl.h"
 #endif
@@ -52,7 +56,10 @@ int RunDoctorCommand(const DoctorFlags& flags) {
     inputs.models = *std::move(models);
     inputs.repository = flags.model_repository;
   }
+  inputs.alignment =
+      doctor::TensorAlignment{kTensorAlignment, 0, protocol::http::BodyBuffer::kAlignment};
 #if BRIGADE_HAVE_ONNX
+  inputs.alignment->arena_bytes = engine::onnx::kArenaAlignment;
   // The engine's ISA is this process's; it says nothing about another host's files.
   if (host.is_live_host()) {
     inputs.engine = doctor::EngineIsa{std::string(engine::onnx::DnnlCpuIsaName()),
@@ -73,7 +80,7 @@ void RegisterDoctorCommand(CLI::App& app, int* exit_code) {
   CLI::App* doctor = app.add_subcommand(
       "doctor",
       "Check the host's tuning for serving (SMT, governor, ISA, NUMA, threads, CPU quota, BLAS, "
-      "huge pages, open files); exit 1 when a check fails");
+      "huge pages, open files, tensor alignment); exit 1 when a check fails");
   doctor
       ->add_option("--root", flags->root, "Folder standing for / (a copy of a host's /proc, /sys)")
       ->capture_default_str();

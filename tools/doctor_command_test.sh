@@ -15,7 +15,7 @@ fail() {
   echo "FAIL: $*"
   failures=$((failures + 1))
 }
-checks="smt cpufreq isa numa threads cpu_quota blas thp nofile"
+checks="smt cpufreq isa numa threads cpu_quota blas thp nofile alignment"
 
 # This machine: every check has a line, and the exit status follows the fail count.
 "$bin" doctor > "$tmp/host.txt" 2> "$tmp/err"
@@ -32,7 +32,7 @@ python3 - "$tmp/host.json" "$fails" <<'PY' || fail "this host's JSON"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 names = [c["check"] for c in doc["checks"]]
-assert names == "smt cpufreq isa numa threads cpu_quota blas thp nofile".split(), names
+assert names == "smt cpufreq isa numa threads cpu_quota blas thp nofile alignment".split(), names
 assert doc["counts"]["fail"] == int(sys.argv[2]), doc["counts"]
 assert all(c["evidence"] or c["verdict"] == "unknown" for c in doc["checks"]), doc
 PY
@@ -56,7 +56,8 @@ expect() {  # expect NAME STATUS CHECK=VERDICT... -- ARGS...
     [ "$v" = "${pair#*=}" ] || fail "$name: ${pair%%=*} is '$v', want ${pair#*=}"
   done
 }
-expect tuned 0 smt=PASS cpufreq=PASS isa=PASS numa=PASS threads=PASS blas=PASS nofile=PASS -- \
+expect tuned 0 smt=PASS cpufreq=PASS isa=PASS numa=PASS threads=PASS blas=PASS nofile=PASS \
+  alignment=PASS -- \
   --root "$testdata/tuned" --model-repository "$testdata/repositories/pinned"
 expect smt_powersave 1 smt=WARN cpufreq=FAIL blas=FAIL nofile=FAIL -- \
   --root "$testdata/smt_powersave"

@@ -35,10 +35,15 @@
 //              (allocations stall on compaction).
 //   nofile     pass: the soft open-files limit covers --max-connections plus kReservedFiles.
 //              fail: it does not (accept() fails with EMFILE once it is reached).
+//   alignment  pass: every tensor buffer the binary allocates (owned tensors, the engine's
+//              arenas, request bodies that binary tensors borrow) is aligned to at least the
+//              CPU's widest vector (64 bytes with AVX-512, 32 with AVX).  warn: one is not (each
+//              vector load then spans two cache lines).  unknown: no alignments given.
 // A file a check needs but cannot read makes it `unknown`, with the error as its evidence.
 //
 // Thread safety: pure functions. Failure: none; unreadable input is a finding, never an error.
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -91,6 +96,13 @@ struct ModelPlan {
 using PlaceInstance =
     std::function<std::vector<int>(int index, int threads, const std::vector<int>& cpus)>;
 
+// The byte alignments of the buffers tensors live in, from the binary (not from the host).
+struct TensorAlignment {
+  size_t owned_bytes = 0;  // Tensor::Allocate
+  size_t arena_bytes = 0;  // the ONNX engine's per-run arenas; 0 without the engine
+  size_t body_bytes = 0;   // HTTP bodies, which binary-extension tensors borrow
+};
+
 // File descriptors the server holds besides connections: listeners, model files, logs.
 inline constexpr int kReservedFiles = 64;
 
@@ -100,6 +112,7 @@ struct DoctorInputs {
   std::string repository;
   // Unset when the host is not this one (--root) or the engine is not built in.
   std::optional<EngineIsa> engine;
+  std::optional<TensorAlignment> alignment;
   int max_connections = 1024;
   bool pin_threads = true;
   PlaceInstance place;
@@ -121,6 +134,7 @@ Finding CheckCpuQuota(const HostFiles& host, const DoctorInputs& inputs);
 Finding CheckBlas(const HostFiles& host);
 Finding CheckThp(const HostFiles& host);
 Finding CheckOpenFiles(const HostFiles& host, const DoctorInputs& inputs);
+Finding CheckAlignment(const HostFiles& host, const std::optional<TensorAlignment>& alignment);
 
 // Every check, in the order above.
 std::vector<Finding> RunChecks(const HostFiles& host, const DoctorInputs& inputs);

@@ -24,6 +24,7 @@ const std::string kTestdata = BRIGADE_DOCTOR_TESTDATA;
 
 DoctorInputs Inputs(const std::string& repository = "") {
   DoctorInputs inputs;
+  inputs.alignment = TensorAlignment{64, 64, 64};
   inputs.place = [](int index, int threads, const std::vector<int>& cpus) {
     return scheduler::InstanceCpus(index, threads, cpus);
   };
@@ -79,7 +80,7 @@ class TempHost {
 TEST(DoctorFixturesTest, TunedHostWithPinnedModelsPassesEveryCheck) {
   const HostFiles host(kTestdata + "/tuned");
   const std::vector<Finding> findings = RunChecks(host, Inputs("pinned"));
-  ASSERT_EQ(findings.size(), 9u);
+  ASSERT_EQ(findings.size(), 10u);
   for (const Finding& finding : findings) {
     EXPECT_EQ(finding.verdict, Verdict::kPass) << Describe(finding);
     EXPECT_TRUE(finding.change.empty()) << Describe(finding);
@@ -233,6 +234,18 @@ TEST(DoctorChecksTest, TheEngineUsingLessThanTheCpuOffersWarns) {
   EXPECT_TRUE(Mentions(capped, "the engine uses only avx2")) << Describe(capped);
 }
 
+TEST(DoctorChecksTest, BuffersAlignedBelowTheWidestVectorWarn) {
+  const HostFiles avx512(kTestdata + "/tuned");
+  const HostFiles avx2(kTestdata + "/smt_powersave");
+  EXPECT_EQ(CheckAlignment(avx512, TensorAlignment{64, 64, 64}).verdict, Verdict::kPass);
+  const Finding low = CheckAlignment(avx512, TensorAlignment{64, 0, 32});
+  EXPECT_EQ(low.verdict, Verdict::kWarn) << Describe(low);
+  EXPECT_TRUE(Mentions(low, "request bodies (binary tensors): 32-byte aligned")) << Describe(low);
+  EXPECT_FALSE(Mentions(low, "engine arenas")) << Describe(low);  // 0: no engine
+  EXPECT_EQ(CheckAlignment(avx2, TensorAlignment{32, 32, 32}).verdict, Verdict::kPass);
+  EXPECT_EQ(CheckAlignment(avx2, std::nullopt).verdict, Verdict::kUnknown);
+}
+
 TEST(DoctorChecksTest, NoAvx2Fails) {
   TempHost temp;
   temp.Put("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse sse2 sse4_1 avx\n");
@@ -246,7 +259,7 @@ TEST(DoctorChecksTest, MissingFilesAreUnknownNotPass) {
   temp.Put("/etc/hostname", "empty");
   const std::map<std::string, Verdict> verdicts = Verdicts(RunChecks(temp.host(), Inputs()));
   for (const char* check :
-       {"smt", "cpufreq", "isa", "threads", "cpu_quota", "blas", "thp", "nofile"}) {
+       {"smt", "cpufreq", "isa", "threads", "cpu_quota", "blas", "thp", "nofile", "alignment"}) {
     EXPECT_EQ(verdicts.at(check), Verdict::kUnknown) << check;
   }
 }

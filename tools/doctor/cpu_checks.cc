@@ -217,25 +217,13 @@ Finding CheckCpufreq(const HostFiles& host) {
 Finding CheckIsa(const HostFiles& host, const std::optional<EngineIsa>& engine) {
   Finding f;
   f.check = "isa";
-  absl::StatusOr<std::string> cpuinfo = host.Read("/proc/cpuinfo");
-  if (!cpuinfo.ok()) {
+  absl::StatusOr<CpuFlags> read = ReadCpuFlags(host);
+  if (!read.ok()) {
     f.summary = "cannot read the CPU's flags";
-    f.evidence.emplace_back(cpuinfo.status().message());
+    f.evidence.emplace_back(read.status().message());
     return f;
   }
-  std::set<std::string, std::less<>> flags;
-  const size_t at = cpuinfo->find("\nflags");
-  if (at != std::string::npos || cpuinfo->starts_with("flags")) {
-    const size_t start = at == std::string::npos ? 0 : at + 1;
-    std::string_view line(*cpuinfo);
-    line = line.substr(start, line.find('\n', start) - start);
-    line = line.substr(line.find(':') == std::string_view::npos ? line.size() : line.find(':') + 1);
-    while (!line.empty()) {
-      const size_t space = line.find(' ');
-      if (space != 0) flags.emplace(line.substr(0, space));
-      line = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
-    }
-  }
+  const CpuFlags& flags = *read;
   if (flags.empty()) {
     f.summary = "/proc/cpuinfo has no x86 `flags` line: not an x86 CPU, the checks below are x86's";
     return f;

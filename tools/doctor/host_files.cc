@@ -103,6 +103,25 @@ absl::StatusOr<std::vector<std::string>> HostFiles::Resolve(std::string_view pat
       StrCat(path, ": more than ", kMaxLinkHops, " symbolic links"));
 }
 
+absl::StatusOr<CpuFlags> ReadCpuFlags(const HostFiles& host) {
+  absl::StatusOr<std::string> cpuinfo = host.Read("/proc/cpuinfo");
+  if (!cpuinfo.ok()) return cpuinfo.status();
+  CpuFlags flags;
+  const size_t at = cpuinfo->find("\nflags");
+  if (at == std::string::npos && !cpuinfo->starts_with("flags")) return flags;
+  const size_t start = at == std::string::npos ? 0 : at + 1;
+  std::string_view line(*cpuinfo);
+  line = line.substr(start, line.find('\n', start) - start);
+  const size_t colon = line.find(':');
+  line = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
+  while (!line.empty()) {
+    const size_t space = line.find_first_of(" \t");
+    if (space != 0) flags.emplace(line.substr(0, space));
+    line = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+  }
+  return flags;
+}
+
 absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text) {
   std::vector<int> cpus;
   text = Trim(text);

@@ -16,6 +16,8 @@
 // naming the path as the host sees it ("/sys/...", not the fixture's folder).
 
 #include <cstddef>
+#include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +57,11 @@ class HostFiles {
 
   std::string root_;  // "" for "/", else the folder without its trailing slash
 };
+
+// The feature flags of the first CPU in /proc/cpuinfo ("avx2", "avx512f", ...); empty when it
+// has no `flags` line (not an x86 CPU). Read's errors otherwise.
+using CpuFlags = std::set<std::string, std::less<>>;
+absl::StatusOr<CpuFlags> ReadCpuFlags(const HostFiles& host);
 
 // "0-3,8,10-11" (the kernel's cpulist format) -> {0,1,2,3,8,10,11}. An empty text is an empty
 // list. INVALID_ARGUMENT names the bad element; ids above kMaxCpuId are refused.

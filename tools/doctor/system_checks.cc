@@ -1,9 +1,11 @@
 // The checks about the rest of the system: the BLAS behind libtorch, transparent huge pages and
 // the open-files limit; and the list of every check (see checks.h for the verdicts).
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 #include "core/strings.h"
 #include "tools/doctor/checks.h"
@@ -187,6 +189,46 @@ Finding CheckOpenFiles(const HostFiles& host, const DoctorInputs& inputs) {
   return f;
 }
 
+Finding CheckAlignment(const HostFiles& host, const std::optional<TensorAlignment>& alignment) {
+  Finding f;
+  f.check = "alignment";
+  if (!alignment.has_value()) {
+    f.summary = "no tensor alignments given";
+    return f;
+  }
+  absl::StatusOr<CpuFlags> flags = ReadCpuFlags(host);
+  if (!flags.ok()) {
+    f.summary = "cannot read the CPU's flags";
+    f.evidence.emplace_back(flags.status().message());
+    return f;
+  }
+  const size_t vector_bytes = flags->contains("avx512f") ? 64 : flags->contains("avx") ? 32 : 16;
+  f.evidence.push_back(StrCat("widest vector: ", vector_bytes, " bytes (",
+                              vector_bytes == 64   ? "AVX-512"
+                              : vector_bytes == 32 ? "AVX"
+                                                   : "SSE",
+                              ", /proc/cpuinfo flags)"));
+  size_t least = vector_bytes;
+  for (const auto& [what, bytes] :
+       {std::pair<std::string_view, size_t>{"owned tensors", alignment->owned_bytes},
+        {"engine arenas", alignment->arena_bytes},
+        {"request bodies (binary tensors)", alignment->body_bytes}}) {
+    if (bytes == 0) continue;
+    f.evidence.push_back(StrCat(what, ": ", bytes, "-byte aligned"));
+    least = std::min(least, bytes);
+  }
+  f.summary = StrCat("tensor buffers ", least >= vector_bytes ? "" : "not all ", "aligned to the ",
+                     vector_bytes, "-byte vectors");
+  if (least >= vector_bytes) {
+    f.verdict = Verdict::kPass;
+    return f;
+  }
+  f.verdict = Verdict::kWarn;
+  f.summary += StrCat(": some only to ", least, " bytes, so vector loads span two cache lines");
+  f.change = StrCat("build with the alignments raised to ", vector_bytes, " bytes");
+  return f;
+}
+
 std::vector<Finding> RunChecks(const HostFiles& host, const DoctorInputs& inputs) {
   return {CheckSmt(host),
           CheckCpufreq(host),
@@ -196,7 +238,8 @@ std::vector<Finding> RunChecks(const HostFiles& host, const DoctorInputs& inputs
           CheckCpuQuota(host, inputs),
           CheckBlas(host),
           CheckThp(host),
-          CheckOpenFiles(host, inputs)};
+          CheckOpenFiles(host, inputs),
+          CheckAlignment(host, inputs.alignment)};
 }
 
 }  // namespace brigade::doctor
