@@ -138,6 +138,34 @@ def test_bad_grpc_requests_get_a_clear_status(stubs, server, build, code, fragme
     assert fragment in details
 
 
+def with_request_parameter(pb, key, set_value):
+    request = image_request(pb)
+    set_value(request.parameters[key])
+    return request
+
+
+def with_input_parameter(pb, key, set_value):
+    request = image_request(pb)
+    set_value(request.inputs[0].parameters[key])
+    return request
+
+
+@pytest.mark.parametrize("build, fragment", [
+    (lambda pb: with_request_parameter(pb, "sequence_id", lambda p: setattr(p, "int64_param", 3)),
+     "request parameter 'sequence_id'"),
+    (lambda pb: with_request_parameter(pb, "triton_new", lambda p: setattr(p, "bool_param", True)),
+     "request parameter 'triton_new'"),
+    (lambda pb: with_input_parameter(pb, "shared_memory_region",
+                                     lambda p: setattr(p, "string_param", "r")),
+     "input 'image' parameter 'shared_memory_region'"),
+])
+def test_parameters_brigade_does_not_implement_are_refused_by_name(stubs, server, build,
+                                                                   fragment):
+    code, details = call_error(stubs, server, build)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT, details
+    assert fragment in details
+
+
 def test_grpc_message_over_the_limit_is_resource_exhausted(stubs):
     with BrigadeProcess(extra_args=["--http-max-input-size", "2048"]) as small:
         code, details = call_error(stubs, small, lambda pb: image_request(pb))

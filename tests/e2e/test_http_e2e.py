@@ -94,6 +94,30 @@ def test_model_metadata_describes_the_classifier(server):
     assert curl(server.http_url + "/v2/models/fashion_mnist/versions/1/ready")[0] == 200
 
 
+def test_parameters_brigade_does_not_implement_are_refused_by_name(server):
+    url = server.http_url + "/v2/models/fashion_mnist/infer"
+    image = {"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28], "data": [0.0] * 784}
+    shared = {"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28],
+              "parameters": {"shared_memory_region": "r", "shared_memory_byte_size": 3136}}
+    cases = [
+        ({"parameters": {"sequence_id": 7, "sequence_start": True}, "inputs": [image]},
+         "request parameter 'sequence_id'"),
+        ({"inputs": [shared]}, "input 'image' parameter 'shared_memory_region'"),
+        ({"inputs": [image],
+          "outputs": [{"name": "logits", "parameters": {"shared_memory_region": "r"}}]},
+         "output 'logits' parameter 'shared_memory_region'"),
+        ({"parameters": {"triton_new": True}, "inputs": [image]}, "request parameter 'triton_new'"),
+    ]
+    for payload, fragment in cases:
+        status, _, body = post_json(url, payload)
+        assert status == 400, body
+        assert fragment in json.loads(body)["error"]
+    # What clients send when no sequence is meant is accepted, as are custom parameters.
+    status, _, body = post_json(url, {"parameters": {"sequence_id": 0, "sequence_start": False,
+                                                     "my_tag": "x"}, "inputs": [image]})
+    assert status == 200, body
+
+
 def classify_json(server, batch):
     payload = {"id": "json-1", "inputs": [{"name": "image", "datatype": "FP32",
                                            "shape": [len(batch), 1, 28, 28],

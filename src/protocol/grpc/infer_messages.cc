@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "protocol/infer_parameters.h"
 #include "protocol/model_version.h"
 
 namespace brigade::protocol::grpc {
@@ -213,6 +214,8 @@ absl::Status DecodeRequestParameters(const ModelInferRequest& message, InferRequ
     }
   }
   BRIGADE_RETURN_IF_ERROR(DecodeParameters(message.parameters(), "request", &request->parameters));
+  BRIGADE_RETURN_IF_ERROR(
+      CheckParameters(ParameterScope::kRequest, request->parameters, "request"));
   request->parameters.Erase(kPriorityParameter);
   request->parameters.Erase(kTimeoutParameter);
   return absl::OkStatus();
@@ -236,10 +239,8 @@ absl::StatusOr<InferInput> DecodeInput(const std::shared_ptr<const ModelInferReq
   }
   BRIGADE_RETURN_IF_ERROR(
       DecodeParameters(input.parameters(), StrCat("input '", name, "'"), &out.parameters));
-  if (out.parameters.Contains("shared_memory_region")) {
-    return absl::UnimplementedError(
-        StrCat("input '", name, "': shared-memory tensors are not supported"));
-  }
+  BRIGADE_RETURN_IF_ERROR(
+      CheckParameters(ParameterScope::kInput, out.parameters, StrCat("input '", name, "'")));
 
   absl::StatusOr<Tensor> tensor;
   if (message->raw_input_contents_size() > 0) {
@@ -357,6 +358,8 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeModelInferRequest(
     requested.name = output.name();
     BRIGADE_RETURN_IF_ERROR(DecodeParameters(
         output.parameters(), StrCat("output '", output.name(), "'"), &requested.parameters));
+    BRIGADE_RETURN_IF_ERROR(CheckParameters(ParameterScope::kOutput, requested.parameters,
+                                            StrCat("output '", output.name(), "'")));
     request->outputs.push_back(std::move(requested));
   }
   return request;

@@ -375,13 +375,44 @@ TEST(GrpcInferCodecTest, ParameterWithoutValueIsRejected) {
   ExpectInvalid(Decode(message), "parameter 'empty' of request has no value");
 }
 
-TEST(GrpcInferCodecTest, SharedMemoryInputsAreUnimplemented) {
+TEST(GrpcInferCodecTest, SharedMemoryInputsAndOutputsAreRefusedByName) {
   auto message = NewRequest();
   auto* input = AddInput(message.get(), "x", "INT32", {1});
   (*input->mutable_parameters())["shared_memory_region"].set_string_param("r");
+  ExpectInvalid(Decode(message), "input 'x' parameter 'shared_memory_region': shared-memory");
+
+  message = NewRequest();
+  AddInput(message.get(), "x", "INT32", {1})->mutable_contents()->add_int_contents(1);
+  auto* output = message->add_outputs();
+  output->set_name("y");
+  (*output->mutable_parameters())["shared_memory_byte_size"].set_int64_param(64);
+  ExpectInvalid(Decode(message), "output 'y' parameter 'shared_memory_byte_size'");
+}
+
+// What tritonclient sends for infer(..., sequence_id=5): refused, not answered statelessly; its
+// default (no sequence) sends nothing, and explicit "off" values pass.
+TEST(GrpcInferCodecTest, SequenceParametersAreRefusedUnlessOff) {
+  auto message = NewRequest();
+  AddInput(message.get(), "x", "INT32", {1})->mutable_contents()->add_int_contents(1);
+  (*message->mutable_parameters())["sequence_id"].set_int64_param(5);
+  (*message->mutable_parameters())["sequence_start"].set_bool_param(true);
   auto result = Decode(message);
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("request parameter 'sequence_"));
+
+  message = NewRequest();
+  AddInput(message.get(), "x", "INT32", {1})->mutable_contents()->add_int_contents(1);
+  (*message->mutable_parameters())["sequence_id"].set_int64_param(0);
+  (*message->mutable_parameters())["sequence_end"].set_bool_param(false);
+  EXPECT_TRUE(Decode(message).ok());
+}
+
+TEST(GrpcInferCodecTest, UnknownTritonParametersAreRefused) {
+  auto message = NewRequest();
+  AddInput(message.get(), "x", "INT32", {1})->mutable_contents()->add_int_contents(1);
+  (*message->mutable_parameters())["triton_something_new"].set_bool_param(true);
+  ExpectInvalid(Decode(message), "request parameter 'triton_something_new'");
 }
 
 TEST(GrpcInferCodecTest, ModelVersionMustBeANonNegativeInteger) {

@@ -13,6 +13,7 @@
 #include "protocol/http/json_reader.h"
 #include "protocol/http/json_tensor_data.h"
 #include "protocol/http/json_writer.h"
+#include "protocol/infer_parameters.h"
 #include "protocol/model_version.h"
 
 namespace brigade::protocol::http {
@@ -102,6 +103,8 @@ class RequestReader {
         BRIGADE_RETURN_IF_ERROR(ReadParameters(
             entry.value(), [] { return std::string("request parameters"); },
             &request_->parameters));
+        BRIGADE_RETURN_IF_ERROR(
+            CheckParameters(ParameterScope::kRequest, request_->parameters, "request"));
       } else if (entry.key() == "inputs") {
         if (!FirstTime(kInputs, &seen)) return DuplicateField(kWhere, "inputs");
         BRIGADE_RETURN_IF_ERROR(ReadInputs(entry.value()));
@@ -251,6 +254,8 @@ class RequestReader {
     if (request_->FindInput(input.name) != nullptr) {
       return absl::InvalidArgumentError(StrCat(label(), " appears twice in 'inputs'"));
     }
+    // Before the data is looked for: a shared-memory input has none, and must hear why.
+    BRIGADE_RETURN_IF_ERROR(CheckParameters(ParameterScope::kInput, input.parameters, label()));
 
     if (input.parameters.Contains("binary_data_size")) {
       std::optional<int64_t> byte_size = input.parameters.GetInt("binary_data_size");
@@ -348,6 +353,7 @@ class RequestReader {
       }
     }
     if ((seen & kName) == 0) return absl::InvalidArgumentError(StrCat(label(), " has no 'name'"));
+    BRIGADE_RETURN_IF_ERROR(CheckParameters(ParameterScope::kOutput, output.parameters, label()));
     for (const RequestedOutput& other : request_->outputs) {
       if (other.name == output.name) {
         return absl::InvalidArgumentError(StrCat(label(), " appears twice in 'outputs'"));

@@ -271,6 +271,39 @@ TEST(DecodeInferRequestTest, SetsPriorityAndDeadlineFromParameters) {
   EXPECT_TRUE((*no_timeout)->deadline.infinite());
 }
 
+// ---------------------------------------------------------------- parameters Brigade refuses
+
+// The issue's case: a shared-memory input has no data, and the refusal names the parameter
+// rather than the missing data.
+TEST(DecodeInferRequestErrorsTest, SharedMemoryInputsAndOutputsAreRefusedByName) {
+  ExpectInvalid(
+      Decode(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[4],)"
+             R"("parameters":{"shared_memory_region":"r","shared_memory_byte_size":16}}]})"),
+      {"input 'x' parameter 'shared_memory_region'", "not supported"});
+  ExpectInvalid(Decode(R"({"inputs":[],"outputs":[{"name":"y",)"
+                       R"("parameters":{"shared_memory_region":"r"}}]})"),
+                {"output 'y' parameter 'shared_memory_region'"});
+}
+
+// tritonclient.http's infer(..., sequence_id=5, sequence_start=True).
+TEST(DecodeInferRequestErrorsTest, SequenceParametersAreRefusedUnlessOff) {
+  ExpectInvalid(Decode(R"({"inputs":[],"parameters":{"sequence_id":5,"sequence_start":true}})"),
+                {"request parameter 'sequence_id'", "sequence batching"});
+  ExpectInvalid(Decode(R"({"inputs":[],"parameters":{"sequence_id":"abc"}})"),
+                {"request parameter 'sequence_id'"});
+  EXPECT_TRUE(Decode(R"({"inputs":[],"parameters":{"sequence_id":0,"sequence_end":false}})").ok());
+}
+
+TEST(DecodeInferRequestErrorsTest, UnknownTritonParametersAreRefusedInEveryScope) {
+  ExpectInvalid(Decode(R"({"inputs":[],"parameters":{"triton_new":1}})"),
+                {"request parameter 'triton_new'"});
+  ExpectInvalid(Decode(R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1],"data":[1],)"
+                       R"("parameters":{"triton_new":1}}]})"),
+                {"input 'x' parameter 'triton_new'"});
+  ExpectInvalid(Decode(R"({"inputs":[],"outputs":[{"name":"y","parameters":{"triton_new":1}}]})"),
+                {"output 'y' parameter 'triton_new'"});
+}
+
 // ---------------------------------------------------------------- malformed requests
 
 TEST(DecodeInferRequestErrorsTest, MalformedJson) {
