@@ -112,6 +112,8 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
     grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
     inference::RepositoryIndexResponse* response) {
+  const absl::Status repository = protocol::grpc::CheckRepositoryName(request->repository_name());
+  if (!repository.ok()) return Reply(context, repository);
   absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index =
       server_->RepositoryIndex(request->ready());
   if (!index.ok()) return Reply(context, index.status());

@@ -82,6 +82,18 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
     return NotFound(path);
   }
   if (area == "repository") {
+    // Triton's /v2/repository/{name}/...: Brigade serves one repository, and says so rather than
+    // "no endpoint".
+    const bool named_index = n == 4 && segments[3] == "index";
+    const bool named_model =
+        n == 6 && segments[3] == "models" && (segments[5] == "load" || segments[5] == "unload");
+    if (named_index || named_model) {
+      return RouteError{501, "",
+                        StrCat("repository '", segments[2],
+                               "': Brigade serves one model repository; use /v2/repository/",
+                               named_index ? "index" : "models/{model}/load|unload",
+                               " without a repository name")};
+    }
     if (n == 3 && segments[2] == "index") {
       return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryIndex);
     }

@@ -52,7 +52,7 @@ struct KServeRoute {
 };
 
 struct RouteError {
-  int http_status;    // 404 or 405
+  int http_status;    // 404, 405, or 501 for a feature Brigade lacks
   std::string allow;  // for 405: the methods the path accepts
   std::string message;
 };

@@ -83,6 +83,15 @@ TEST(KServeRouteTest, UnknownPathsAreNotFound) {
   }
 }
 
+TEST(KServeRouteTest, NamedRepositoriesAreNotImplementedNotMissing) {
+  const RouteError index = Error("POST", "/v2/repository/other/index");
+  EXPECT_EQ(index.http_status, 501);
+  EXPECT_NE(index.message.find("repository 'other'"), std::string::npos) << index.message;
+  EXPECT_EQ(Error("POST", "/v2/repository/other/models/m/load").http_status, 501);
+  EXPECT_EQ(Error("POST", "/v2/repository/other/models/m/unload").http_status, 501);
+  EXPECT_EQ(Error("POST", "/v2/repository/other/models/m/reload").http_status, 404);
+}
+
 TEST(KServeRouteTest, BrigadeEndpointsRouteWithTheirMethods) {
   EXPECT_EQ(Route("GET", "/").endpoint, KServeEndpoint::kDashboard);
   EXPECT_EQ(Route("GET", "/metrics").endpoint, KServeEndpoint::kMetrics);

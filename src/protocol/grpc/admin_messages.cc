@@ -1,5 +1,6 @@
 #include "protocol/grpc/admin_messages.h"
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace brigade::protocol::grpc {
@@ -91,8 +92,16 @@ void EncodeModelStatistics(std::span<const protocol::ModelStatistics> snapshots,
   }
 }
 
+absl::Status CheckRepositoryName(std::string_view repository_name) {
+  if (repository_name.empty()) return absl::OkStatus();
+  return absl::UnimplementedError(
+      StrCat("repository_name '", repository_name,
+             "': Brigade serves one model repository; leave repository_name empty"));
+}
+
 absl::StatusOr<protocol::LoadModelRequest> DecodeRepositoryModelLoad(
     const inference::RepositoryModelLoadRequest& request) {
+  BRIGADE_RETURN_IF_ERROR(CheckRepositoryName(request.repository_name()));
   if (request.model_name().empty()) return absl::InvalidArgumentError("model_name is empty");
   protocol::LoadModelRequest out;
   out.name = request.model_name();
@@ -116,6 +125,7 @@ absl::StatusOr<protocol::LoadModelRequest> DecodeRepositoryModelLoad(
 
 absl::StatusOr<std::string> DecodeRepositoryModelUnload(
     const inference::RepositoryModelUnloadRequest& request) {
+  BRIGADE_RETURN_IF_ERROR(CheckRepositoryName(request.repository_name()));
   if (request.model_name().empty()) return absl::InvalidArgumentError("model_name is empty");
   for (const auto& [key, value] : request.parameters()) {
     if (key != "unload_dependents") {
@@ -123,6 +133,13 @@ absl::StatusOr<std::string> DecodeRepositoryModelUnload(
     }
     if (value.parameter_choice_case() != ModelRepositoryParameter::kBoolParam) {
       return absl::InvalidArgumentError("unload parameter 'unload_dependents' must be a bool");
+    }
+    // Brigade unloads exactly the model named: with `true`, the models an ensemble brought in
+    // would stay loaded, so the request is refused rather than half done.
+    if (value.bool_param()) {
+      return absl::UnimplementedError(
+          "unload parameter 'unload_dependents': unloading the models an ensemble uses along "
+          "with it is not supported; unload each model by name");
     }
   }
   return request.model_name();

@@ -17,6 +17,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,13 +37,17 @@ void EncodeRepositoryIndex(std::span<const protocol::RepositoryIndexEntry> entri
 void EncodeModelStatistics(std::span<const protocol::ModelStatistics> snapshots,
                            inference::ModelStatisticsResponse* out);
 
+// Brigade serves one repository: a non-empty `repository_name` (index, load, unload) is
+// UNIMPLEMENTED naming it, never read as the one repository.
+absl::Status CheckRepositoryName(std::string_view repository_name);
+
 // A load request: `model_name` and the optional `config` parameter (a model configuration as
-// JSON text). `repository_name` is ignored: Brigade serves one repository.
+// JSON text).
 absl::StatusOr<protocol::LoadModelRequest> DecodeRepositoryModelLoad(
     const inference::RepositoryModelLoadRequest& request);
 
-// The name of the model to unload. `unload_dependents` is accepted and has no effect (Brigade
-// has no ensembles whose members could be dependents).
+// The name of the model to unload. `unload_dependents: false` is accepted; `true` (unload an
+// ensemble's models with it) is UNIMPLEMENTED: Brigade unloads exactly the model named.
 absl::StatusOr<std::string> DecodeRepositoryModelUnload(
     const inference::RepositoryModelUnloadRequest& request);
 

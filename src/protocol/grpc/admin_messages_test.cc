@@ -138,17 +138,36 @@ TEST(GrpcAdminCodecTest, LoadRejectsWhatItCannotHonour) {
   EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("colour"));
 }
 
-TEST(GrpcAdminCodecTest, UnloadAcceptsUnloadDependents) {
+TEST(GrpcAdminCodecTest, UnloadAcceptsUnloadDependentsOnlyWhenFalse) {
   inference::RepositoryModelUnloadRequest request;
   request.set_model_name("m");
-  (*request.mutable_parameters())["unload_dependents"].set_bool_param(true);
+  (*request.mutable_parameters())["unload_dependents"].set_bool_param(false);
   absl::StatusOr<std::string> name = DecodeRepositoryModelUnload(request);
   ASSERT_TRUE(name.ok()) << name.status();
   EXPECT_EQ(*name, "m");
+  (*request.mutable_parameters())["unload_dependents"].set_bool_param(true);
+  EXPECT_EQ(DecodeRepositoryModelUnload(request).status().code(), absl::StatusCode::kUnimplemented);
+  (*request.mutable_parameters())["unload_dependents"].set_bool_param(false);
 
   (*request.mutable_parameters())["other"].set_bool_param(true);
   EXPECT_EQ(DecodeRepositoryModelUnload(request).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Brigade serves one repository: a named one is refused by name, never read as that one.
+TEST(GrpcAdminCodecTest, ANamedRepositoryIsUnimplemented) {
+  EXPECT_TRUE(CheckRepositoryName("").ok());
+  EXPECT_EQ(CheckRepositoryName("other").code(), absl::StatusCode::kUnimplemented);
+  inference::RepositoryModelLoadRequest load;
+  load.set_model_name("m");
+  load.set_repository_name("other");
+  const absl::Status status = DecodeRepositoryModelLoad(load).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("repository_name 'other'"));
+  inference::RepositoryModelUnloadRequest unload;
+  unload.set_model_name("m");
+  unload.set_repository_name("other");
+  EXPECT_EQ(DecodeRepositoryModelUnload(unload).status().code(), absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace

@@ -55,6 +55,14 @@ absl::Status ForEachParameter(const BodyBuffer& body, std::string_view what,
   return document.FinishDocument(what);
 }
 
+// Brigade unloads exactly the model named: with `true`, the models an ensemble brought in would
+// stay loaded, so the request is refused rather than half done.
+absl::Status UnloadDependentsUnsupported() {
+  return absl::UnimplementedError(
+      "unload parameter 'unload_dependents': unloading the models an ensemble uses along with it "
+      "is not supported; unload each model by name");
+}
+
 }  // namespace
 
 absl::StatusOr<bool> DecodeRepositoryIndexRequest(const BodyBuffer& body) {
@@ -137,8 +145,11 @@ absl::Status DecodeUnloadModelRequest(const BodyBuffer& body) {
   return ForEachParameter(
       body, "unload request", [](const std::string& key, value& item) -> absl::Status {
         if (key == "unload_dependents") {
-          return ReadBool(item, [] { return std::string("unload parameter 'unload_dependents'"); })
-              .status();
+          BRIGADE_ASSIGN_OR_RETURN(bool dependents, ReadBool(item, [] {
+                                     return std::string("unload parameter 'unload_dependents'");
+                                   }));
+          if (dependents) return UnloadDependentsUnsupported();
+          return absl::OkStatus();
         }
         return absl::InvalidArgumentError(StrCat("unknown unload parameter '", key, "'"));
       });

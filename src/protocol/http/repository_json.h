@@ -9,8 +9,8 @@
 //
 // `version` and `reason` are omitted when empty, as Triton does. Load parameters `file:<path>`
 // (model files inside the request) are UNIMPLEMENTED; any other unknown field or parameter is
-// INVALID_ARGUMENT naming it. `unload_dependents` is accepted and has no effect (Brigade has no
-// ensembles, so no model depends on another).
+// INVALID_ARGUMENT naming it. `unload_dependents: false` is accepted; `true` (unload the models an
+// ensemble uses along with it) is UNIMPLEMENTED, since Brigade unloads exactly the model named.
 //
 // The server decodes the requests and encodes the index; the client encodes the requests
 // (EncodeRepositoryIndexRequest, EncodeLoadRequest) and decodes the index (INTERNAL naming the

@@ -53,7 +53,10 @@ TEST(RepositoryCodecTest, LoadRequestRejectsWhatItCannotHonour) {
 
 TEST(RepositoryCodecTest, UnloadRequest) {
   EXPECT_TRUE(Unload("").ok());
-  EXPECT_TRUE(Unload(R"({"parameters":{"unload_dependents":true}})").ok());
+  EXPECT_TRUE(Unload(R"({"parameters":{"unload_dependents":false}})").ok());
+  const absl::Status dependents = Unload(R"({"parameters":{"unload_dependents":true}})");
+  EXPECT_EQ(dependents.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(Message(dependents), HasSubstr("unload_dependents"));
   EXPECT_THAT(Message(Unload(R"({"parameters":{"unload_dependents":"yes"}})")),
               HasSubstr("unload_dependents"));
   EXPECT_THAT(Message(Unload(R"({"parameters":{"x":1}})")), HasSubstr("'x'"));
