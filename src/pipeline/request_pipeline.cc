@@ -91,11 +91,11 @@ absl::StatusOr<std::unique_ptr<RequestPipeline>> RequestPipeline::Create(Options
     return absl::InvalidArgumentError("request pipeline: no model repository");
   }
   if (options.clock == nullptr) return absl::InvalidArgumentError("request pipeline: no clock");
-  return std::make_unique<RequestPipeline>(ConstructionTag(), std::move(options));
+  return std::make_unique<RequestPipeline>(ConstructionTag(), options);
 }
 
 RequestPipeline::RequestPipeline(ConstructionTag, Options options)
-    : options_(std::move(options)),
+    : options_(options),
       admission_(options_.clock),
       router_(options_.repository, options_.clock),
       run_miss_([this](std::unique_ptr<InferRequest> request,

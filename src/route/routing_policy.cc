@@ -126,10 +126,10 @@ absl::StatusOr<std::unique_ptr<RoutingPolicy>> RoutingPolicy::Create(
   }
   auto find = [&](std::string_view what, const std::string& name) -> absl::StatusOr<int> {
     auto it = index.find(name);
-    if (it == index.end())
-      return fail(StrCat(what, " names variant '", name,
-                         "', which is not "
-                         "one of the router's variants"));
+    if (it == index.end()) {
+      return fail(
+          StrCat(what, " names variant '", name, "', which is not one of the router's variants"));
+    }
     return it->second;
   };
 
@@ -166,8 +166,9 @@ absl::StatusOr<std::unique_ptr<RoutingPolicy>> RoutingPolicy::Create(
     if (!variant.ok()) return variant.status();
     if (split.weight() == 0) return fail(StrCat(label, " has no weight"));
     total += split.weight();
-    if (total > kMaxTotalWeight)
+    if (total > kMaxTotalWeight) {
       return fail(StrCat("split weights add up to over ", kMaxTotalWeight));
+    }
     splits.emplace_back(*variant, static_cast<uint32_t>(total));
   }
   if (!config.sticky_parameter().empty() && splits.empty()) {
@@ -259,8 +260,9 @@ bool RoutingPolicy::Matches(const Rule& rule, const ParameterValue& value) const
   if (const std::string* text = std::get_if<std::string>(&value)) {
     double number = 0;
     // "123" sent as a string still compares as a number against a numeric rule.
-    if (rule.has_number && ParseNumber(*text, &number))
+    if (rule.has_number && ParseNumber(*text, &number)) {
       return Compare(rule.op, number, rule.number);
+    }
     if (!equality) return false;
     return (*text == rule.text) == (rule.op == config::ModelRouting::Rule::EQ);
   }

@@ -258,7 +258,7 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
                              std::move(responder), route.model);
       return;
     case KServeEndpoint::kModelInfer:
-      HandleInfer(std::move(request), std::move(responder), route.model, route.version);
+      HandleInfer(request, std::move(responder), route.model, route.version);
       return;
     case KServeEndpoint::kMetrics: {
       HttpResponse response;
@@ -296,7 +296,7 @@ std::optional<protocol::TensorMetadata> KServeHttpHandler::OnlyInput(std::string
   return std::move(metadata->inputs[0]);
 }
 
-void KServeHttpHandler::HandleInfer(HttpRequest request, HttpResponder responder,
+void KServeHttpHandler::HandleInfer(const HttpRequest& request, HttpResponder responder,
                                     std::string_view model, std::string_view version) {
   std::optional<ContentCoding> coding = ContentCoding::kIdentity;
   if (std::optional<std::string_view> header = request.Header("Content-Encoding")) {

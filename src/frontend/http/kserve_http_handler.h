@@ -68,7 +68,7 @@ class KServeHttpHandler final : public HttpHandler {
   size_t AlignedBodyOffset(const HttpRequest& head) override;
 
  private:
-  void HandleInfer(HttpRequest request, HttpResponder responder, std::string_view model,
+  void HandleInfer(const HttpRequest& request, HttpResponder responder, std::string_view model,
                    std::string_view version);
   // The model's input when it has exactly one (a raw binary request's target), else nullopt.
   std::optional<protocol::TensorMetadata> OnlyInput(std::string_view model,
