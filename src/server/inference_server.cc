@@ -157,11 +157,15 @@ protocol::ServerMetadata InferenceServer::Metadata() const {
 }
 
 absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t version) const {
-  absl::StatusOr<std::shared_ptr<repository::ModelVersion>> model =
-      impl_->repo_->Get(name, version);
-  if (model.ok()) return !impl_->pipeline_->draining();
-  if (model.status().code() == absl::StatusCode::kUnavailable) return false;
-  return model.status();
+  // A draining server reports no readiness at all, as Triton's does: an answer of "not ready"
+  // would read as "wait and retry" to a client that should move to another server.
+  if (impl_->pipeline_->draining()) {
+    return absl::UnavailableError(
+        StrCat("model '", name, "': the server is shutting down and reports no readiness"));
+  }
+  // Unknown, loading, failed and unloaded all read as "not ready", never as an error: clients
+  // poll this until a model appears, and an error would end their loop.
+  return impl_->repo_->Get(name, version).ok();
 }
 
 absl::StatusOr<protocol::ModelMetadata> InferenceServer::GetModelMetadata(std::string_view name,

@@ -91,7 +91,8 @@ class InferenceServer {
   bool IsReady() const;
   protocol::ServerMetadata Metadata() const;
 
-  // `version` -1 = the version the policy serves (the highest ready one).
+  // `version` -1 = the version the policy serves (the highest ready one). An unknown model or
+  // version is not ready (false, not an error); UNAVAILABLE once the server is draining.
   absl::StatusOr<bool> ModelReady(std::string_view name, int64_t version) const;
   absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view name,
                                                            int64_t version) const;

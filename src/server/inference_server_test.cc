@@ -181,7 +181,7 @@ TEST_F(InferenceServerTest, MetadataDescribesTheModelAsClientsSeeIt) {
   EXPECT_EQ(metadata->inputs[0].shape, (Shape{-1, 16}));
   EXPECT_EQ(metadata->outputs[1].name, "OUTPUT1");
   EXPECT_EQ(server->ModelReady("simple", 2).value_or(false), true);
-  EXPECT_EQ(server->ModelReady("simple", 9).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(server->ModelReady("simple", 9).value_or(true), false);
   EXPECT_EQ(server->GetModelConfig("simple", -1)->max_batch_size(), 8);
   EXPECT_FALSE(server->Metadata().extensions.empty());
 }
@@ -189,7 +189,7 @@ TEST_F(InferenceServerTest, MetadataDescribesTheModelAsClientsSeeIt) {
 TEST_F(InferenceServerTest, ExplicitModeLoadsAndUnloadsThroughTheApi) {
   repo_.AddModel("simple", testing::kAddSubConfig);
   auto server = Start(ModelControlMode::kExplicit);
-  EXPECT_FALSE(server->ModelReady("simple", -1).ok());
+  EXPECT_EQ(server->ModelReady("simple", -1).value_or(true), false);
   auto index = server->RepositoryIndex(false);
   ASSERT_EQ(index->size(), 1u);
   EXPECT_EQ((*index)[0].state, "");
@@ -221,7 +221,17 @@ TEST_F(InferenceServerTest, DrainingRefusesNewWorkAndTurnsReadinessOff) {
   EXPECT_TRUE(server->IsLive());
   EXPECT_EQ(RunInfer(*server, AddSub("simple", 1, 1, 1)).status().code(),
             absl::StatusCode::kUnavailable);
+  EXPECT_EQ(server->ModelReady("simple", -1).status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(server->WaitIdle(absl::Seconds(1)));
+}
+
+TEST_F(InferenceServerTest, UnknownModelOrVersionIsNotReadyRatherThanAnError) {
+  repo_.AddModel("simple", testing::kAddSubConfig, {1});
+  auto server = Start();
+  EXPECT_EQ(server->ModelReady("simple", 1).value_or(false), true);
+  EXPECT_EQ(server->ModelReady("nope", -1).value_or(true), false);
+  EXPECT_EQ(server->ModelReady("nope", 1).value_or(true), false);
+  EXPECT_EQ(server->ModelReady("simple", 7).value_or(true), false);
 }
 
 std::string CachedAddSubConfig() {

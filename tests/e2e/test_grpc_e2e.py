@@ -138,6 +138,21 @@ def test_bad_grpc_requests_get_a_clear_status(stubs, server, build, code, fragme
     assert fragment in details
 
 
+def test_model_ready_of_an_unknown_model_or_version_is_false_with_ok(stubs, server):
+    """Triton's answer: tritonclient's `while not is_model_ready(m)` loops depend on it."""
+    pb, stub_module = stubs
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stub = stub_module.GRPCInferenceServiceStub(channel)
+        assert stub.ModelReady(pb.ModelReadyRequest(name="fashion_mnist"), timeout=10).ready
+        for request in [pb.ModelReadyRequest(name="no_such_model"),
+                        pb.ModelReadyRequest(name="fashion_mnist", version="99")]:
+            assert not stub.ModelReady(request, timeout=10).ready, request
+        with pytest.raises(grpc.RpcError) as error:
+            stub.ModelReady(pb.ModelReadyRequest(name="fashion_mnist", version="latest"),
+                            timeout=10)
+        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
 def with_request_parameter(pb, key, set_value):
     request = image_request(pb)
     set_value(request.parameters[key])

@@ -94,6 +94,13 @@ def test_model_metadata_describes_the_classifier(server):
     assert curl(server.http_url + "/v2/models/fashion_mnist/versions/1/ready")[0] == 200
 
 
+def test_model_ready_of_an_unknown_model_or_version_is_tritons_400(server):
+    status, _, body = curl(server.http_url + "/v2/models/no_such_model/ready")
+    assert status == 400
+    assert "no_such_model" in json.loads(body)["error"]
+    assert curl(server.http_url + "/v2/models/fashion_mnist/versions/99/ready")[0] == 400
+
+
 def test_parameters_brigade_does_not_implement_are_refused_by_name(server):
     url = server.http_url + "/v2/models/fashion_mnist/infer"
     image = {"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28], "data": [0.0] * 784}

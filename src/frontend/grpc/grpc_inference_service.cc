@@ -49,6 +49,8 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
     inference::ModelReadyResponse* response) {
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
+  // An unknown model or version is `ready: false` with OK, as Triton answers: clients poll this
+  // until a model appears. Only a malformed version or a draining server is an error.
   absl::StatusOr<bool> ready = server_->ModelReady(request->name(), *version);
   if (!ready.ok()) return Reply(context, ready.status());
   response->set_ready(*ready);

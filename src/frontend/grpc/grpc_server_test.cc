@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -245,6 +246,27 @@ TEST_F(GrpcServerTest, AnswersHealthAndMetadata) {
   EXPECT_EQ(metadata.inputs(0).name(), "INPUT0");
   EXPECT_EQ(metadata.inputs(0).datatype(), "FP32");
   EXPECT_THAT(metadata.inputs(0).shape(), ElementsAre(-1, -1));
+}
+
+// Triton's answer, which tritonclient's is_model_ready() polling loops rely on.
+TEST_F(GrpcServerTest, ModelReadyOfAnUnknownModelOrVersionIsFalseWithOk) {
+  ASSERT_NO_FATAL_FAILURE(StartGrpc());
+  const auto ready = [&](std::string name, std::string version) {
+    grpc::ClientContext context;
+    inference::ModelReadyRequest request;
+    request.set_name(std::move(name));
+    request.set_version(std::move(version));
+    inference::ModelReadyResponse response;
+    response.set_ready(true);
+    const grpc::Status status = stub_->ModelReady(&context, request, &response);
+    return std::make_pair(status.error_code(), response.ready());
+  };
+  EXPECT_EQ(ready("add_sub", "1"), std::make_pair(grpc::StatusCode::OK, true));
+  EXPECT_EQ(ready("nope", ""), std::make_pair(grpc::StatusCode::OK, false));
+  EXPECT_EQ(ready("add_sub", "7"), std::make_pair(grpc::StatusCode::OK, false));
+  EXPECT_EQ(ready("add_sub", "x").first, grpc::StatusCode::INVALID_ARGUMENT);
+  server_->StartDrain();
+  EXPECT_EQ(ready("add_sub", "").first, grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_F(GrpcServerTest, ModelVersionThatIsNotANumberIsInvalidArgument) {

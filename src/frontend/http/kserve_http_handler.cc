@@ -65,6 +65,15 @@ HttpResponse CodeOnly(int status) {
 
 HttpResponse TrueOrBadRequest(bool value) { return CodeOnly(value ? 200 : 400); }
 
+// A model that is not ready, unknown ones included, is a 400 with an error body naming it, as
+// Triton answers; clients read only the status code, people read the body.
+HttpResponse ModelReadyAnswer(bool ready, std::string_view model, std::string_view version) {
+  if (ready) return CodeOnly(200);
+  const std::string which = version.empty() ? StrCat("model '", model, "'")
+                                            : StrCat("model '", model, "' version ", version);
+  return HttpResponse::Json(400, EncodeError(StrCat(which, " is not ready")));
+}
+
 template <typename T, typename Encode>
 HttpResponse JsonOrError(const absl::StatusOr<T>& result, Encode encode) {
   if (!result.ok()) return ErrorResponse(result.status());
@@ -227,7 +236,8 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
       return;
     case KServeEndpoint::kModelReady: {
       absl::StatusOr<bool> ready = server_->ModelReady(route.model, *version);
-      responder.Send(ready.ok() ? TrueOrBadRequest(*ready) : ErrorResponse(ready.status()));
+      responder.Send(ready.ok() ? ModelReadyAnswer(*ready, route.model, route.version)
+                                : ErrorResponse(ready.status()));
       return;
     }
     case KServeEndpoint::kModelConfig:

@@ -153,7 +153,16 @@ TEST_F(KServeHttpHandlerTest, ModelReadiness) {
   Start();
   EXPECT_EQ(Call(GetRequest("/v2/models/simple/ready")).status, 200);
   EXPECT_EQ(Call(GetRequest("/v2/models/simple/versions/1/ready")).status, 200);
-  EXPECT_EQ(Call(GetRequest("/v2/models/nope/ready")).status, 404);
+  // Not ready, unknown included, is Triton's 400 with a body naming the model, never a 404.
+  ClientResponse unknown = Call(GetRequest("/v2/models/nope/ready"));
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_THAT(unknown.body, HasSubstr(R"({"error":"model 'nope' is not ready"})"));
+  ClientResponse version = Call(GetRequest("/v2/models/simple/versions/7/ready"));
+  EXPECT_EQ(version.status, 400);
+  EXPECT_THAT(version.body, HasSubstr("model 'simple' version 7 is not ready"));
+  EXPECT_EQ(Call(GetRequest("/v2/models/simple/versions/x/ready")).status, 400);
+  server_->StartDrain();
+  EXPECT_EQ(Call(GetRequest("/v2/models/simple/ready")).status, 503);
 }
 
 TEST_F(KServeHttpHandlerTest, JsonInferenceRoundTrip) {
