@@ -3,6 +3,7 @@
 import gzip
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -80,6 +81,29 @@ def test_server_metadata_lists_extensions(server):
     meta = json.loads(body)
     assert meta["name"] == "brigade"
     assert "binary_tensor_data" in meta["extensions"]
+
+
+def readme_extensions():
+    """The named rows of README's compatibility table: {name: "supported" | "partial" | "no"}."""
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    with open(readme) as f:
+        text = f.read()
+    table = text[text.index("### Protocol compatibility"):]
+    rows = {}
+    for line in table.splitlines()[1:]:
+        if line.startswith("#"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 4 and re.fullmatch(r"`[a-z_]+`", cells[1]):
+            rows[cells[1].strip("`")] = cells[2]
+    return rows
+
+
+def test_server_metadata_extensions_agree_with_the_readme_table(server):
+    rows = readme_extensions()
+    assert {"sequence", "system_shared_memory", "trace", "logging"} <= rows.keys()
+    listed = {name for name, support in rows.items() if support in ("supported", "partial")}
+    assert set(json.loads(curl(server.http_url + "/v2")[2])["extensions"]) == listed
 
 
 def test_model_metadata_describes_the_classifier(server):
