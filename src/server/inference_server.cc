@@ -13,6 +13,7 @@
 #include "route/routing_metrics.h"
 #include "scheduler/scheduler_metrics.h"
 #include "server/default_backends.h"
+#include "server/log_control.h"
 #include "spdlog/spdlog.h"
 
 #ifndef BRIGADE_VERSION
@@ -130,6 +131,7 @@ class InferenceServer::Impl {
   std::unique_ptr<pipeline::RequestPipeline> pipeline_;
   std::unique_ptr<repository::ModelRepository> repo_;
   std::atomic<bool> ready_{false};
+  LogControl log_control_;
 };
 
 absl::StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(Options options) {
@@ -153,7 +155,7 @@ protocol::ServerMetadata InferenceServer::Metadata() const {
   return {"brigade",
           BRIGADE_VERSION,
           {"binary_tensor_data", "classification", "parameters", "model_repository",
-           "model_configuration", "statistics", "schedule_policy"}};
+           "model_configuration", "statistics", "schedule_policy", "logging"}};
 }
 
 absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t version) const {
@@ -166,6 +168,13 @@ absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t 
   // Unknown, loading, failed and unloaded all read as "not ready", never as an error: clients
   // poll this until a model appears, and an error would end their loop.
   return impl_->repo_->Get(name, version).ok();
+}
+
+protocol::LogSettings InferenceServer::LogSettings() const { return impl_->log_control_.Get(); }
+
+absl::StatusOr<protocol::LogSettings> InferenceServer::UpdateLogSettings(
+    const protocol::LogSettingsUpdate& update) {
+  return impl_->log_control_.Update(update);
 }
 
 absl::StatusOr<protocol::ModelMetadata> InferenceServer::GetModelMetadata(std::string_view name,

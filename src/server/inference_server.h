@@ -31,6 +31,7 @@
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/model.h"
+#include "protocol/log_settings.h"
 #include "protocol/metadata.h"
 #include "protocol/model_config.pb.h"
 #include "protocol/repository_index.h"
@@ -110,6 +111,12 @@ class InferenceServer {
   // (`version` >= 0), in this process and — through Redis pub/sub — in every other process
   // sharing the Redis tier. Waits up to `timeout` for Redis.
   absl::Status InvalidateCache(std::string_view name, int64_t version, absl::Duration timeout);
+
+  // Triton's logging extension over the process's logger; server/log_control.h says which
+  // changes are refused (each with the reason, leaving the settings as they were).
+  protocol::LogSettings LogSettings() const;
+  absl::StatusOr<protocol::LogSettings> UpdateLogSettings(
+      const protocol::LogSettingsUpdate& update);
 
   // Statistics for one model (and version), or all models when `name` is empty.
   absl::StatusOr<std::vector<protocol::ModelStatistics>> Statistics(std::string_view name,

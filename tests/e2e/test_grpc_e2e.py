@@ -153,6 +153,25 @@ def test_model_ready_of_an_unknown_model_or_version_is_false_with_ok(stubs, serv
         assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
+def test_log_settings_change_at_run_time(stubs, server):
+    pb, stub_module = stubs
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stub = stub_module.GRPCInferenceServiceStub(channel)
+        settings = stub.LogSettings(pb.LogSettingsRequest(), timeout=10).settings
+        assert settings["log_info"].bool_param and settings["log_format"].string_param == "default"
+        request = pb.LogSettingsRequest()
+        request.settings["log_verbose_level"].uint32_param = 1
+        assert stub.LogSettings(request, timeout=10).settings["log_verbose_level"].uint32_param == 1
+        refused = pb.LogSettingsRequest()
+        refused.settings["log_error"].bool_param = False  # warning and info stay on
+        with pytest.raises(grpc.RpcError) as error:
+            stub.LogSettings(refused, timeout=10)
+        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "log_warning with log_error off" in error.value.details()
+        request.settings["log_verbose_level"].uint32_param = 0
+        assert stub.LogSettings(request, timeout=10).settings["log_verbose_level"].uint32_param == 0
+
+
 def with_request_parameter(pb, key, set_value):
     request = image_request(pb)
     set_value(request.parameters[key])

@@ -149,6 +149,25 @@ def test_parameters_brigade_does_not_implement_are_refused_by_name(server):
     assert status == 200, body
 
 
+def test_logging_settings_change_at_run_time(server):
+    url = server.http_url + "/v2/logging"
+    status, _, body = curl(url)
+    assert status == 200, body
+    assert json.loads(body)["log_info"] is True
+    status, _, body = post_json(url, {"log_verbose_level": 1})
+    assert status == 200, body
+    assert json.loads(body)["log_verbose_level"] == 1
+    status, _, body = post_json(url, {"log_info": False, "log_verbose_level": 0})
+    assert json.loads(body)["log_info"] is False and json.loads(curl(url)[2])["log_info"] is False
+    status, _, body = post_json(url, {"log_warning": False})  # info off, warning off, error on
+    assert status == 200, body
+    status, _, body = post_json(url, {"log_info": True})  # info without warning: not a threshold
+    assert status == 400 and "log_info with log_warning off" in json.loads(body)["error"]
+    assert post_json(url, {"log_file": "/tmp/brigade.log"})[0] == 501
+    status, _, body = post_json(url, {"log_info": True, "log_warning": True})
+    assert status == 200 and json.loads(body)["log_info"] is True, body
+
+
 def classify_json(server, batch):
     payload = {"id": "json-1", "inputs": [{"name": "image", "datatype": "FP32",
                                            "shape": [len(batch), 1, 28, 28],

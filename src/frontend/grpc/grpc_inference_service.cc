@@ -159,4 +159,16 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelUnload(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* GrpcInferenceService::LogSettings(
+    grpc::CallbackServerContext* context, const inference::LogSettingsRequest* request,
+    inference::LogSettingsResponse* response) {
+  absl::StatusOr<protocol::LogSettingsUpdate> update =
+      protocol::grpc::DecodeLogSettingsRequest(*request);
+  if (!update.ok()) return Reply(context, update.status());
+  absl::StatusOr<protocol::LogSettings> settings = server_->UpdateLogSettings(*update);
+  if (!settings.ok()) return Reply(context, settings.status());
+  protocol::grpc::EncodeLogSettings(*settings, response);
+  return Reply(context, absl::OkStatus());
+}
+
 }  // namespace brigade::frontend

@@ -75,6 +75,10 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
   grpc::ServerUnaryReactor* RepositoryModelUnload(
       grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
       inference::RepositoryModelUnloadResponse* response) override;
+  // Triton's logging extension: an empty request reads the settings, any setting changes them.
+  grpc::ServerUnaryReactor* LogSettings(grpc::CallbackServerContext* context,
+                                        const inference::LogSettingsRequest* request,
+                                        inference::LogSettingsResponse* response) override;
 
  private:
   InferenceServer* const server_;

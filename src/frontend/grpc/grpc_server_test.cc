@@ -22,6 +22,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "protocol/grpc_service.grpc.pb.h"
+#include "spdlog/spdlog.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
 #include "engine/onnx/test_util/onnx_builder.h"
@@ -596,6 +597,34 @@ TEST_F(GrpcServerTest, StatisticsAndRepositoryIndex) {
   std::set<std::string> names;
   for (const auto& model : index.models()) names.insert(model.name());
   EXPECT_THAT(names, ::testing::IsSupersetOf({"identity", "add_sub"}));
+}
+
+TEST_F(GrpcServerTest, LogSettingsReadAndChangeTheLogLevel) {
+  ASSERT_NO_FATAL_FAILURE(StartGrpc());
+  const auto call = [&](const inference::LogSettingsRequest& request,
+                        inference::LogSettingsResponse* response) {
+    grpc::ClientContext context;
+    return stub_->LogSettings(&context, request, response);
+  };
+  inference::LogSettingsResponse read;
+  ASSERT_TRUE(call({}, &read).ok());
+  EXPECT_TRUE(read.settings().at("log_info").bool_param());
+
+  inference::LogSettingsRequest verbose;
+  (*verbose.mutable_settings())["log_verbose_level"].set_uint32_param(1);
+  inference::LogSettingsResponse changed;
+  ASSERT_TRUE(call(verbose, &changed).ok());
+  EXPECT_EQ(changed.settings().at("log_verbose_level").uint32_param(), 1u);
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::debug);
+
+  inference::LogSettingsRequest file;
+  (*file.mutable_settings())["log_file"].set_string_param("/tmp/b.log");
+  inference::LogSettingsResponse unused;
+  EXPECT_EQ(call(file, &unused).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+
+  (*verbose.mutable_settings())["log_verbose_level"].set_uint32_param(0);
+  ASSERT_TRUE(call(verbose, &changed).ok());
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::info);
 }
 
 TEST_F(GrpcServerTest, UndeclaredExtensionsAreUnimplemented) {

@@ -14,6 +14,7 @@
 #include "protocol/error_payload.h"
 #include "protocol/http/infer_request_json.h"
 #include "protocol/http/infer_response_json.h"
+#include "protocol/http/log_settings_json.h"
 #include "protocol/http/metadata_json.h"
 #include "protocol/http/model_config_json.h"
 #include "protocol/http/repository_json.h"
@@ -33,11 +34,13 @@ using protocol::http::CacheInvalidateRequest;
 using protocol::http::DecodeCacheInvalidateRequest;
 using protocol::http::DecodeInferRequest;
 using protocol::http::DecodeLoadModelRequest;
+using protocol::http::DecodeLogSettingsRequest;
 using protocol::http::DecodeRepositoryIndexRequest;
 using protocol::http::DecodeUnloadModelRequest;
 using protocol::http::EncodedInferResponse;
 using protocol::http::EncodeError;
 using protocol::http::EncodeInferResponse;
+using protocol::http::EncodeLogSettings;
 using protocol::http::EncodeModelConfig;
 using protocol::http::EncodeModelMetadata;
 using protocol::http::EncodeRepositoryIndex;
@@ -267,6 +270,21 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
       HandleRepositoryChange(route.endpoint == KServeEndpoint::kRepositoryLoad, request,
                              std::move(responder), route.model);
       return;
+    case KServeEndpoint::kLogging: {
+      if (request.method != "POST") {
+        responder.Send(HttpResponse::Json(200, EncodeLogSettings(server_->LogSettings())));
+        return;
+      }
+      absl::StatusOr<protocol::LogSettingsUpdate> update = DecodeLogSettingsRequest(*request.body);
+      if (!update.ok()) {
+        responder.Send(ErrorResponse(update.status()));
+        return;
+      }
+      responder.Send(
+          JsonOrError(server_->UpdateLogSettings(*update),
+                      [](const protocol::LogSettings& s) { return EncodeLogSettings(s); }));
+      return;
+    }
     case KServeEndpoint::kModelInfer:
       HandleInfer(request, std::move(responder), route.model, route.version);
       return;

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "net/test_client.h"
 #include "protocol/error_payload.h"
+#include "spdlog/spdlog.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
 #include "engine/onnx/test_util/onnx_builder.h"
@@ -163,6 +164,29 @@ TEST_F(KServeHttpHandlerTest, ModelReadiness) {
   EXPECT_EQ(Call(GetRequest("/v2/models/simple/versions/x/ready")).status, 400);
   server_->StartDrain();
   EXPECT_EQ(Call(GetRequest("/v2/models/simple/ready")).status, 503);
+}
+
+// Triton's logging extension, changing the process's logger at run time.
+TEST_F(KServeHttpHandlerTest, LoggingReadsAndChangesTheLogLevel) {
+  Start();
+  ClientResponse read = Call(GetRequest("/v2/logging"));
+  ASSERT_EQ(read.status, 200);
+  EXPECT_THAT(read.body, HasSubstr(R"("log_info":true)"));
+
+  ClientResponse quieter = Call(PostRequest("/v2/logging", R"({"log_info":false})"));
+  ASSERT_EQ(quieter.status, 200) << quieter.body;
+  EXPECT_THAT(quieter.body, HasSubstr(R"("log_info":false,"log_warning":true)"));
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::warn);
+  EXPECT_THAT(Call(GetRequest("/v2/logging")).body, HasSubstr(R"("log_info":false)"));
+
+  ClientResponse hole = Call(PostRequest("/v2/logging", R"({"log_info":true,"log_error":false})"));
+  EXPECT_EQ(hole.status, 400);
+  EXPECT_THAT(hole.body, HasSubstr("log_warning with log_error off"));
+  EXPECT_EQ(Call(PostRequest("/v2/logging", R"({"log_file":"/tmp/b.log"})")).status, 501);
+  EXPECT_EQ(Call(PostRequest("/v2/logging", R"({"log_infos":true})")).status, 400);
+
+  ASSERT_EQ(Call(PostRequest("/v2/logging", R"({"log_info":true})")).status, 200);
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::info);
 }
 
 TEST_F(KServeHttpHandlerTest, JsonInferenceRoundTrip) {

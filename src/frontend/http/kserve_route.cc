@@ -8,7 +8,7 @@
 namespace brigade::frontend {
 namespace {
 
-enum class Verb { kGet, kPost };
+enum class Verb { kGet, kPost, kGetOrPost };
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -43,9 +43,14 @@ RouteError NotFound(std::string_view path) {
 std::variant<KServeRoute, RouteError> Accept(std::string_view method, std::string_view path,
                                              Verb verb, KServeEndpoint endpoint,
                                              std::string model = {}, std::string version = {}) {
-  const bool ok = verb == Verb::kGet ? (method == "GET" || method == "HEAD") : method == "POST";
+  const bool get = method == "GET" || method == "HEAD";
+  const bool ok = verb == Verb::kGet    ? get
+                  : verb == Verb::kPost ? method == "POST"
+                                        : get || method == "POST";
   if (!ok) {
-    const std::string_view allow = verb == Verb::kGet ? "GET, HEAD" : "POST";
+    const std::string_view allow = verb == Verb::kGet    ? "GET, HEAD"
+                                   : verb == Verb::kPost ? "POST"
+                                                         : "GET, HEAD, POST";
     return RouteError{405, std::string(allow),
                       StrCat("method ", method, " is not allowed on '", path, "'; use ", allow)};
   }
@@ -106,6 +111,9 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
       }
     }
     return NotFound(path);
+  }
+  if (area == "logging" && n == 2) {
+    return Accept(method, path, Verb::kGetOrPost, KServeEndpoint::kLogging);
   }
   if (area == "cache" && n == 3 && segments[2] == "invalidate") {
     return Accept(method, path, Verb::kPost, KServeEndpoint::kCacheInvalidate);

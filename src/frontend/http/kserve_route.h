@@ -39,6 +39,7 @@ enum class KServeEndpoint {
   kRepositoryIndex,
   kRepositoryLoad,
   kRepositoryUnload,
+  kLogging,  // GET (read) or POST (change) /v2/logging
   // Brigade's own endpoints.
   kMetrics,          // GET /metrics (Prometheus text)
   kDashboard,        // GET / (the live dashboard page)

@@ -83,6 +83,14 @@ TEST(KServeRouteTest, UnknownPathsAreNotFound) {
   }
 }
 
+TEST(KServeRouteTest, LoggingTakesGetAndPost) {
+  EXPECT_EQ(Route("GET", "/v2/logging").endpoint, KServeEndpoint::kLogging);
+  EXPECT_EQ(Route("POST", "/v2/logging").endpoint, KServeEndpoint::kLogging);
+  const RouteError put = Error("PUT", "/v2/logging");
+  EXPECT_EQ(put.http_status, 405);
+  EXPECT_EQ(put.allow, "GET, HEAD, POST");
+}
+
 TEST(KServeRouteTest, NamedRepositoriesAreNotImplementedNotMissing) {
   const RouteError index = Error("POST", "/v2/repository/other/index");
   EXPECT_EQ(index.http_status, 501);

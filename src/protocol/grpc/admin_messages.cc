@@ -145,6 +145,48 @@ absl::StatusOr<std::string> DecodeRepositoryModelUnload(
   return request.model_name();
 }
 
+absl::StatusOr<protocol::LogSettingsUpdate> DecodeLogSettingsRequest(
+    const inference::LogSettingsRequest& request) {
+  using Value = inference::LogSettingsRequest::SettingValue;
+  protocol::LogSettingsUpdate update;
+  for (const auto& setting : request.settings()) {
+    // Named, not structured bindings: clang 14 (the thread-safety check) cannot capture those.
+    const std::string& key = setting.first;
+    const Value& value = setting.second;
+    const auto expect = [&](Value::ParameterChoiceCase type,
+                            std::string_view type_name) -> absl::Status {
+      if (value.parameter_choice_case() == type) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          StrCat("log setting '", key, "' must be a ", type_name, "_param"));
+    };
+    if (key == "log_file" || key == "log_format") {
+      BRIGADE_RETURN_IF_ERROR(expect(Value::kStringParam, "string"));
+      (key == "log_file" ? update.log_file : update.log_format) = value.string_param();
+    } else if (key == "log_info" || key == "log_warning" || key == "log_error") {
+      BRIGADE_RETURN_IF_ERROR(expect(Value::kBoolParam, "bool"));
+      (key == "log_info"      ? update.log_info
+       : key == "log_warning" ? update.log_warning
+                              : update.log_error) = value.bool_param();
+    } else if (key == "log_verbose_level") {
+      BRIGADE_RETURN_IF_ERROR(expect(Value::kUint32Param, "uint32"));
+      update.log_verbose_level = value.uint32_param();
+    } else {
+      return absl::InvalidArgumentError(StrCat("unknown log setting '", key, "'"));
+    }
+  }
+  return update;
+}
+
+void EncodeLogSettings(const protocol::LogSettings& settings, inference::LogSettingsResponse* out) {
+  auto& map = *out->mutable_settings();
+  map["log_file"].set_string_param(settings.log_file);
+  map["log_info"].set_bool_param(settings.log_info);
+  map["log_warning"].set_bool_param(settings.log_warning);
+  map["log_error"].set_bool_param(settings.log_error);
+  map["log_verbose_level"].set_uint32_param(settings.log_verbose_level);
+  map["log_format"].set_string_param(settings.log_format);
+}
+
 // The client's half: the response messages read back.
 
 protocol::ServerMetadata DecodeServerMetadata(const inference::ServerMetadataResponse& message) {

@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "protocol/grpc_service.pb.h"
+#include "protocol/log_settings.h"
 #include "protocol/metadata.h"
 #include "protocol/repository_index.h"
 #include "protocol/statistics.h"
@@ -50,6 +51,14 @@ absl::StatusOr<protocol::LoadModelRequest> DecodeRepositoryModelLoad(
 // ensemble's models with it) is UNIMPLEMENTED: Brigade unloads exactly the model named.
 absl::StatusOr<std::string> DecodeRepositoryModelUnload(
     const inference::RepositoryModelUnloadRequest& request);
+
+// Triton's LogSettings RPC: the settings a request changes (the HTTP body's names and types:
+// bool_param for log_info/log_warning/log_error, uint32_param for log_verbose_level,
+// string_param for log_file/log_format; another type or an unknown name is INVALID_ARGUMENT
+// naming it), and the settings answered.
+absl::StatusOr<protocol::LogSettingsUpdate> DecodeLogSettingsRequest(
+    const inference::LogSettingsRequest& request);
+void EncodeLogSettings(const protocol::LogSettings& settings, inference::LogSettingsResponse* out);
 
 // The client's side: the response messages as the protocol's plain types.
 protocol::ServerMetadata DecodeServerMetadata(const inference::ServerMetadataResponse& message);

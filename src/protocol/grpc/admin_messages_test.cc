@@ -170,5 +170,38 @@ TEST(GrpcAdminCodecTest, ANamedRepositoryIsUnimplemented) {
   EXPECT_EQ(DecodeRepositoryModelUnload(unload).status().code(), absl::StatusCode::kUnimplemented);
 }
 
+TEST(GrpcAdminCodecTest, LogSettingsDecodeEachTypedSettingAndRefuseTheRest) {
+  inference::LogSettingsRequest request;
+  (*request.mutable_settings())["log_info"].set_bool_param(false);
+  (*request.mutable_settings())["log_verbose_level"].set_uint32_param(2);
+  (*request.mutable_settings())["log_format"].set_string_param("ISO8601");
+  absl::StatusOr<protocol::LogSettingsUpdate> update = DecodeLogSettingsRequest(request);
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_EQ(update->log_info, false);
+  EXPECT_EQ(update->log_verbose_level, 2u);
+  EXPECT_EQ(update->log_format, "ISO8601");
+  EXPECT_FALSE(update->log_warning.has_value());
+
+  inference::LogSettingsRequest typed;
+  (*typed.mutable_settings())["log_error"].set_string_param("true");
+  EXPECT_THAT(std::string(DecodeLogSettingsRequest(typed).status().message()),
+              ::testing::HasSubstr("'log_error' must be a bool_param"));
+  inference::LogSettingsRequest unknown;
+  (*unknown.mutable_settings())["log_colour"].set_bool_param(true);
+  EXPECT_EQ(DecodeLogSettingsRequest(unknown).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GrpcAdminCodecTest, LogSettingsEncodeAllSixSettings) {
+  protocol::LogSettings settings;
+  settings.log_warning = false;
+  settings.log_verbose_level = 1;
+  inference::LogSettingsResponse response;
+  EncodeLogSettings(settings, &response);
+  EXPECT_EQ(response.settings_size(), 6);
+  EXPECT_FALSE(response.settings().at("log_warning").bool_param());
+  EXPECT_EQ(response.settings().at("log_verbose_level").uint32_param(), 1u);
+  EXPECT_EQ(response.settings().at("log_format").string_param(), "default");
+}
+
 }  // namespace
 }  // namespace brigade::protocol::grpc
