@@ -1,7 +1,7 @@
 // Brigade dashboard: polls /metrics, keeps a short history of scrapes, and renders one card per
-// model. Statistics (counts, errors, stage quantiles, batch sizes, cache hit rate) cover the
-// selected window — the change between the newest scrape and the one `window` seconds before it,
-// or everything since the server started; requests/s always covers the last `rate` seconds;
+// model. Statistics (counts, errors, stage quantiles, batch sizes, cache hit rate, a router's
+// requests per variant) cover the selected window — the change between the newest scrape and
+// the one `window` seconds before it, or everything since the server started; requests/s always covers the last `rate` seconds;
 // gauges (queue, in flight, busy instances) are the newest values.
 //
 // For tests, every number is also written, unformatted, to a data-value attribute next to its
@@ -15,6 +15,7 @@
   const REQUESTS = 'brigade_requests_total';
   const STAGE_HIST = 'brigade_request_stage_duration_seconds';
   const BATCH_HIST = 'brigade_batch_size';
+  const ROUTES = 'brigade_route_decisions_total';
   const SPARK_POINTS = 60;
 
   const params = new URLSearchParams(location.search);
@@ -149,6 +150,10 @@
 
     const histogram = el('div', {class: 'histogram', 'data-metric': 'batch_histogram'});
     const outcomes = el('table', {class: 'outcomes'});
+    // A router's traffic per variant (hidden for models that route nothing).
+    const routingTitle = el('h3', {text: 'Routed to (requests, share, reasons)',
+                                   style: 'margin-top:12px'});
+    const routing = el('table', {class: 'outcomes', 'data-metric': 'routing'});
 
     const versions = el('small');
     const section = el('section', {class: 'model', 'data-model': model}, [
@@ -158,10 +163,12 @@
         el('div', {}, [el('h3', {text: 't0 → t5 breakdown (share of request time; p50/p90/p99 per stage)'}), bar,
                        legend, table]),
         el('div', {}, [el('h3', {text: 'Batch size (executions)'}), histogram,
-                       el('h3', {text: 'Outcomes', style: 'margin-top:12px'}), outcomes]),
+                       el('h3', {text: 'Outcomes', style: 'margin-top:12px'}), outcomes,
+                       routingTitle, routing]),
       ]),
     ]);
-    return {section, kpis, rpsSpark, p99Spark, segments, rows, histogram, outcomes, versions};
+    return {section, kpis, rpsSpark, p99Spark, segments, rows, histogram, outcomes, versions,
+            routing, routingTitle};
   }
 
   // ---- statistics ----------------------------------------------------------------------------
@@ -214,6 +221,18 @@
     stats.queue = M.sum(now, 'brigade_queue_length', ofModel);
     stats.inFlight = M.sum(now, 'brigade_requests_in_flight', ofModel);
     stats.busy = M.sum(now, 'brigade_instances_busy', ofModel);
+    // Routing decisions the model made as a router, per variant and reason.
+    stats.routes = [];
+    for (const variant of M.labelValues(now, ROUTES, 'variant')) {
+      const ofVariant = (l) => ofModel(l) && l.variant === variant;
+      if (M.sum(now, ROUTES, ofVariant) === 0) continue;
+      const reasons = {};
+      for (const reason of M.labelValues(now, ROUTES, 'reason')) {
+        const n = windowed(ROUTES, (l) => ofVariant(l) && l.reason === reason);
+        if (n > 0) reasons[reason] = n;
+      }
+      stats.routes.push({variant, requests: windowed(ROUTES, ofVariant), reasons});
+    }
     stats.versions = M.labelValues(now, REQUESTS, 'version').filter((v) =>
       M.sum(now, REQUESTS, (l) => ofModel(l) && l.version === v) > 0);
     return stats;
@@ -281,6 +300,19 @@
     }));
     if (!stats.batches.length) card.histogram.append(el('div', {class: 'empty', text: 'no batches'}));
 
+    const routed = stats.routes.reduce((sum, r) => sum + r.requests, 0);
+    card.routingTitle.hidden = card.routing.hidden = stats.routes.length === 0;
+    card.routing.replaceChildren(...stats.routes.map((r) => {
+      const count = el('td', {'data-metric': 'route_requests'});
+      setMetric(count, r.requests, formatCount(r.requests));
+      const share = el('td', {'data-metric': 'route_share'});
+      const fraction = routed > 0 ? r.requests / routed : NaN;
+      setMetric(share, fraction, formatRatio(fraction));
+      const reasons = Object.entries(r.reasons).map(([k, v]) => `${k} ${formatCount(v)}`);
+      return el('tr', {'data-variant': r.variant}, [el('td', {text: r.variant}), count, share,
+                                                   el('td', {text: reasons.join(', ')})]);
+    }));
+
     card.outcomes.replaceChildren(...OUTCOMES.map((outcome) => {
       const cell = el('td', {'data-metric': 'outcome'});
       setMetric(cell, stats.outcomes[outcome], formatCount(stats.outcomes[outcome]));
@@ -304,6 +336,7 @@
     const models = [...new Set([
       ...M.labelValues(now, REQUESTS, 'model'),
       ...M.labelValues(now, 'brigade_queue_length', 'model'),
+      ...M.labelValues(now, ROUTES, 'model'),
     ])].filter((m) => m !== '');
     const main = document.getElementById('models');
     for (const model of models) {

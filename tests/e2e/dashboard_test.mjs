@@ -116,6 +116,13 @@ function expectedFor(model, samples) {
       p50: quantile(0.5, cumulative), p90: quantile(0.9, cumulative),
       p99: quantile(0.99, cumulative)};
   }
+  // A router's decisions per variant (all reasons).
+  out.routes = {};
+  for (const s of samples) {
+    if (s.name === 'brigade_route_decisions_total' && ofModel(s.labels)) {
+      out.routes[s.labels.variant] = (out.routes[s.labels.variant] || 0) + s.value;
+    }
+  }
   let previous = 0;
   for (const [le, cumulative] of buckets(samples, 'brigade_batch_size', ofModel)) {
     out.batches.push({le, count: cumulative - previous});
@@ -236,6 +243,10 @@ async function readPage(page, model) {
     for (const bar of card.querySelectorAll('[data-batch-le]')) {
       out.batches.push({le: Number(bar.dataset.batchLe), count: Number(bar.dataset.value)});
     }
+    out.routes = {};
+    for (const row of card.querySelectorAll('tr[data-variant]')) {
+      out.routes[row.dataset.variant] = value(row.querySelector('[data-metric="route_requests"]'));
+    }
     return out;
   }, {model, stages: STAGES, outcomes: OUTCOMES});
 }
@@ -311,6 +322,11 @@ async function main() {
       const bar = shown.batches.find((x) => x.le === b.le);
       checkNumber(`batches le=${b.le}`, bar ? bar.count : NaN, b.count);
     }
+    const variants = Object.keys(expected.routes);
+    check('routing table lists the variants /metrics has',
+        variants.length === Object.keys(shown.routes).length,
+        `page ${Object.keys(shown.routes).join(',')}, /metrics ${variants.join(',')}`);
+    for (const v of variants) checkNumber(`routed to ${v}`, shown.routes[v], expected.routes[v]);
     check('total latency shown as text', /\d/.test(shown.text.p99_total || ''),
         `'${shown.text.p99_total}'`);
     check('no script errors on the page', pageErrors.length === 0, pageErrors.join('; '));

@@ -95,6 +95,14 @@ def repository(workdir):
     repo = os.path.join(workdir, "models")
     os.makedirs(repo)
     os.symlink(os.path.join(DEMO_REPOSITORY, "identity"), os.path.join(repo, "identity"))
+    # A router splitting its traffic over two variants (both the identity model), for the
+    # dashboard's per-variant table.
+    os.makedirs(os.path.join(repo, "identity_split", "1"))
+    with open(os.path.join(repo, "identity_split", "config.pbtxt"), "w") as f:
+        f.write('name: "identity_split"\nplatform: "brigade_router"\nrouting {\n'
+                '  variant { name: "a" model_name: "identity" }\n'
+                '  variant { name: "b" model_name: "identity" }\n'
+                '  split { variant: "a" weight: 3 }\n  split { variant: "b" weight: 1 }\n}\n')
     return repo
 
 
@@ -342,7 +350,12 @@ def test_dashboard_page_is_served_and_matches_metrics_in_chromium(repository, wo
         run_dashboard_test(server, workdir)
 
 
-def run_dashboard_test(server, workdir):
+def test_dashboard_shows_a_routers_traffic_per_variant(repository, workdir):
+    with BrigadeProcess(model_repository=repository) as server:
+        run_dashboard_test(server, workdir, model="identity_split")
+
+
+def run_dashboard_test(server, workdir, model="identity"):
     status, headers, body = http_get(server.http_url + "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     assert b"<script" in body and b"https://" not in body  # self-contained: nothing fetched
@@ -352,7 +365,7 @@ def run_dashboard_test(server, workdir):
     screenshot = os.path.join(workdir, "dashboard.png")
     result = subprocess.run(
         ["node", os.path.join(HERE, "dashboard_test.mjs"), "--url", server.http_url,
-         "--model", "identity", "--screenshot", screenshot, "--load-seconds", "4"],
+         "--model", model, "--screenshot", screenshot, "--load-seconds", "4"],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert os.path.getsize(screenshot) > 10_000
