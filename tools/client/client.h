@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/infer_response.h"
+#include "protocol/model_config.pb.h"
 #include "tools/client/client_types.h"
 
 namespace brigade::client {
@@ -72,6 +73,12 @@ class Client {
   virtual absl::StatusOr<protocol::ServerMetadata> GetServerMetadata() = 0;
   virtual absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view model,
                                                                    std::string_view version) = 0;
+
+  // Model configuration extension: the configuration the server serves the model with
+  // (GET /v2/models/{m}[/versions/{v}]/config, or the ModelConfig RPC). An HTTP answer that does
+  // not decode as a ModelConfig is INTERNAL.
+  virtual absl::StatusOr<config::ModelConfig> GetModelConfig(std::string_view model,
+                                                             std::string_view version) = 0;
 
   // Runs one inference. `response` is overwritten (its old outputs are released first). Output
   // tensors that arrived as raw bytes (HTTP binary, gRPC raw contents) are views into the

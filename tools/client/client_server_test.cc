@@ -153,6 +153,19 @@ TEST_P(ClientServerTest, ModelMetadataAndReadiness) {
   EXPECT_EQ(client_->ModelReady("simple", "1").value_or(false), true);
 }
 
+TEST_P(ClientServerTest, ModelConfigDecodesOnEveryWire) {
+  absl::StatusOr<config::ModelConfig> config = client_->GetModelConfig("simple", "");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->name(), "simple");
+  EXPECT_EQ(config->max_batch_size(), 8);
+  ASSERT_EQ(config->input_size(), 2);
+  EXPECT_EQ(config->input(0).name(), "INPUT0");
+  EXPECT_EQ(config->input(0).data_type(), config::TYPE_INT32);
+  EXPECT_EQ(config->input(0).dims(0), 16);
+  EXPECT_EQ(client_->GetModelConfig("no_such_model", "").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_P(ClientServerTest, UnknownModelIsNotFoundWithTheServersStatus) {
   absl::Status status = client_->GetModelMetadata("no_such_model", "").status();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << status;

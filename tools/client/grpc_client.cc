@@ -122,6 +122,18 @@ absl::StatusOr<protocol::ModelMetadata> GrpcClient::GetModelMetadata(std::string
   return protocol::grpc::DecodeModelMetadata(response);
 }
 
+absl::StatusOr<config::ModelConfig> GrpcClient::GetModelConfig(std::string_view model,
+                                                               std::string_view version) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::ModelConfigRequest request;
+  request.set_name(std::string(model));
+  request.set_version(std::string(version));
+  inference::ModelConfigResponse response;
+  BRIGADE_RETURN_IF_ERROR(FromGrpc(stub_->ModelConfig(&context, request, &response)));
+  return std::move(*response.mutable_config());
+}
+
 absl::Status GrpcClient::Infer(const InferSpec& request, InferResponse* response) {
   // Release views into the previous response message first, so it can be reused.
   response->outputs.clear();

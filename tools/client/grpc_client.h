@@ -41,6 +41,8 @@ class GrpcClient final : public Client {
   absl::StatusOr<protocol::ServerMetadata> GetServerMetadata() override;
   absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view model,
                                                            std::string_view version) override;
+  absl::StatusOr<config::ModelConfig> GetModelConfig(std::string_view model,
+                                                     std::string_view version) override;
   absl::Status Infer(const InferSpec& request, InferResponse* response) override;
   absl::StatusOr<std::vector<protocol::ModelStatistics>> GetModelStatistics(
       std::string_view model, std::string_view version) override;

@@ -3,6 +3,7 @@
 #include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "google/protobuf/util/json_util.h"
 #include "protocol/http/infer_request_json.h"
 #include "protocol/http/infer_response_json.h"
 #include "protocol/http/metadata_json.h"
@@ -201,6 +202,26 @@ absl::StatusOr<protocol::ModelMetadata> HttpClient::GetModelMetadata(std::string
   EndHead("", 0, std::string::npos);
   BRIGADE_ASSIGN_OR_RETURN(std::string_view body, Exchange({}));
   return DecodeModelMetadata(*parser_, body);
+}
+
+absl::StatusOr<config::ModelConfig> HttpClient::GetModelConfig(std::string_view model,
+                                                               std::string_view version) {
+  BeginHead("GET");
+  AppendModelPath(model, version, "/config", &request_head_);
+  EndHead("", 0, std::string::npos);
+  BRIGADE_ASSIGN_OR_RETURN(std::string_view body, Exchange({}));
+  config::ModelConfig config;
+  // Fields this client's schema lacks (a newer server, Triton's own) are not ours to refuse.
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  const auto parsed = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(body.data(), body.size()), &config, options);
+  if (!parsed.ok()) {
+    return absl::InternalError(
+        StrCat("the configuration of model '", model,
+               "' is not a model configuration: ", std::string(parsed.message())));
+  }
+  return config;
 }
 
 absl::Status HttpClient::Infer(const InferSpec& request, InferResponse* response) {

@@ -55,6 +55,8 @@ class HttpClient final : public Client {
   absl::StatusOr<protocol::ServerMetadata> GetServerMetadata() override;
   absl::StatusOr<protocol::ModelMetadata> GetModelMetadata(std::string_view model,
                                                            std::string_view version) override;
+  absl::StatusOr<config::ModelConfig> GetModelConfig(std::string_view model,
+                                                     std::string_view version) override;
   absl::Status Infer(const InferSpec& request, InferResponse* response) override;
   absl::StatusOr<std::vector<protocol::ModelStatistics>> GetModelStatistics(
       std::string_view model, std::string_view version) override;
