@@ -11,9 +11,13 @@
 // The model must have one input (the evaluation set feeds it) and an output whose last dimension
 // holds one score per class (logits or probabilities; the largest wins, the first on ties).
 //
-// Thread safety: PredictClasses uses the client it is given (one thread at a time, per
-// client.h); the scoring functions are pure. Failure: the client's error for a failed request,
-// INVALID_ARGUMENT for a model or answer that does not fit (names the model and tensor).
+// PredictConfidence answers, besides the class, how sure the model is of it: what a confidence
+// cascade (a brigade_router with `routing.cascade`) scores to decide whether to escalate, computed
+// the same way from the same answers (see ConfidenceRows).
+//
+// Thread safety: PredictClasses and PredictConfidence use the client it is given (one thread at a
+// time, per client.h); the scoring functions are pure. Failure: the client's error for a failed
+// request, INVALID_ARGUMENT for a model or answer that does not fit (names the model and tensor).
 
 #include <cstdint>
 #include <span>
@@ -47,6 +51,28 @@ absl::StatusOr<std::vector<int32_t>> PredictClasses(client::Client& client,
 // The index of the largest value along the last dimension, for each row of a [rows, classes]
 // (or [classes]) FP32/FP64/integer tensor; the first index wins a tie, NaN never wins.
 absl::StatusOr<std::vector<int32_t>> ArgMaxRows(const Tensor& scores);
+
+struct Confidence {
+  int32_t top_class = 0;
+  // The largest class score and the largest minus the second largest, on the softmax of the
+  // row when it holds logits; 0 when the row gives no number to score (NaN).
+  double max_probability = 0;
+  double margin = 0;
+};
+
+// For each example, in order, its top-1 class (as PredictClasses) and its confidence.
+// `softmax`: the output holds logits.
+absl::StatusOr<std::vector<Confidence>> PredictConfidence(client::Client& client,
+                                                          const protocol::ModelMetadata& metadata,
+                                                          const EvalSet& set,
+                                                          const PredictOptions& options,
+                                                          bool softmax);
+
+// The confidence of each row of a [rows, classes] (or [classes]) FP32 or FP64 tensor with at
+// least two classes, as the cascade router computes it: top class as ArgMaxRows; p1 and p2 the
+// two largest values (equal when the top is tied), or with `softmax` exp(x - top) / sum over the
+// row for each; margin p1 - p2; a NaN score becomes 0 (no confidence).
+absl::StatusOr<std::vector<Confidence>> ConfidenceRows(const Tensor& scores, bool softmax);
 
 struct Score {
   int64_t examples = 0;

@@ -54,6 +54,44 @@ TEST(ArgMaxRowsTest, RefusesShapesThatAreNotRowsOfScores) {
   EXPECT_FALSE(ArgMaxRows(Tensor()).ok());
 }
 
+TEST(ConfidenceRowsTest, ScoresProbabilitiesAsGiven) {
+  const Tensor scores = Scores<float>({2, 3}, {0.1f, 0.7f, 0.2f,  //
+                                               0.5f, 0.5f, 0.0f});
+  absl::StatusOr<std::vector<Confidence>> rows = ConfidenceRows(scores, /*softmax=*/false);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].top_class, 1);
+  EXPECT_NEAR((*rows)[0].max_probability, 0.7, 1e-6);
+  EXPECT_NEAR((*rows)[0].margin, 0.5, 1e-6);
+  // A tied top: the first class, and no margin at all.
+  EXPECT_EQ((*rows)[1].top_class, 0);
+  EXPECT_DOUBLE_EQ((*rows)[1].margin, 0.0);
+}
+
+TEST(ConfidenceRowsTest, TakesTheSoftmaxOfLogits) {
+  const Tensor scores = Scores<float>({1, 3}, {2.f, 0.f, 1.f});
+  absl::StatusOr<std::vector<Confidence>> rows = ConfidenceRows(scores, /*softmax=*/true);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const double sum = std::exp(2.0) + std::exp(0.0) + std::exp(1.0);
+  EXPECT_EQ((*rows)[0].top_class, 0);
+  EXPECT_NEAR((*rows)[0].max_probability, std::exp(2.0) / sum, 1e-12);
+  EXPECT_NEAR((*rows)[0].margin, (std::exp(2.0) - std::exp(1.0)) / sum, 1e-12);
+}
+
+TEST(ConfidenceRowsTest, NanIsNoConfidenceAndOneClassIsRefused) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  absl::StatusOr<std::vector<Confidence>> rows =
+      ConfidenceRows(Scores<float>({1, 2}, {nan, 0.5f}), /*softmax=*/true);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ((*rows)[0].top_class, 1);
+  EXPECT_EQ((*rows)[0].max_probability, 0.0);
+  EXPECT_EQ((*rows)[0].margin, 0.0);
+  EXPECT_THAT(ConfidenceRows(Scores<float>({2, 1}, {1.f, 2.f}), false).status().message(),
+              HasSubstr("at least two classes"));
+  EXPECT_THAT(ConfidenceRows(Scores<int32_t>({1, 2}, {1, 2}), false).status().message(),
+              HasSubstr("not FP32 or FP64"));
+}
+
 TEST(ScorePredictionsTest, CountsMatches) {
   const std::vector<int32_t> predictions = {1, 2, 3, 4};
   const std::vector<int64_t> labels = {1, 0, 3, 4};
