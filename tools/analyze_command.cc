@@ -190,16 +190,14 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
       "Sweep model variants × serving configurations on real servers; report the latency / "
       "throughput / accuracy Pareto frontier and recommend an operating point for an SLO "
       "(exit 0: recommended, 3: no point meets the SLO)");
-  analyze
-      ->add_option("variants,--variant", flags->variants,
-                   "Model directory of a variant (config.pbtxt + versions), or NAME=DIR to serve "
-                   "it under NAME (repeatable)")
-      ->required();
-  analyze
-      ->add_option("--eval-inputs", flags->eval_inputs,
-                   "Evaluation examples: IDX (gzip or not, e.g. t10k-images-idx3-ubyte.gz) or "
-                   ".npy, examples along the first dimension")
-      ->required();
+  analyze->add_option(
+      "variants,--variant", flags->variants,
+      "Model directory of a variant (config.pbtxt + versions), or NAME=DIR to serve "
+      "it under NAME (repeatable; required unless `analyze cascade`)");
+  analyze->add_option(
+      "--eval-inputs", flags->eval_inputs,
+      "Evaluation examples: IDX (gzip or not, e.g. t10k-images-idx3-ubyte.gz) or "
+      ".npy, examples along the first dimension (required unless `analyze cascade`)");
   analyze->add_option("--eval-labels", flags->eval_labels,
                       "Labels (IDX or .npy of integers); without them accuracy is agreement with "
                       "--reference");
@@ -308,7 +306,18 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   analyze->add_flag("--progress", flags->progress, "Show the progress bar even without a TTY");
   analyze->add_flag("--no-progress", flags->no_progress, "Never show the progress bar");
-  analyze->callback([flags, exit_code] { *exit_code = RunAnalyzeCommand(*flags); });
+  RegisterAnalyzeCascadeCommand(*analyze, exit_code);
+  analyze->callback([analyze, flags, exit_code] {
+    // `analyze cascade` ran instead of the sweep.
+    if (!analyze->get_subcommands().empty()) return;
+    if (flags->variants.empty() || flags->eval_inputs.empty()) {
+      fmt::print(stderr, "brigade analyze: {} is required (see --help)\n",
+                 flags->variants.empty() ? "a variant" : "--eval-inputs");
+      *exit_code = 2;
+      return;
+    }
+    *exit_code = RunAnalyzeCommand(*flags);
+  });
 }
 
 }  // namespace brigade::tools

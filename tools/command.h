@@ -15,6 +15,8 @@ void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 void RegisterInspectCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
+// `brigade analyze cascade`, registered by RegisterAnalyzeCommand on its subcommand.
+void RegisterAnalyzeCascadeCommand(CLI::App& analyze, int* exit_code);
 void RegisterDoctorCommand(CLI::App& app, int* exit_code);
 
 }  // namespace brigade::tools
