@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/strings.h"
@@ -187,12 +188,20 @@ int RunServe(const ServeFlags& flags) {
   spdlog::info("received signal {}: draining (up to {} s)", signal_number, flags.exit_timeout_secs);
 
   // Readiness goes false first, so load balancers stop sending; then the front ends stop
-  // accepting and let requests already received finish.
+  // accepting and let requests already received finish. All of them at once: stopped one after
+  // the other, gRPC kept accepting calls while HTTP drained, and the pipeline (draining) refused
+  // them as "shutting down" where a load balancer would have retried a refused connection.
   (*server)->StartDrain();
   const absl::Duration drain = absl::Seconds(flags.exit_timeout_secs);
+  std::thread grpc_stop([&grpc, drain] {
+    if (grpc != nullptr) grpc->Shutdown(drain);
+  });
+  std::thread metrics_stop([&metrics_http, drain] {
+    if (metrics_http != nullptr) metrics_http->Shutdown(drain);
+  });
   if (http != nullptr) http->Shutdown(drain);
-  if (metrics_http != nullptr) metrics_http->Shutdown(drain);
-  if (grpc != nullptr) grpc->Shutdown(drain);
+  metrics_stop.join();
+  grpc_stop.join();
   const bool idle = (*server)->WaitIdle(drain);
   // Traces and access-log lines still queued are written before exit.
   (*server)->observer()->Flush(absl::Seconds(2));

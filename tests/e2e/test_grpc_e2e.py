@@ -204,3 +204,43 @@ def test_grpc_message_over_the_limit_is_resource_exhausted(stubs):
     with BrigadeProcess(extra_args=["--http-max-input-size", "2048"]) as small:
         code, details = call_error(stubs, small, lambda pb: image_request(pb))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, details
+
+
+def test_on_sigterm_grpc_stops_accepting_while_http_still_drains(stubs):
+    """Both front ends stop accepting at once: a gRPC call made while an HTTP request still
+    drains (a 300 ms model) is refused at the connection (a load balancer retries that), never
+    accepted and then answered "server is shutting down" by the draining pipeline."""
+    import threading
+    import time
+
+    from test_http_e2e import SLOW_MODEL
+    pb, stub_module = stubs
+    repo = tempfile.mkdtemp(prefix="brigade-grpc-drain-")
+    try:
+        os.makedirs(os.path.join(repo, "slow", "1"))
+        with open(os.path.join(repo, "slow", "config.pbtxt"), "w") as f:
+            f.write(SLOW_MODEL)
+        process = BrigadeProcess(model_repository=repo).start()
+        try:
+            payload = {"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4],
+                                   "data": [1, 2, 3, 4]}]}
+            statuses = []
+            thread = threading.Thread(target=lambda: statuses.append(
+                post_json(process.http_url + "/v2/models/slow/infer", payload)[0]))
+            thread.start()
+            time.sleep(0.1)  # the HTTP request is running
+            process.proc.send_signal(15)
+            time.sleep(0.1)  # drain has begun; HTTP still has ~100 ms to go
+            with grpc.insecure_channel(process.grpc_target) as channel:
+                stub = stub_module.GRPCInferenceServiceStub(channel)
+                with pytest.raises(grpc.RpcError) as error:
+                    stub.ServerLive(pb.ServerLiveRequest(), timeout=2)
+            assert error.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "shutting down" not in (error.value.details() or ""), error.value.details()
+            thread.join()
+            assert statuses == [200]
+            assert process.proc.wait(timeout=30) == 0
+        finally:
+            process.stop()
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
