@@ -54,7 +54,8 @@ struct ServeFlags {
   double access_log_rate = 1.0;
 };
 
-// "host:port" → (IP address, port); "localhost" is accepted for 127.0.0.1.
+// "host:port" → (host, port); the host is an IP address or a name (hiredis resolves it when it
+// connects, e.g. a Kubernetes Service name); "localhost" becomes 127.0.0.1.
 absl::Status ParseRedisAddress(const std::string& address, InferenceServer::Options* options) {
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0) {

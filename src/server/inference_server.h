@@ -68,7 +68,8 @@ class InferenceServer {
     // Threads that run models' attached preprocess steps (pipeline::RequestPipeline::Options).
     int preprocess_threads = 1;
     // Response cache (models opt in with `response_cache { enable: true }` in config.pbtxt).
-    // Redis tier: host (an IP address) and port; empty host = memory tier only.
+    // Redis tier: host (an IP address or a name, resolved by hiredis when it connects) and
+    // port; empty host = memory tier only.
     std::string cache_redis_host;
     int cache_redis_port = 6379;
     // How long one Redis command may take before it counts as a miss (or a failed store).
