@@ -54,6 +54,15 @@ class RequestPipelineTest : public ::testing::Test {
     pipeline_ = *RequestPipeline::Create({repository_.get(), Clock::Real()});
   }
 
+  // The last answers' threads may still be leaving Answer() after their clients got the answer:
+  // the pipeline is destroyed only once it is idle, as its contract asks (ThreadSanitizer saw
+  // Admission::Leave race the destructor in a test that did not wait).
+  void TearDown() override {
+    if (pipeline_ != nullptr) {
+      EXPECT_TRUE(pipeline_->WaitIdle(kWait));
+    }
+  }
+
   // Runs one request; `on_answer` runs inside the front end's callback, before it returns.
   absl::StatusOr<InferResponse> Run(std::unique_ptr<InferRequest> request,
                                     std::function<void()> on_answer = nullptr) {
