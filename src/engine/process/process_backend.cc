@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/plain_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "process/classify.h"
@@ -150,48 +150,26 @@ struct Tokenizers {
 // Largest file a step reads from its version directory.
 constexpr uintmax_t kMaxStepFileBytes = uintmax_t{16} << 20;
 
-// Reads the file the parameter `key` names. The name must be a plain file name (no directory
-// part, no "." or ".."), so no config names a file outside the version directory
-// (model_path), and the file a regular file (links are followed, as the repository's
-// ReadModelFile does) of at most kMaxStepFileBytes.
+// Reads the file the parameter `key` names from the version directory (model_path), through
+// core's ReadPlainFile (a plain name, a regular file, at most kMaxStepFileBytes), worded as a
+// parameter error.
 absl::StatusOr<std::string> ReadVersionFile(const ModelLoadOptions& options,
                                             const Parameters& params, std::string_view key,
                                             std::string_view fallback = "") {
   const std::string name = params.String(key, fallback);
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name.find('\0') != std::string::npos) {
-    return params.Error(key, name, "a file name in the version directory, without a path");
+  absl::StatusOr<std::string> text = ReadPlainFile(options.model_path, name, kMaxStepFileBytes);
+  if (text.ok()) return text;
+  const std::string path = (std::filesystem::path(options.model_path) / name).string();
+  switch (text.status().code()) {
+    case absl::StatusCode::kInvalidArgument:
+      return params.Error(key, name, "a file name in the version directory, without a path");
+    case absl::StatusCode::kOutOfRange:
+      return params.Error(key, name, StrCat("a file of at most ", kMaxStepFileBytes, " bytes"));
+    case absl::StatusCode::kNotFound:
+      return params.Error(key, name, StrCat("a regular file at ", path));
+    default:
+      return params.Error(key, name, StrCat("a readable file at ", path));
   }
-  const std::filesystem::path path = std::filesystem::path(options.model_path) / name;
-  std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
-  if (error || !std::filesystem::is_regular_file(status)) {
-    return params.Error(key, name, StrCat("a regular file at ", path.string()));
-  }
-  const uintmax_t size = std::filesystem::file_size(path, error);
-  if (error || size > kMaxStepFileBytes) {
-    return params.Error(key, name, StrCat("a file of at most ", kMaxStepFileBytes, " bytes"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string text(size, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
-    return params.Error(key, name, StrCat("a readable file at ", path.string()));
-  }
-  return text;
-}
-
-// One label per line (a trailing newline and carriage returns are not part of a label).
-std::vector<std::string> SplitLines(std::string_view text) {
-  std::vector<std::string> lines;
-  while (!text.empty()) {
-    const size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.emplace_back(line);
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-  return lines;
 }
 
 // The declared tensor's dims per batch row (without the batch dimension when batching).
@@ -335,7 +313,7 @@ absl::Status LoadClassify(const ModelLoadOptions& options, const Parameters& par
       if (!labelled) return absl::OkStatus();
       BRIGADE_RETURN_IF_ERROR(expect(2, DataType::kBytes, Shape{settings->k}));
       BRIGADE_ASSIGN_OR_RETURN(const std::string text, ReadVersionFile(options, params, "labels"));
-      auto labels = std::make_shared<const std::vector<std::string>>(SplitLines(text));
+      auto labels = std::make_shared<const std::vector<std::string>>(SplitLabels(text));
       if (classes > 0 && labels->size() != static_cast<size_t>(classes)) {
         return params.Error(
             "labels", params.String("labels", ""),
