@@ -34,6 +34,8 @@ std::string_view BatchReasonName(BatchReason reason) {
       return "efficient";
     case BatchReason::kNoGain:
       return "no_gain";
+    case BatchReason::kGreedyFlatCost:
+      return "greedy_flat_cost";
   }
   return "unknown";
 }

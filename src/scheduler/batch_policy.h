@@ -17,7 +17,8 @@
 //                       Q = queued rows, L = instance utilization (0..1), Bmax = the largest size
 //                       whose predicted p99 fits the SLO.
 //   P99ModelPolicy      (p99_model_policy.h) size and wait from the latency profile so the
-//                       oldest request's predicted p99 completion meets its SLO.
+//                       oldest request's predicted p99 completion meets its SLO, waiting for
+//                       rows only when the bigger batch saves more than the wait idles.
 //
 // Thread safety: implementations are immutable; Choose/PredictCompletionNs are const and may be
 // called from any thread.
@@ -38,8 +39,8 @@ enum class BatchReason : uint8_t {
   kNoBatching,    // the model does not batch: one request per execution
   kFull,          // the batch reached max_batch_size rows
   kPreferred,     // the batch is exactly a preferred size
-  kDelayExpired,  // the oldest request waited max_queue_delay (P99 model: as long as a batch of
-                  // one row takes)
+  kDelayExpired,  // the oldest request waited max_queue_delay (P99 model: as long as merging
+                  // the rows it waits for saves, at most as long as a batch of one row takes)
   kFlush,         // draining: everything goes without waiting
   kFormula,       // QueueFormulaPolicy's size
   kLearning,      // no latency profile yet: take what is there
@@ -49,8 +50,12 @@ enum class BatchReason : uint8_t {
   kEfficient,     // P99 model: cut to the size with the most rows per second (bigger is slower)
   kNoGain,        // P99 model: more rows would lengthen the batch as much as they add (no
                   // amortization), so they are left to the next batch or the next free instance
+  // P99 model: the batch the load wants is short of rows, but waiting for them would idle the
+  // instance longer than the bigger batch saves (time close to proportional to rows, or rows too
+  // far apart): what is there runs now.
+  kGreedyFlatCost,
 };
-inline constexpr int kNumBatchReasons = 13;
+inline constexpr int kNumBatchReasons = 14;
 std::string_view BatchReasonName(BatchReason reason);
 
 // The batch the queue could form now, and the load around it.

@@ -1,5 +1,6 @@
 #include "scheduler/batch_policy.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -89,26 +90,27 @@ TEST(P99ModelPolicyTest, WaitsForTheRowsTheArrivalRateNeeds) {
   const BatchChoice choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 0);
   EXPECT_EQ(choice.reason, BatchReason::kWait);
-  // Four more rows at 4000 rows/s: 1 ms.
+  // Four more rows at 4000 rows/s: 1 ms, no longer than the 1000 µs merging them saves.
   EXPECT_EQ(choice.wake_at_ns, kNow + 1000 * kUs);
 }
 
-TEST(P99ModelPolicyTest, NoRequestWaitsForCompanyLongerThanABatchOfOneRowTakes) {
+TEST(P99ModelPolicyTest, NoRequestWaitsForCompanyLongerThanMergingItSaves) {
   const LatencyProfile profile = LinearProfile();
-  // Batches of 6 keep up with 2000 rows/s; four more rows would take 2 ms to arrive, but a batch
-  // of one row takes 1250 µs, and the oldest request waits no longer than that.
+  // Batches of 6 keep up with 2000 rows/s; four more rows would take 2 ms to arrive, but one
+  // batch instead of two saves the instance only its fixed 1000 µs: it waits for the two rows
+  // that arrive within that, and the oldest request waits no longer than 1000 µs.
   ViewBuilder b(2, &profile, /*rows_per_s=*/2000);
   b.view.slo_deadline_ns = kNow + 20'000 * kUs;
   BatchChoice choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 0);
-  EXPECT_EQ(choice.wake_at_ns, kNow + 1250 * kUs);
+  EXPECT_EQ(choice.wake_at_ns, kNow + 1000 * kUs);
   b.view.now_ns = choice.wake_at_ns;
   choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 2);
   EXPECT_EQ(choice.reason, BatchReason::kDelayExpired);
   // Counted from the oldest request's arrival, not from when the instance asks.
   b.view.now_ns = kNow;
-  b.view.oldest_enqueue_ns = kNow - 1250 * kUs;
+  b.view.oldest_enqueue_ns = kNow - 1000 * kUs;
   choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 2);
   EXPECT_EQ(choice.reason, BatchReason::kDelayExpired);
@@ -126,8 +128,9 @@ TEST(P99ModelPolicyTest, RunsAtOnceWhenEnoughRowsAreQueued) {
 TEST(P99ModelPolicyTest, NeverWaitsPastTheLastMomentTheSloAllows) {
   const LatencyProfile profile = LinearProfile();
   ViewBuilder b(2, &profile, /*rows_per_s=*/2000);
-  // A batch of 6 takes 2500 µs: with 3000 µs left it may wait 500 µs at most.
-  b.view.slo_deadline_ns = kNow + 3000 * kUs;
+  // It waits for the two rows (1 ms) whose merge saves 1000 µs; a batch of 4 takes 2000 µs: with
+  // 2500 µs left it may wait 500 µs at most.
+  b.view.slo_deadline_ns = kNow + 2500 * kUs;
   BatchChoice choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 0);
   EXPECT_EQ(choice.wake_at_ns, kNow + 500 * kUs);
@@ -169,25 +172,26 @@ TEST(P99ModelPolicyTest, RunsTheBiggestBatchOnceTheSloIsLost) {
 
 TEST(P99ModelPolicyTest, TheHeadroomAloneDoesNotMakeALoadAnOverload) {
   const LatencyProfile profile = LinearProfile();
-  // 3000 rows/s: at 85% headroom no size keeps up (16 rows: 3200/s), but 12 rows do with none,
-  // so the oldest request still waits no longer than a batch of one row takes, not the 4.7 ms
-  // that fourteen more rows would take to arrive.
+  // 3000 rows/s: at 85% headroom no size keeps up (16 rows: 3200/s), so the policy wants 16 rows,
+  // but the oldest request waits no longer than merging saves (1000 µs), not the 4.7 ms that
+  // fourteen more rows would take to arrive.
   ViewBuilder b(2, &profile, /*rows_per_s=*/3000);
   b.view.slo_deadline_ns = kNow + 20'000 * kUs;
   const BatchChoice choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 0);
-  EXPECT_EQ(choice.wake_at_ns, kNow + 1250 * kUs);
+  EXPECT_EQ(choice.wake_at_ns, kNow + 1000 * kUs);
 }
 
-TEST(P99ModelPolicyTest, UnderOverloadWaitsForTheLargestBatchTheSloAllows) {
+TEST(P99ModelPolicyTest, UnderOverloadAnIdleInstanceWaitsOnlyAsLongAsMergingSaves) {
   const LatencyProfile profile = LinearProfile();
   ViewBuilder b(4, &profile, /*rows_per_s=*/5000);
   b.view.slo_deadline_ns = kNow + 20'000 * kUs;
   const BatchChoice choice = P99(20'000).Choose(b.view);
   EXPECT_EQ(choice.max_rows, 0);
-  // Twelve more rows at 5000 rows/s: 2.4 ms, longer than a batch of one row takes (1250 µs); but
-  // no size keeps up, so only full batches keep the backlog from growing.
-  EXPECT_EQ(choice.wake_at_ns, kNow + 2400 * kUs);
+  // No size keeps up, so the policy wants full batches; twelve more rows at 5000 rows/s would
+  // idle the instance 2.4 ms to save it one batch's fixed 1000 µs. It waits for the five rows
+  // that arrive within that, and a backlog fills the next batches without waiting.
+  EXPECT_EQ(choice.wake_at_ns, kNow + 1000 * kUs);
 }
 
 // Every size measured: up to 12 rows a batch costs 1000 + 250 b µs (12 rows: 3000 rows/s), from
@@ -358,6 +362,173 @@ TEST(P99ModelPolicyTest, DrainingFlushesInBatchesThatStillAmortize) {
   EXPECT_EQ(P99(500'000).Choose(b.view).max_rows, 8);
 }
 
+// A batch of b rows takes fixed_us + per_row_us · b, every time; sizes 1..max_rows measured.
+LatencyProfile CostProfile(double fixed_us, double per_row_us, int max_rows) {
+  LatencyProfile profile({1, max_rows, 5'000'000'000});
+  for (int rows = 1; rows <= max_rows; ++rows) {
+    const auto cost_ns = static_cast<int64_t>((fixed_us + per_row_us * rows) * 1e3);
+    for (int i = 0; i < 10; ++i) profile.Record(0, rows, cost_ns, kNow);
+  }
+  return profile;
+}
+
+// One instance serving single-row requests that arrive every `gap_ns` from kNow, driven by
+// `policy` on a fixed profile whose batches take `cost_ns(rows)`; time is simulated (no clock,
+// no threads). Records what an idle instance was told and what each request waited.
+struct Simulation {
+  int batches = 0;
+  int rows = 0;
+  int waits = 0;  // decisions that held rows back with the instance idle
+  int64_t max_latency_ns = 0;
+  double mean_batch() const { return batches > 0 ? static_cast<double>(rows) / batches : 0; }
+};
+template <typename CostFn>
+Simulation Simulate(const BatchPolicy& policy, const LatencyProfile& profile, CostFn cost_ns,
+                    int max_batch_size, int64_t gap_ns, int requests, int64_t slo_ns) {
+  Simulation result;
+  std::vector<int64_t> arrivals(static_cast<size_t>(requests));
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    arrivals[i] = kNow + static_cast<int64_t>(i) * gap_ns;
+  }
+  size_t next = 0;  // first request not yet run
+  int64_t now = kNow;
+  const double rows_per_s = 1e9 / static_cast<double>(gap_ns);
+  while (next < arrivals.size()) {
+    now = std::max(now, arrivals[next]);
+    size_t queued = next;
+    while (queued < arrivals.size() && arrivals[queued] <= now) ++queued;
+    const int n = static_cast<int>(std::min<size_t>(queued - next, max_batch_size));
+    std::vector<int> rows(static_cast<size_t>(n), 1);
+    BatchView view;
+    view.now_ns = now;
+    view.instance = 0;
+    view.max_batch_size = max_batch_size;
+    view.request_rows = rows;
+    view.rows = n;
+    view.queued_rows = static_cast<int>(queued - next);
+    view.oldest_enqueue_ns = arrivals[next];
+    view.slo_deadline_ns = arrivals[next] + slo_ns;
+    view.load.profile = &profile;
+    view.load.arrival_rows_per_s = rows_per_s;
+    view.load.instances = 1;
+    view.load.first_free_ns = now;
+    const BatchChoice choice = policy.Choose(view);
+    if (choice.max_rows == 0) {
+      ++result.waits;
+      // Decide again when asked to, or when the next request arrives, whichever is first.
+      int64_t wake = choice.wake_at_ns;
+      if (queued < arrivals.size()) wake = std::min(wake, arrivals[queued]);
+      now = std::max(now + 1, wake);
+      continue;
+    }
+    const int run = std::min(n, choice.max_rows);
+    const int64_t done = now + cost_ns(run);
+    for (int i = 0; i < run; ++i) {
+      result.max_latency_ns = std::max(result.max_latency_ns, done - arrivals[next]);
+      ++next;
+    }
+    ++result.batches;
+    result.rows += run;
+    now = done;
+  }
+  return result;
+}
+
+TEST(P99ModelPolicyTest, AModelWhosePerRowCostIsFlatGetsGreedyDispatch) {
+  // ResNet-50 as an AVX-512 CPU runs it: 2 ms a batch and 18 ms a row, so 8 rows serve 1.10× the
+  // rows per second of one. At 80% of the full-batch capacity (8 rows per 146 ms: 43.8 rows/s,
+  // a row every 22.8 ms) a second row would idle the instance 22.8 ms to save it 2 ms.
+  const LatencyProfile profile = CostProfile(2'000, 18'000, 8);
+  ViewBuilder b(1, &profile, /*rows_per_s=*/43.8);
+  b.view.max_batch_size = 8;
+  b.view.slo_deadline_ns = kNow + 500'000 * kUs;
+  const BatchChoice choice = P99(500'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 1);
+  EXPECT_EQ(choice.reason, BatchReason::kGreedyFlatCost);
+  // Time exactly proportional to rows: nothing to save, whatever the load.
+  const LatencyProfile proportional = CostProfile(0, 20'000, 8);
+  b.view.load.profile = &proportional;
+  for (double rows_per_s : {25.0, 45.0, 60.0}) {
+    b.view.load.arrival_rows_per_s = rows_per_s;
+    EXPECT_GT(P99(500'000).Choose(b.view).max_rows, 0) << rows_per_s << " rows/s";
+  }
+}
+
+TEST(P99ModelPolicyTest, NeverWaitsWithAnIdleInstanceWhenBatchingDoesNotPay) {
+  // The same model under steady arrivals at 80% of its full-batch capacity: every decision an
+  // idle instance asks for runs what is queued.
+  const LatencyProfile profile = CostProfile(2'000, 18'000, 8);
+  const auto cost_ns = [](int rows) { return (2'000 + 18'000 * rows) * kUs; };
+  const Simulation run = Simulate(P99(500'000), profile, cost_ns, /*max_batch_size=*/8,
+                                  /*gap_ns=*/22'800 * kUs, /*requests=*/400, 500'000 * kUs);
+  EXPECT_EQ(run.waits, 0);
+  EXPECT_EQ(run.rows, 400);
+  // Nothing waits for company, so no request takes longer than a batch of one row does behind
+  // the one running when it arrived.
+  EXPECT_LE(run.max_latency_ns, 2 * cost_ns(1));
+}
+
+TEST(P99ModelPolicyTest, AModelWithALargePerBatchCostGetsBatchesUnderSteadyArrivals) {
+  // 5 ms a batch and 20 µs a row: 32 rows serve 28× the rows per second of one. A row every
+  // 250 µs (4000 rows/s, 71% of the 32-row capacity) is far beyond what single rows serve
+  // (200/s), and the rows waited for arrive well within the 5 ms each merge saves.
+  const LatencyProfile profile = CostProfile(5'000, 20, 32);
+  const auto cost_ns = [](int rows) { return (5'000 + 20 * rows) * kUs; };
+  const Simulation run = Simulate(P99(20'000), profile, cost_ns, /*max_batch_size=*/32,
+                                  /*gap_ns=*/250 * kUs, /*requests=*/2000, 20'000 * kUs);
+  EXPECT_EQ(run.rows, 2000);
+  EXPECT_GE(run.mean_batch(), 15);
+  EXPECT_LE(run.max_latency_ns, 20'000 * kUs);
+  // Greedy dispatch (no waiting at all) also forms batches here, from the rows that queue while
+  // one runs; the waits the policy adds must not make it worse for the oldest request.
+  const FixedDelayPolicy greedy(/*max_queue_delay_us=*/0, {});
+  const Simulation baseline = Simulate(greedy, profile, cost_ns, 32, 250 * kUs, 2000, 20'000 * kUs);
+  EXPECT_LE(run.max_latency_ns, baseline.max_latency_ns + cost_ns(1));
+}
+
+TEST(P99ModelPolicyTest, AnSloCloseToTheServiceTimeCapsTheWait) {
+  // 5 ms a batch and 20 µs a row at 4100 rows/s: the load wants 27 rows, and 20 more arrive
+  // within the 5 ms their merge saves; but a batch of 21 takes 5420 µs, and with 6000 µs to the
+  // deadline the oldest request may wait 580 µs at most.
+  const LatencyProfile profile = CostProfile(5'000, 20, 32);
+  ViewBuilder b(1, &profile, /*rows_per_s=*/4100);
+  b.view.max_batch_size = 32;
+  b.view.slo_deadline_ns = kNow + 6'000 * kUs;
+  BatchChoice choice = P99(6'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 0);
+  EXPECT_EQ(choice.wake_at_ns, kNow + 580 * kUs);
+  // At that moment what is there runs, because of the SLO.
+  b.view.now_ns = choice.wake_at_ns;
+  choice = P99(6'000).Choose(b.view);
+  EXPECT_EQ(choice.max_rows, 1);
+  EXPECT_EQ(choice.reason, BatchReason::kSloLimit);
+}
+
+TEST(P99ModelPolicyTest, AMergeSavesOnlyWhatItSavesAtTheMedianAndAtTheTail) {
+  EXPECT_EQ(P99ModelPolicy::MergeSavingNs(CostProfile(5'000, 20, 32), 0, 4, 6), 5'000 * kUs);
+  EXPECT_EQ(P99ModelPolicy::MergeSavingNs(CostProfile(0, 20'000, 8), 0, 1, 1), 0);
+  // Batches of 2 save 4.5 ms at the median over two of 1, but their tail is 14.5 ms wider: at
+  // the p99 one batch of 2 takes longer than two of 1.
+  LatencyProfile profile({1, 2, 5'000'000'000});
+  for (int i = 0; i < 10; ++i) profile.Record(0, 1, 5'000 * kUs, kNow);
+  for (int i = 0; i < 9; ++i) profile.Record(0, 2, 5'500 * kUs, kNow);
+  profile.Record(0, 2, 20'000 * kUs, kNow);
+  ASSERT_GT(profile.Predict(0, 2).p99_ns, 2 * profile.Predict(0, 1).p99_ns);
+  EXPECT_EQ(P99ModelPolicy::MergeSavingNs(profile, 0, 1, 1), 0);
+  const P99ModelPolicy::WaitPlan plan =
+      P99ModelPolicy::RowsWorthWaitingFor(profile, 0, 1, 1, /*rows_per_s=*/10'000);
+  EXPECT_EQ(plan.rows, 0);
+  // A stall that hits every size alike widens every tail and leaves the median's saving.
+  LatencyProfile stalled({1, 2, 5'000'000'000});
+  for (int i = 0; i < 9; ++i) {
+    stalled.Record(0, 1, 5'000 * kUs, kNow);
+    stalled.Record(0, 2, 5'500 * kUs, kNow);
+  }
+  stalled.Record(0, 1, 25'000 * kUs, kNow);
+  stalled.Record(0, 2, 25'500 * kUs, kNow);
+  EXPECT_EQ(P99ModelPolicy::MergeSavingNs(stalled, 0, 1, 1), 4'500 * kUs);
+}
+
 TEST(P99ModelPolicyTest, WithoutAProfileItRunsWhatIsThere) {
   const LatencyProfile profile({1, 16, 5'000'000'000});
   ViewBuilder b(3, &profile, /*rows_per_s=*/2000);
@@ -428,13 +599,17 @@ TEST(BatchPolicyTest, ThePredictionChargesTheP99ModelsWaitForCompanyToAPartialBa
   const LatencyProfile profile = LinearProfile();  // 1000 + 250 b µs; 16 rows amortize
   AdmissionView view = OneRowBehind(/*rows_ahead=*/2, &profile, /*max_batch_size=*/16,
                                     /*instances=*/1);
-  // Some size keeps up with 100 rows/s: a partial batch (3 of 16 rows) waits at most as long as
-  // a batch of one row takes (1250 µs), then takes 1750 µs.
+  // At 100 rows/s the next row is 10 ms away, and merging it saves the instance 1000 µs: a
+  // partial batch (3 of 16 rows) does not wait, it takes 1750 µs.
   view.load.arrival_rows_per_s = 100;
-  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 1750 * kUs + 1250 * kUs);
-  // Overloaded (10000 rows/s > 16 rows per 5 ms): it waits for the 13 rows it lacks, 1300 µs.
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 1750 * kUs);
+  // At 2000 rows/s two more rows arrive within the 1000 µs their merge saves: it waits 1000 µs.
+  view.load.arrival_rows_per_s = 2000;
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 1750 * kUs + 1000 * kUs);
+  // Overloaded (10000 rows/s > 16 rows per 5 ms): the 13 rows it lacks arrive in 1300 µs, but the
+  // wait stops at the 1000 µs the merge saves.
   view.load.arrival_rows_per_s = 10'000;
-  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 1750 * kUs + 1300 * kUs);
+  EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 1750 * kUs + 1000 * kUs);
   // A full batch does not wait.
   view.rows_ahead = 15;
   EXPECT_EQ(P99(20'000).PredictCompletionNs(view), kNow + 5000 * kUs);

@@ -67,10 +67,30 @@ int P99ModelPolicy::AmortizedSize(const LatencyProfile& profile, int floor_rows,
                                      static_cast<double>(max_rows)));
 }
 
-bool P99ModelPolicy::Sustainable(const LatencyProfile& profile, int instance, int max_rows,
-                                 double rows_per_s, int instances) {
-  return NeededSize(profile, instance, max_rows, rows_per_s, instances, /*headroom=*/1.0) <=
-         max_rows;
+int64_t P99ModelPolicy::MergeSavingNs(const LatencyProfile& profile, int instance, int rows,
+                                      int more_rows) {
+  const LatencyProfile::Estimate now = profile.Predict(instance, rows);
+  const LatencyProfile::Estimate later = profile.Predict(instance, more_rows);
+  const LatencyProfile::Estimate merged = profile.Predict(instance, rows + more_rows);
+  // At the median and at the tail: a merge whose bigger batch has a much wider tail than the two
+  // it replaces saves nothing the p99 sees. Stalls common to every size (a descheduled thread)
+  // widen all three tails alike and leave the tail's saving at least the median's.
+  const int64_t median_saving_ns = now.p50_ns + later.p50_ns - merged.p50_ns;
+  const int64_t tail_saving_ns = now.p99_ns + later.p99_ns - merged.p99_ns;
+  return std::max<int64_t>(0, std::min(median_saving_ns, tail_saving_ns));
+}
+
+P99ModelPolicy::WaitPlan P99ModelPolicy::RowsWorthWaitingFor(const LatencyProfile& profile,
+                                                             int instance, int rows,
+                                                             int missing_rows, double rows_per_s) {
+  WaitPlan plan;
+  if (rows_per_s <= 0) return plan;  // nothing is expected to arrive
+  for (int more = 1; more <= missing_rows; ++more) {
+    const double idle_ns = more / rows_per_s * 1e9;
+    const int64_t saving_ns = MergeSavingNs(profile, instance, rows, more);
+    if (idle_ns <= static_cast<double>(saving_ns)) plan = {more, saving_ns};
+  }
+  return plan;
 }
 
 int64_t P99ModelPolicy::WaitForRowsNs(int missing_rows, double rows_per_s) const {
@@ -83,10 +103,11 @@ int64_t P99ModelPolicy::ExtraWaitNs(const AdmissionView& view, int rows) const {
   const int max_rows = std::max(1, view.max_batch_size);
   const int largest = LargestBatchRows(profile, max_rows, view.now_ns);
   if (rows >= largest) return 0;
-  if (Sustainable(profile, -1, max_rows, view.load.arrival_rows_per_s, view.load.instances)) {
-    return std::max<int64_t>(0, profile.Predict(-1, 1).p50_ns);
-  }
-  return WaitForRowsNs(largest - rows, view.load.arrival_rows_per_s);
+  const WaitPlan plan =
+      RowsWorthWaitingFor(profile, -1, rows, largest - rows, view.load.arrival_rows_per_s);
+  if (plan.rows == 0) return 0;
+  return std::min({profile.Predict(-1, 1).p50_ns, plan.saving_ns,
+                   WaitForRowsNs(plan.rows, view.load.arrival_rows_per_s)});
 }
 
 BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
@@ -138,27 +159,27 @@ BatchChoice P99ModelPolicy::Choose(const BatchView& view) const {
     return {rows, INT64_MAX, reason};
   }
 
-  // Wait for the missing rows, but not past the last moment a batch of `target` still meets D.
+  // Short of the rows the load wants, and the instance asking is idle: wait only for the rows
+  // whose merge into this batch saves more instance time than waiting for them idles it.
+  const WaitPlan plan =
+      RowsWorthWaitingFor(*profile, view.instance, n, target - n, view.load.arrival_rows_per_s);
+  if (plan.rows == 0) return {n, INT64_MAX, BatchReason::kGreedyFlatCost};
+  const int goal = n + plan.rows;
+  // Never past the last moment a batch of `goal` rows still meets D.
   const int64_t latest_ns =
       view.slo_deadline_ns == INT64_MAX
           ? INT64_MAX
-          : view.slo_deadline_ns - profile->Predict(view.instance, target).p99_ns;
+          : view.slo_deadline_ns - profile->Predict(view.instance, goal).p99_ns;
   if (latest_ns <= view.now_ns) return {n, INT64_MAX, BatchReason::kSloLimit};
-  // While the load is sustainable, nobody waits for company longer than a batch of one row takes:
-  // the size the load needs is needed on average, not by every batch — rows queue while this
-  // batch runs and the next one grows (n >= target takes up to the cap) — so waiting longer
-  // charges the rows already here more than one extra batch costs the instance. Under overload
-  // (no size keeps up even with no headroom) every batch must be as big as the SLO allows, and
-  // this does not apply; the headroom's margin alone must not count as overload, or a model
-  // whose throughput curve is flat near its top (the TorchScript demo classifier: 94% of its
-  // best rows per second at 80% load over 85% headroom) waits for full batches at 80% load.
-  int64_t give_up_ns = INT64_MAX;
-  if (needed <= max_rows || Sustainable(*profile, view.instance, max_rows,
-                                        view.load.arrival_rows_per_s, view.load.instances)) {
-    give_up_ns = view.oldest_enqueue_ns + profile->Predict(view.instance, 1).p50_ns;
-    if (give_up_ns <= view.now_ns) return {n, INT64_MAX, BatchReason::kDelayExpired};
-  }
-  const int64_t wait_ns = WaitForRowsNs(target - n, view.load.arrival_rows_per_s);
+  // Nor longer, counted from the oldest request's arrival, than the merge saves or a batch of one
+  // row takes: past that the idle instance has lost more capacity than the bigger batch returns,
+  // and rows that arrive later join the next batch anyway (the load needs Bneed rows per batch on
+  // average, not in every batch). Under overload this still holds: an idle instance is capacity
+  // lost, and a backlog fills the next batches without waiting.
+  const int64_t give_up_ns =
+      view.oldest_enqueue_ns + std::min(profile->Predict(view.instance, 1).p50_ns, plan.saving_ns);
+  if (give_up_ns <= view.now_ns) return {n, INT64_MAX, BatchReason::kDelayExpired};
+  const int64_t wait_ns = WaitForRowsNs(plan.rows, view.load.arrival_rows_per_s);
   return {0, std::min({latest_ns, give_up_ns, view.now_ns + wait_ns}), BatchReason::kWait};
 }
 

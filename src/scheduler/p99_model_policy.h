@@ -35,22 +35,31 @@
 //                               rows that lengthen a batch as much as they add only delay the
 //                               rows already in it, so a model whose time is linear in rows runs
 //                               one row at a time, spread over the instances;
-//   n <  target               → wait for target - n more rows: until the expected arrival of
-//                               the missing rows ((target - n) / λ), but never past
-//                               D - p99(target); at that point run what is there (kSloLimit);
-//                               and while some size keeps up even with no headroom, never past
-//                               the oldest request's enqueue + p50(1) either (kDelayExpired): the
-//                               load needs Bneed rows per batch on average, not in every batch
-//                               (rows queue while a batch runs, and the next batch takes them),
-//                               so a request waits for company at most as long as serving it
-//                               alone would take.
+//   n <  target               → weigh waiting for rows against running now on the idle
+//                               instance (RowsWorthWaitingFor): waiting for m more rows idles
+//                               it for about m / λ, and one batch of n + m rows instead of n
+//                               rows now and m later saves it S(n, m) = p50(n) + p50(m) −
+//                               p50(n + m) (MergeSavingNs; or the same of the p99s if less:
+//                               a bigger batch's wider spread must not eat the saving). The
+//                               policy waits for the largest m <= target − n with m / λ <= S:
+//                               none → run the n rows now (kGreedyFlatCost: time close to
+//                               proportional to rows, or rows too far apart, so a bigger batch
+//                               does not pay for the idle time); otherwise until those m rows
+//                               are expected, but never past D − p99(n + m) (then kSloLimit)
+//                               nor past the oldest request's enqueue + min(p50(1), S(n, m))
+//                               (then kDelayExpired): idling the instance longer than the
+//                               merge saves costs more capacity than it buys, and the load
+//                               needs Bneed rows per batch on average, not in every batch (rows
+//                               queue while a batch runs, and the next batch takes them).
 //
 // So at low load (Bneed = 1) nothing ever waits — unlike a fixed max_queue_delay, which charges
 // every request the delay — and at high load batches grow as much as the load requires, capped
 // by the SLO, with a wait the profile sets. (Without the p50(1) bound, the TorchScript demo
 // classifier, whose throughput curve is flat near its top, waited at 80% load for the 24 rows
 // it "needed" at 85% headroom and ran a higher p50 and p99 than a 200 µs fixed delay;
-// bench/results/scheduler.md.)
+// bench/results/scheduler.md.) Without the weighing, ResNet-50 on an AVX-512 CPU, where a batch
+// of several rows serves barely more rows per second than single rows, waited up to p50(1) ≈ 20 ms
+// for a second row at 80% load, and its p99 was 1.19× that of no batching.
 // The policy is stateless: every decision is recomputed from the view.
 // Thread safety: immutable.
 
@@ -82,9 +91,24 @@ class P99ModelPolicy final : public BatchPolicy {
   // from p50 service times; max_rows + 1 when no size does (overload).
   static int NeededSize(const LatencyProfile& profile, int instance, int max_rows,
                         double rows_per_s, int instances, double headroom);
-  // Some size keeps up with `rows_per_s` even with no headroom: the load is not an overload.
-  static bool Sustainable(const LatencyProfile& profile, int instance, int max_rows,
-                          double rows_per_s, int instances);
+
+  // The instance time one batch of rows + more_rows rows saves over a batch of `rows` now and one
+  // of `more_rows` later: p50(rows) + p50(more_rows) − p50(rows + more_rows), or the same sum of
+  // p99s when that is smaller — a saving at the median that the bigger batch's wider spread
+  // (p99 − p50) eats up is not one the p99 sees. Never negative; 0 when time is proportional to
+  // rows. rows + more_rows <= the profile's max_rows.
+  static int64_t MergeSavingNs(const LatencyProfile& profile, int instance, int rows,
+                               int more_rows);
+
+  // What waiting buys an instance that is idle with `rows` rows queued and `missing_rows` short of
+  // the batch the load wants: the largest m <= missing_rows whose expected arrival, m / rows_per_s,
+  // idles the instance no longer than merging them saves (MergeSavingNs(rows, m)).
+  struct WaitPlan {
+    int rows = 0;           // rows worth waiting for; 0: run what is there now
+    int64_t saving_ns = 0;  // MergeSavingNs for those rows: the longest the wait may idle it
+  };
+  static WaitPlan RowsWorthWaitingFor(const LatencyProfile& profile, int instance, int rows,
+                                      int missing_rows, double rows_per_s);
 
   // Beff: among the sizes the profile has measured over all instances and recently (the pooled
   // cells still holding kMinSamples after decay at now_ns — so a size found slow once is tried
@@ -124,9 +148,9 @@ class P99ModelPolicy final : public BatchPolicy {
                        int64_t now_ns) const override {
     return AmortizedSize(profile, 1, EfficientSize(profile, std::max(1, max_batch_size), now_ns));
   }
-  // A batch short of LargestBatchRows may wait for company as Choose lets it: while some size
-  // keeps up with the load, up to p50(1); under overload, until the rows it lacks arrive (Choose
-  // also stops at the SLO's last moment, which the admission check covers on its own).
+  // A batch short of LargestBatchRows may wait for company as Choose lets it: for the rows worth
+  // waiting for, at most min(p50(1), the saving of merging them); not at all when none are
+  // (Choose also stops at the SLO's last moment, which the admission check covers on its own).
   int64_t ExtraWaitNs(const AdmissionView& view, int rows) const override;
 
  private:
