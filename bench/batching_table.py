@@ -2,7 +2,8 @@
 """Batching policies on `brigade serve`, each p99 judged against the best constant policy with a
 bootstrap confidence interval. Printed, never asserted.
 
-    /usr/bin/python3 bench/batching_table.py [--models models/fashion_mnist_onnx,models/fashion_mnist]
+    /usr/bin/python3 bench/batching_table.py
+        [--models models/fashion_mnist_onnx,models/fashion_mnist,bench/models/resnet50.onnx@500000]
         [--loads 50,80,95] [--repeats 9] [--duration-s 8] [--warmup-s 2] [--slo-us 20000]
         [--instances 1] [--policies none,fixed500,fixed2000,fixed8000,formula,p99]
 
@@ -18,16 +19,23 @@ instance group rewritten:
 
 The constant policies are `none` and the fixed delays: what a user could pick in hindsight.
 
-Capacity, per model: the batch-1 capacity is the closed-loop throughput of single-row requests
-with no batching; the full-batch capacity the same with a fixed 8 ms delay and enough requests in
-flight to fill every batch (--capacity-concurrency); "headroom" is their ratio, what batching can
-buy on this CPU. Loads are percentages of the full-batch capacity.
+Capacity, per model, each the median of --capacity-repeats closed-loop runs, in rows per second:
+  batch-1      single-row requests, no batching (one execution per request);
+  full-batch   requests of max_batch_size rows each, no batching: the model's batched rate;
+  served       single-row requests with a fixed 8 ms delay and enough of them in flight to fill
+               every batch (--capacity-concurrency): the most the server gets out of batching
+               single-row requests, per-request costs (HTTP, decoding, answers) included.
+"headroom" = full-batch / batch-1, what batching can buy this model on this CPU; "served
+headroom" = served / batch-1, what it buys through the front end. Loads are percentages of
+max(served, batch-1): the best throughput single-row requests reach.
 
 Each run starts a fresh `brigade serve` (so every policy learns from nothing), then runs the load
 generator in its own process: `brigade bench --rate R --arrival poisson --seed S` for warm-up plus
 duration seconds (latency counts from each request's intended send time). Within one repeat every
 policy sees the same Poisson schedule (same seed), in a shuffled order; repeats use new seeds.
-The hypervisor's steal time (/proc/stat) is read around each measured run.
+The hypervisor's steal time (/proc/stat) is read around each measured run, and so is the CPU that
+processes other than this server and load generator used meanwhile (in cores; on a quiet machine
+~0): figures from runs where it is not near 0 were measured beside other work.
 
 Per (model, load, policy): the median p99 over the repeats, and its ratio to the best constant
 policy's median p99 (the best picked per bootstrap sample, so the constants' own ratios are >= 1),
@@ -39,6 +47,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -76,6 +85,20 @@ def steal_ms():
         fields = stat.readline().split()
     ticks = int(fields[8]) if len(fields) > 8 else 0
     return ticks * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def busy_cpu_s():
+    """CPU seconds every process has run so far (/proc/stat's cpu line less idle and iowait)."""
+    with open("/proc/stat") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid):
+    """User + system CPU seconds of process `pid` so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def strip_block(text, keyword):
@@ -197,30 +220,40 @@ class Server:
         self.stop()
 
 
-def run_bench(args, port, model, load_args, out_path):
-    """One `brigade bench` level; returns its JSON level and the steal (ms) during it."""
-    command = [args.brigade, "bench", "-m", model, "-u", f"127.0.0.1:{port}", "-f", "json",
-               "-o", out_path, "--no-progress", "--warmup-s", str(args.warmup_s),
+def run_bench(args, server, model, load_args, out_path):
+    """One `brigade bench` level against `server`; returns its JSON level, the steal (ms) during
+    it, and the CPU other processes than the server and the load generator used meanwhile (in
+    cores: a quiet machine reads ~0)."""
+    command = [args.brigade, "bench", "-m", model, "-u", f"127.0.0.1:{server.port}", "-f",
+               "json", "-o", out_path, "--no-progress", "--warmup-s", str(args.warmup_s),
                "--duration-s", str(args.duration_s)] + load_args
-    before = steal_ms()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = (steal_ms(), busy_cpu_s(), process_cpu_s(server.proc.pid), time.monotonic())
     done = subprocess.run(command, capture_output=True, text=True)
-    stolen = steal_ms() - before
+    after = (steal_ms(), busy_cpu_s(), process_cpu_s(server.proc.pid), time.monotonic())
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client_s = (children_after.ru_utime + children_after.ru_stime -
+                children.ru_utime - children.ru_stime)
+    others_cores = ((after[1] - before[1]) - (after[2] - before[2]) - client_s) / max(
+        1e-9, after[3] - before[3])
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
     with open(out_path) as f:
         report = json.load(f)
-    return report["levels"][0], stolen
+    return report["levels"][0], after[0] - before[0], max(0.0, others_cores)
 
 
-def measure_capacity(args, model_dir, root, out_dir, policy, concurrency):
+def measure_capacity(args, model_dir, root, out_dir, policy, concurrency, rows=1):
+    """Median closed-loop rows per second of `policy` with requests of `rows` rows."""
     repository, name = make_repository(model_dir, policy, args, root)
     rates = []
     for i in range(args.capacity_repeats):
-        stem = os.path.join(out_dir, f"{name}-capacity-{policy}-{i}")
+        stem = os.path.join(out_dir, f"{name}-capacity-{policy}-b{rows}-{i}")
         with Server(args.brigade, repository, stem + ".log") as server:
-            level, _ = run_bench(args, server.port, name,
-                                 ["--concurrency", str(concurrency)], stem + ".json")
-        rates.append(level["throughput_per_s"])
+            level, _, _ = run_bench(args, server, name, ["--concurrency", str(concurrency),
+                                                         "--batch-size", str(rows)],
+                                    stem + ".json")
+        rates.append(level["throughput_per_s"] * rows)
     return statistics.median(rates)
 
 
@@ -250,10 +283,12 @@ def bootstrap_interval(p99s, policy, constants, repeats, samples, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="models/fashion_mnist_onnx,models/fashion_mnist",
-                        help="comma-separated model folders (each with config.pbtxt)")
+                        help="comma-separated model folders (each with config.pbtxt) or .onnx "
+                             "files, each optionally @SLO_US (its own --slo-us)")
     parser.add_argument("--onnx-max-batch", type=int, default=8,
                         help="max_batch_size of a model given as a bare .onnx file")
-    parser.add_argument("--loads", default="50,80,95", help="percent of full-batch capacity")
+    parser.add_argument("--loads", default="50,80,95",
+                        help="percent of the best single-row throughput (see Capacity)")
     parser.add_argument("--policies", default="none,fixed500,fixed2000,fixed8000,formula,p99")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--duration-s", type=float, default=8)
@@ -261,10 +296,12 @@ def main():
     parser.add_argument("--slo-us", type=int, default=20000,
                         help="target_p99_microseconds of the formula and the P99 model")
     parser.add_argument("--instances", type=int, default=1)
-    parser.add_argument("--intra-op-threads", type=int, default=0, help="0: the model's default")
+    parser.add_argument("--intra-op-threads", type=int, default=1,
+                        help="threads per instance (0: the engine's default, which may "
+                             "oversubscribe a small machine)")
     parser.add_argument("--capacity-repeats", type=int, default=3)
     parser.add_argument("--capacity-concurrency", type=int, default=0,
-                        help="requests in flight for the full-batch capacity (0: 2 x "
+                        help="requests in flight for the served capacity (0: 2 x "
                              "max_batch_size x instances)")
     parser.add_argument("--open-loop-workers", type=int, default=256)
     parser.add_argument("--bootstrap", type=int, default=2000)
@@ -273,6 +310,7 @@ def main():
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "out", "batching_table"))
     args = parser.parse_args()
 
+    default_slo_us = args.slo_us
     policies = [p for p in args.policies.split(",") if p]
     constants = [p for p in policies if p.startswith(CONSTANT_PREFIXES)]
     if not constants:
@@ -292,6 +330,8 @@ def main():
           f"started {stamp}, load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
     try:
         for entry in [m for m in args.models.split(",") if m]:
+            entry, _, slo = entry.partition("@")
+            args.slo_us = int(slo) if slo else default_slo_us
             model_dir = model_folder(entry, args, root)
             with open(os.path.join(model_dir, "config.pbtxt")) as f:
                 match = re.search(r"max_batch_size\s*:\s*(\d+)", f.read())
@@ -303,15 +343,22 @@ def main():
             concurrency = args.capacity_concurrency or 2 * max_batch * args.instances
             batch1 = measure_capacity(args, model_dir, root, out_dir, "none",
                                       4 * args.instances)
-            full = measure_capacity(args, model_dir, root, out_dir, "fixed8000", concurrency)
-            model = {"batch1_per_s": batch1, "full_batch_per_s": full,
-                     "headroom": full / batch1 if batch1 > 0 else float("nan"), "cells": {}}
+            full = measure_capacity(args, model_dir, root, out_dir, "none", 4 * args.instances,
+                                    rows=max_batch)
+            served = measure_capacity(args, model_dir, root, out_dir, "fixed8000", concurrency)
+            nan = float("nan")
+            model = {"batch1_per_s": batch1, "full_batch_per_s": full, "served_per_s": served,
+                     "headroom": full / batch1 if batch1 > 0 else nan,
+                     "served_headroom": served / batch1 if batch1 > 0 else nan,
+                     "slo_us": args.slo_us, "cells": {}}
             results["models"][name] = model
-            print(f"# {name}: batch-1 capacity {batch1:.0f}/s, full-batch {full:.0f}/s, "
-                  f"headroom {model['headroom']:.2f}x", file=sys.stderr)
+            capacity = max(served, batch1)
+            print(f"# {name}: rows/s batch-1 {batch1:.0f}, full-batch {full:.0f}, served "
+                  f"{served:.0f}; headroom {model['headroom']:.2f}x, served "
+                  f"{model['served_headroom']:.2f}x", file=sys.stderr)
             repositories = {p: make_repository(model_dir, p, args, root)[0] for p in policies}
             for load in loads:
-                rate = load / 100.0 * full
+                rate = load / 100.0 * capacity
                 cell = {p: [] for p in policies}
                 for repeat in range(args.repeats):
                     seed = args.seed * 1000 + repeat
@@ -320,8 +367,8 @@ def main():
                     for policy in order:
                         stem = os.path.join(out_dir, f"{name}-{load:g}-{policy}-r{repeat}")
                         with Server(args.brigade, repositories[policy], stem + ".log") as server:
-                            level, stolen = run_bench(
-                                args, server.port, name,
+                            level, stolen, others = run_bench(
+                                args, server, name,
                                 ["--rate", f"{rate:.3f}", "--arrival", "poisson", "--seed",
                                  str(seed), "--open-loop-workers", str(args.open_loop_workers)],
                                 stem + ".json")
@@ -333,10 +380,11 @@ def main():
                             "failed": level["failed"] + level.get("unsent", 0),
                             "mean_batch": server_stats.get("mean_batch_size", float("nan")),
                             "steal_ms": stolen,
+                            "others_cores": others,
                         })
                         print(f"# {name} {load:g}% r{repeat + 1}/{args.repeats} {policy}: p99 "
-                              f"{cell[policy][-1]['p99_ms']:.2f} ms, steal {stolen:.0f} ms",
-                              file=sys.stderr)
+                              f"{cell[policy][-1]['p99_ms']:.2f} ms, steal {stolen:.0f} ms, "
+                              f"other processes {others:.2f} cores", file=sys.stderr)
                 model["cells"][f"{load:g}"] = {"rate_per_s": rate, "runs": cell}
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -354,12 +402,17 @@ def print_table(results, policies, constants, args, rng):
           f"interval ({args.bootstrap} samples); throughput as a share of the best constant's")
     print()
     for name, model in results["models"].items():
-        print(f"**{name}**: batch-1 capacity {model['batch1_per_s']:.0f}/s, full-batch capacity "
-              f"{model['full_batch_per_s']:.0f}/s, batching headroom {model['headroom']:.2f}x")
+        print(f"**{name}**: rows/s batch-1 {model['batch1_per_s']:.0f}, full-batch "
+              f"{model['full_batch_per_s']:.0f}, served with batching "
+              f"{model['served_per_s']:.0f}; batching headroom {model['headroom']:.2f}x "
+              f"(served {model['served_headroom']:.2f}x); load 100% = "
+              f"{max(model['served_per_s'], model['batch1_per_s']):.0f}/s; SLO of the adaptive "
+              f"policies {model['slo_us'] / 1000:g} ms")
         print()
         print("| load | policy | p99 ms | × best constant [90% CI] | throughput/s (× best) "
-              "| p50 ms | mean batch | failed | p99 ms of each run | steal ms of each run |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              "| p50 ms | mean batch | failed | p99 ms of each run | steal ms of each run "
+              "| other processes' cores, max of the runs |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for load, cell in model["cells"].items():
             runs = cell["runs"]
             p99s = {p: [r["p99_ms"] for r in runs[p]] for p in policies}
@@ -377,20 +430,21 @@ def print_table(results, policies, constants, args, rng):
                       f"{statistics.median(r['mean_batch'] for r in runs[policy]):.1f} | "
                       f"{sum(r['failed'] for r in runs[policy])} | "
                       f"{' '.join(f'{v:.2f}' for v in p99s[policy])} | "
-                      f"{' '.join('%.0f' % r['steal_ms'] for r in runs[policy])} |")
+                      f"{' '.join('%.0f' % r['steal_ms'] for r in runs[policy])} | "
+                      f"{max(r['others_cores'] for r in runs[policy]):.2f} |")
             if "p99" in policies:
                 ratio = ratio_to_best(p99s, "p99", constants, range(args.repeats))
                 low, high = bootstrap_interval(p99s, "p99", constants, args.repeats,
                                                args.bootstrap, rng)
                 verdict = "met" if ratio <= 1.05 and high <= 1.10 else "NOT met"
                 print(f"| {load}% | aim: P99 model ≤ 1.05× (upper ≤ 1.10×) | | {verdict} "
-                      f"| | | | | | |")
+                      f"| | | | | | | |")
                 fixed = [c for c in constants if c.startswith("fixed")]
                 if fixed and model["headroom"] >= 1.5 and float(load) == 80:
                     ratio = ratio_to_best(p99s, "p99", fixed, range(args.repeats))
                     verdict = "met" if ratio <= 0.7 else "NOT met"
                     print(f"| {load}% | aim (headroom ≥ 1.5): P99 model ≤ 0.7× the best fixed "
-                          f"delay | | {ratio:.2f}×: {verdict} | | | | | | |")
+                          f"delay | | {ratio:.2f}×: {verdict} | | | | | | | |")
         print()
 
 
