@@ -21,6 +21,8 @@ set(BRIGADE_SANITIZE_TESTS
   # HTTP/1.1 transport (Beast, threads)
   protocol_http_test protocol_grpc_test frontend_http_content_coding_test
   frontend_http_kserve_common_test frontend_http_transport_test core_blocking_worker_test
+  # access control: the token file, Authorization and Triton's restriction headers
+  frontend_auth_test
   # the response cache: in process, and against a real redis-server (threads, Asio)
   cache_key_test cache_cached_value_test cache_memory_cache_test cache_circuit_breaker_test
   cache_request_coalescer_test cache_invalidation_test cache_response_cache_test
