@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "frontend/grpc/grpc_access.h"
 #include "frontend/grpc/grpc_status.h"
 #include "protocol/grpc/infer_messages.h"
 #include "protocol/model_version.h"
@@ -29,6 +30,10 @@ GrpcCacheAdminService::GrpcCacheAdminService(InferenceServer* server, Options op
 grpc::ServerUnaryReactor* GrpcCacheAdminService::Invalidate(
     grpc::CallbackServerContext* context, const brigade::admin::CacheInvalidateRequest* request,
     brigade::admin::CacheInvalidateResponse* /*response*/) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kCacheInvalidate)) {
+    return FinishRefused(context, *refused);
+  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<int64_t> version =
       protocol::ParseModelVersion(request->model_version(), "model_version");

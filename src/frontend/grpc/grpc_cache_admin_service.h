@@ -21,6 +21,7 @@
 
 #include "absl/time/time.h"
 #include "core/blocking_worker.h"
+#include "frontend/auth/access_gate.h"
 #include "protocol/cache_admin.grpc.pb.h"
 #include "server/inference_server.h"
 
@@ -33,6 +34,8 @@ class GrpcCacheAdminService final : public brigade::admin::CacheAdmin::CallbackS
     int max_queued_calls = 16;
     // Longest wait for Redis per call when the client's deadline is later or absent.
     absl::Duration max_wait = absl::Seconds(5);
+    // Access control (the `admin` scope); null: open. Borrowed; must outlive the service.
+    const auth::AccessGate* access_gate = nullptr;
   };
 
   GrpcCacheAdminService(InferenceServer* server, Options options);

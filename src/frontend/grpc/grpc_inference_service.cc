@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "frontend/grpc/grpc_access.h"
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_stream_reactor.h"
 #include "protocol/grpc/admin_messages.h"
@@ -33,6 +34,10 @@ GrpcInferenceService::GrpcInferenceService(InferenceServer* server, Options opti
 grpc::ServerUnaryReactor* GrpcInferenceService::ServerLive(
     grpc::CallbackServerContext* context, const inference::ServerLiveRequest* /*request*/,
     inference::ServerLiveResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kServerLive)) {
+    return FinishRefused(context, *refused);
+  }
   response->set_live(server_->IsLive());
   return Reply(context, absl::OkStatus());
 }
@@ -40,6 +45,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerLive(
 grpc::ServerUnaryReactor* GrpcInferenceService::ServerReady(
     grpc::CallbackServerContext* context, const inference::ServerReadyRequest* /*request*/,
     inference::ServerReadyResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kServerReady)) {
+    return FinishRefused(context, *refused);
+  }
   response->set_ready(server_->IsReady());
   return Reply(context, absl::OkStatus());
 }
@@ -47,6 +56,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerReady(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
     grpc::CallbackServerContext* context, const inference::ModelReadyRequest* request,
     inference::ModelReadyResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelReady)) {
+    return FinishRefused(context, *refused);
+  }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   // An unknown model or version is `ready: false` with OK, as Triton answers: clients poll this
@@ -60,6 +73,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
 grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
     grpc::CallbackServerContext* context, const inference::ServerMetadataRequest* /*request*/,
     inference::ServerMetadataResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kServerMetadata)) {
+    return FinishRefused(context, *refused);
+  }
   protocol::grpc::EncodeServerMetadata(server_->Metadata(), response);
   return Reply(context, absl::OkStatus());
 }
@@ -67,6 +84,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
     grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelMetadata)) {
+    return FinishRefused(context, *refused);
+  }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<protocol::ModelMetadata> metadata =
@@ -79,17 +100,30 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelInfer(
     grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
     inference::ModelInferResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelInfer)) {
+    return FinishRefused(context, *refused);
+  }
   return ModelInferReactor::Start(context, request, response, server_, clock_);
 }
 
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
 GrpcInferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelInfer)) {
+    return new RefusedStream<inference::ModelInferRequest, inference::ModelStreamInferResponse>(
+        *refused);
+  }
   return StreamInferReactor::Start(context, server_, clock_, options_.stream_max_in_flight);
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
     grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
     inference::ModelConfigResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelConfig)) {
+    return FinishRefused(context, *refused);
+  }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<config::ModelConfig> model_config =
@@ -102,6 +136,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
     grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
     inference::ModelStatisticsResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelStatistics)) {
+    return FinishRefused(context, *refused);
+  }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
   if (!version.ok()) return Reply(context, version.status());
   absl::StatusOr<std::vector<protocol::ModelStatistics>> stats =
@@ -114,6 +152,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
     grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
     inference::RepositoryIndexResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kRepositoryIndex)) {
+    return FinishRefused(context, *refused);
+  }
   const absl::Status repository = protocol::grpc::CheckRepositoryName(request->repository_name());
   if (!repository.ok()) return Reply(context, repository);
   absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index =
@@ -126,6 +168,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
     inference::RepositoryModelLoadResponse* /*response*/) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kRepositoryLoad)) {
+    return FinishRefused(context, *refused);
+  }
   absl::StatusOr<protocol::LoadModelRequest> load =
       protocol::grpc::DecodeRepositoryModelLoad(*request);
   if (!load.ok()) return Reply(context, load.status());
@@ -145,6 +191,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse* /*response*/) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kRepositoryUnload)) {
+    return FinishRefused(context, *refused);
+  }
   absl::StatusOr<std::string> name = protocol::grpc::DecodeRepositoryModelUnload(*request);
   if (!name.ok()) return Reply(context, name.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -162,6 +212,10 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelUnload(
 grpc::ServerUnaryReactor* GrpcInferenceService::LogSettings(
     grpc::CallbackServerContext* context, const inference::LogSettingsRequest* request,
     inference::LogSettingsResponse* response) {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, *context, auth::Operation::kLogSettings)) {
+    return FinishRefused(context, *refused);
+  }
   absl::StatusOr<protocol::LogSettingsUpdate> update =
       protocol::grpc::DecodeLogSettingsRequest(*request);
   if (!update.ok()) return Reply(context, update.status());

@@ -11,6 +11,9 @@
 //                       loaded or unloaded); a full worker queue answers UNAVAILABLE
 //   shared memory, trace and log settings   not overridden: gRPC answers UNIMPLEMENTED
 //
+// Access: with an AccessGate every RPC is checked first (grpc_access.h); a refused stream is
+// finished before its first read.
+//
 // Errors go through frontend/status_map.h (grpc_status.h), with `retry-after` trailing metadata
 // when the status carries a retry hint.
 //
@@ -22,6 +25,7 @@
 
 #include "core/blocking_worker.h"
 #include "core/clock.h"
+#include "frontend/auth/access_gate.h"
 #include "frontend/grpc/grpc_infer_reactor.h"
 #include "protocol/grpc_service.grpc.pb.h"
 #include "server/inference_server.h"
@@ -36,6 +40,9 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
     int stream_max_in_flight = 64;
     // Repository load/unload requests waiting for the blocking worker.
     int max_queued_repository_calls = 16;
+    // Who may call what (auth/access_gate.h), checked before a request is decoded; null: everyone
+    // may call everything. Borrowed; must outlive the service.
+    const auth::AccessGate* access_gate = nullptr;
   };
 
   GrpcInferenceService(InferenceServer* server, Options options);

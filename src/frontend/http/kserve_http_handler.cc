@@ -8,6 +8,7 @@
 #include "absl/strings/cord.h"
 #include "core/strings.h"
 #include "frontend/http/content_coding.h"
+#include "frontend/http/http_access.h"
 #include "frontend/http/kserve_route.h"
 #include "frontend/request_report.h"
 #include "frontend/status_map.h"
@@ -58,6 +59,43 @@ constexpr absl::Duration kInvalidateWait = absl::Seconds(2);
 // choose identity): gzip's framing alone is 18 bytes, and a small body gains nothing worth the
 // time on a latency-first path.
 constexpr size_t kMinCompressedBytes = 1024;
+
+// The operation access control knows each endpoint as.
+auth::Operation OperationOf(const KServeRoute& route) {
+  switch (route.endpoint) {
+    case KServeEndpoint::kServerMetadata:
+      return auth::Operation::kServerMetadata;
+    case KServeEndpoint::kServerLive:
+      return auth::Operation::kServerLive;
+    case KServeEndpoint::kServerReady:
+      return auth::Operation::kServerReady;
+    case KServeEndpoint::kModelMetadata:
+      return auth::Operation::kModelMetadata;
+    case KServeEndpoint::kModelReady:
+      return auth::Operation::kModelReady;
+    case KServeEndpoint::kModelInfer:
+      return auth::Operation::kModelInfer;
+    case KServeEndpoint::kModelConfig:
+      return auth::Operation::kModelConfig;
+    case KServeEndpoint::kModelStats:
+      return auth::Operation::kModelStatistics;
+    case KServeEndpoint::kRepositoryIndex:
+      return auth::Operation::kRepositoryIndex;
+    case KServeEndpoint::kRepositoryLoad:
+      return auth::Operation::kRepositoryLoad;
+    case KServeEndpoint::kRepositoryUnload:
+      return auth::Operation::kRepositoryUnload;
+    case KServeEndpoint::kLogging:
+      return auth::Operation::kLogSettings;
+    case KServeEndpoint::kMetrics:
+      return auth::Operation::kMetrics;
+    case KServeEndpoint::kDashboard:
+      return auth::Operation::kDashboard;
+    case KServeEndpoint::kCacheInvalidate:
+      return auth::Operation::kCacheInvalidate;
+  }
+  return auth::Operation::kRepositoryLoad;
+}
 
 // A status-code-only answer (health, readiness, load/unload success), as Triton sends them.
 HttpResponse CodeOnly(int status) {
@@ -217,6 +255,11 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
     return;
   }
   const KServeRoute& route = std::get<KServeRoute>(matched);
+  if (std::optional<HttpResponse> refused =
+          RefuseHttp(options_.access_gate, request, OperationOf(route))) {
+    responder.Send(*std::move(refused));
+    return;
+  }
   absl::StatusOr<int64_t> version = ParseModelVersion(route.version);
   if (!version.ok()) {
     responder.Send(ErrorResponse(version.status()));

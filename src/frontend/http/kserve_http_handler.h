@@ -17,6 +17,8 @@
 //     whole StageClock is then passed to Options::on_infer_sent.
 //   * Repository load/unload block until done, so they run on a dedicated worker thread; when
 //     `max_queued_repository_requests` are already waiting the answer is 503 at once.
+//   * Access: with an AccessGate, each routed request is checked before anything else; a refusal
+//     is answered by http_access.h (401 with WWW-Authenticate, 403, 415).
 //   * Compression, as Triton: an inference request body may be gzip or deflate (Content-Encoding;
 //     inflated up to `max_inflated_body_bytes`, beyond which it gets 413; a corrupt one 400; any
 //     other coding 415), and an inference response is compressed in the best coding the
@@ -37,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "core/blocking_worker.h"
 #include "core/infer_response.h"
+#include "frontend/auth/access_gate.h"
 #include "frontend/http/http_handler.h"
 #include "protocol/metadata.h"
 #include "server/inference_server.h"
@@ -54,6 +57,9 @@ class KServeHttpHandler final : public HttpHandler {
     // Called on an io thread after an inference response was written (`sent.ok`) or could not be,
     // with the response whose StageClock holds t0..t5. Optional; must be cheap and thread-safe.
     std::function<void(const InferResponse& response, const SentInfo& sent)> on_infer_sent;
+    // Who may call what (auth/access_gate.h), checked right after routing, before any body is
+    // decoded; null: everyone may call everything. Borrowed; must outlive the handler.
+    const auth::AccessGate* access_gate = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<KServeHttpHandler>> Create(InferenceServer* server,

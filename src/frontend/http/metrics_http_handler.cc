@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/strings.h"
+#include "frontend/http/http_access.h"
 #include "telemetry/prometheus_text.h"
 
 namespace brigade::frontend {
@@ -27,6 +28,11 @@ void MetricsHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
     HttpResponse response = JsonError(405, "/metrics answers GET only");
     response.headers.push_back({"Allow", "GET, HEAD"});
     responder.Send(std::move(response));
+    return;
+  }
+  if (std::optional<HttpResponse> refused =
+          RefuseHttp(access_gate_, request, auth::Operation::kMetrics)) {
+    responder.Send(*std::move(refused));
     return;
   }
   HttpResponse response;
