@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/strings.h"
+#include "tools/client/bearer_token.h"
 #include "tools/command.h"
 #include "tools/loadgen/bench_report.h"
 #include "tools/loadgen/bench_runner.h"
@@ -44,6 +46,8 @@ struct BenchFlags {
   int64_t string_length = 16;
   std::vector<std::string> outputs;
   int64_t timeout_ms = 60'000;
+  // The bearer token's file; empty: BRIGADE_TOKEN, if set.
+  std::string auth_token_file;
   bool no_server_stats = false;
   std::string format = "table";
   std::string output;
@@ -115,6 +119,10 @@ absl::StatusOr<loadgen::BenchOptions> ToOptions(const BenchFlags& flags) {
                                ? "localhost:8001"
                                : "localhost:8000";
   options.client.timeout_ms = flags.timeout_ms;
+  absl::StatusOr<std::string> token = client::ResolveBearerToken(
+      flags.auth_token_file, std::getenv(client::kTokenEnvironmentVariable));
+  if (!token.ok()) return token.status();
+  options.client.bearer_token = *std::move(token);
   options.model_name = flags.model;
   options.model_version = flags.model_version;
   options.http_binary = flags.http_binary;
@@ -278,6 +286,9 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   bench->add_option("--output-name", flags->outputs, "Output to request (repeatable; default all)");
+  bench->add_option("--auth-token-file", flags->auth_token_file,
+                    "File holding the bearer token to send (mode 600); default: the "
+                    "BRIGADE_TOKEN environment variable, if set");
   bench->add_option("--timeout-ms", flags->timeout_ms, "Per-request timeout (0 = none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

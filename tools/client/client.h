@@ -54,6 +54,10 @@ struct ClientOptions {
   int64_t timeout_ms = 60'000;
   // Largest response accepted (HTTP body / gRPC message); larger ones fail RESOURCE_EXHAUSTED.
   int64_t max_response_bytes = int64_t{1} << 30;
+  // Sent with every call as `Authorization: Bearer <token>` (HTTP header, gRPC metadata); empty:
+  // none. Printable ASCII without spaces (else Create is INVALID_ARGUMENT). bearer_token.h reads
+  // one from a file or BRIGADE_TOKEN.
+  std::string bearer_token{};
 };
 
 class Client {

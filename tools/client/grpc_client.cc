@@ -10,6 +10,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "protocol/grpc/admin_messages.h"
 #include "protocol/grpc/infer_messages.h"
+#include "tools/client/bearer_token.h"
 #include "tools/client/client_status.h"
 #include "tools/client/http_client.h"
 
@@ -53,14 +54,16 @@ absl::StatusOr<std::unique_ptr<GrpcClient>> GrpcClient::Create(const ClientOptio
   if (channel == nullptr) {
     return absl::InvalidArgumentError(StrCat("cannot create a gRPC channel to '", target, "'"));
   }
+  BRIGADE_RETURN_IF_ERROR(CheckBearerToken(options.bearer_token));
   return std::make_unique<GrpcClient>(Key(), inference::GRPCInferenceService::NewStub(channel),
-                                      options.timeout_ms);
+                                      options.timeout_ms, options.bearer_token);
 }
 
 GrpcClient::GrpcClient(Key, std::unique_ptr<inference::GRPCInferenceService::Stub> stub,
-                       int64_t timeout_ms)
+                       int64_t timeout_ms, std::string bearer_token)
     : stub_(std::move(stub)),
       timeout_ms_(timeout_ms),
+      authorization_(bearer_token.empty() ? std::string() : StrCat("Bearer ", bearer_token)),
       infer_response_(std::make_shared<inference::ModelInferResponse>()) {}
 
 GrpcClient::~GrpcClient() = default;
@@ -70,6 +73,7 @@ void GrpcClient::Prepare(grpc::ClientContext* context) const {
     context->set_deadline(std::chrono::system_clock::now() +
                           std::chrono::milliseconds(timeout_ms_));
   }
+  if (!authorization_.empty()) context->AddMetadata("authorization", authorization_);
 }
 
 absl::StatusOr<bool> GrpcClient::ServerLive() {

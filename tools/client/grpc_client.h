@@ -56,14 +56,17 @@ class GrpcClient final : public Client {
     friend class GrpcClient;
     Key() = default;
   };
-  GrpcClient(Key, std::unique_ptr<inference::GRPCInferenceService::Stub> stub, int64_t timeout_ms);
+  GrpcClient(Key, std::unique_ptr<inference::GRPCInferenceService::Stub> stub, int64_t timeout_ms,
+             std::string bearer_token);
 
  private:
-  // Sets the call's deadline from timeout_ms.
+  // Sets the call's deadline from timeout_ms, and its authorization metadata.
   void Prepare(grpc::ClientContext* context) const;
 
   std::unique_ptr<inference::GRPCInferenceService::Stub> stub_;
   const int64_t timeout_ms_;
+  // "Bearer <token>", or empty.
+  const std::string authorization_;
   inference::ModelInferRequest infer_request_;
   std::shared_ptr<inference::ModelInferResponse> infer_response_;
 };

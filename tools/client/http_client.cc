@@ -11,6 +11,7 @@
 #include "protocol/http/statistics_json.h"
 #include "protocol/http/url_path.h"
 #include "simdjson.h"
+#include "tools/client/bearer_token.h"
 #include "tools/client/client_status.h"
 
 namespace brigade::client {
@@ -98,7 +99,12 @@ absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const ClientOptio
                                                    .timeout_ms = options.timeout_ms,
                                                    .max_response_bytes = static_cast<size_t>(
                                                        options.max_response_bytes)}));
-  return std::make_unique<HttpClient>(Key(), std::move(connection));
+  BRIGADE_RETURN_IF_ERROR(CheckBearerToken(options.bearer_token));
+  auto client = std::make_unique<HttpClient>(Key(), std::move(connection));
+  if (!options.bearer_token.empty()) {
+    client->authorization_ = StrCat("\r\nAuthorization: Bearer ", options.bearer_token);
+  }
+  return client;
 }
 
 HttpClient::HttpClient(Key, std::unique_ptr<HttpConnection> connection)
@@ -118,6 +124,7 @@ void HttpClient::EndHead(std::string_view content_type, size_t content_length,
                          size_t inference_header) {
   request_head_.append(" HTTP/1.1\r\nHost: ");
   request_head_.append(connection_->authority());
+  request_head_.append(authorization_);
   if (!content_type.empty()) {
     request_head_.append("\r\nContent-Type: ");
     request_head_.append(content_type);

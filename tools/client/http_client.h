@@ -75,7 +75,8 @@ class HttpClient final : public Client {
  private:
   // Starts request_head_ with "<method> <path>" where the path is written by the caller next.
   void BeginHead(std::string_view method);
-  // Finishes the head (Host, Content-Type, Content-Length, optional extra header line).
+  // Finishes the head (Host, Authorization, Content-Type, Content-Length, optional extra header
+  // line).
   void EndHead(std::string_view content_type, size_t content_length, size_t inference_header);
   // Sends head + `body_parts`; answers the response, with the buffer ready for decoding.
   absl::StatusOr<net::HttpResponse> Send(std::span<const iovec> body_parts);
@@ -92,6 +93,8 @@ class HttpClient final : public Client {
   std::shared_ptr<net::ReceiveBuffer> receive_;
   // Reused across requests.
   std::string request_head_;
+  // "\r\nAuthorization: Bearer <token>", or empty.
+  std::string authorization_;
   std::string json_;
   std::vector<std::span<const std::byte>> binary_parts_;
   std::vector<iovec> body_iov_;

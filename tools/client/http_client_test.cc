@@ -50,6 +50,34 @@ TEST(ParseHostPortTest, AcceptsTheUsualSpellings) {
   EXPECT_FALSE(ParseHostPort("x:", 1).ok());
 }
 
+TEST(HttpClientTest, SendsTheBearerTokenWithEveryRequest) {
+  absl::Mutex mu;
+  std::vector<std::string> heads;
+  auto server = StartServer([&](const Request& request) {
+    absl::MutexLock lock(&mu);
+    heads.push_back(request.head);
+    return Reply{net::TestHttpServer::Response(200, kMetadata)};
+  });
+  absl::StatusOr<std::unique_ptr<Client>> client =
+      Client::Create({.protocol = ClientProtocol::kHttp,
+                      .address = "127.0.0.1:" + std::to_string(server->port()),
+                      .bearer_token = "t0ken-value"});
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->GetServerMetadata().ok());
+  ASSERT_TRUE((*client)->UnloadModel("m").ok());
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(heads.size(), 2u);
+  for (const std::string& head : heads) {
+    EXPECT_NE(head.find("\r\nAuthorization: Bearer t0ken-value\r\n"), std::string::npos) << head;
+  }
+}
+
+TEST(HttpClientTest, RefusesABearerTokenWithASpace) {
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(
+      {.protocol = ClientProtocol::kHttp, .address = "127.0.0.1:1", .bearer_token = "a b"});
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(HttpClientTest, ReusesOneConnectionForManyRequests) {
   auto server = StartServer(
       [](const Request&) { return Reply{net::TestHttpServer::Response(200, kMetadata)}; });
