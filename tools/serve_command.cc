@@ -8,7 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
+#include "frontend/auth/access_gate.h"
+#include "frontend/auth/token_store.h"
 #include "frontend/grpc/grpc_server.h"
 #include "frontend/http/http_server.h"
 #include "frontend/http/kserve_http_handler.h"
@@ -52,7 +55,55 @@ struct ServeFlags {
   std::string trace_file;
   std::string access_log;
   double access_log_rate = 1.0;
+  // Access control (README "Security").
+  std::string auth_token_file;
+  bool auth_health_open = true;
+  std::string auth_statistics_scope = "infer";
+  std::vector<std::string> http_restricted_api;
+  std::vector<std::string> grpc_restricted_protocol;
+  std::vector<std::string> allowed_hosts;
 };
+
+bool IsLoopback(std::string_view address) {
+  return address.starts_with("127.") || address == "::1" || address == "[::1]" ||
+         address == "localhost";
+}
+
+// Whether a Triton restriction puts the repository API (load/unload) behind a header.
+bool RestrictsRepository(const std::vector<frontend::auth::Restriction>& restrictions) {
+  const uint32_t bit = uint32_t{1} << static_cast<int>(frontend::auth::ApiGroup::kModelRepository);
+  for (const frontend::auth::Restriction& restriction : restrictions) {
+    if ((restriction.groups & bit) != 0) return true;
+  }
+  return false;
+}
+
+// The access policy the flags describe; INVALID_ARGUMENT names the flag at fault.
+absl::StatusOr<frontend::auth::PolicyOptions> AccessPolicy(const ServeFlags& flags) {
+  frontend::auth::PolicyOptions policy;
+  policy.health_open = flags.auth_health_open;
+  absl::StatusOr<frontend::auth::Scope> statistics =
+      frontend::auth::ParseScope(flags.auth_statistics_scope);
+  if (!statistics.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("--auth-statistics-scope: ", statistics.status().message()));
+  }
+  policy.statistics_scope = *statistics;
+  for (const std::string& text : flags.http_restricted_api) {
+    BRIGADE_ASSIGN_OR_RETURN(frontend::auth::Restriction restriction,
+                             frontend::auth::ParseRestriction(text, "--http-restricted-api"));
+    BRIGADE_RETURN_IF_ERROR(
+        frontend::auth::AddRestriction(std::move(restriction), &policy.http_restrictions));
+  }
+  for (const std::string& text : flags.grpc_restricted_protocol) {
+    BRIGADE_ASSIGN_OR_RETURN(frontend::auth::Restriction restriction,
+                             frontend::auth::ParseRestriction(text, "--grpc-restricted-protocol"));
+    BRIGADE_RETURN_IF_ERROR(
+        frontend::auth::AddRestriction(std::move(restriction), &policy.grpc_restrictions));
+  }
+  policy.allowed_hosts = flags.allowed_hosts;
+  return policy;
+}
 
 // "host:port" → (host, port); the host is an IP address or a name (hiredis resolves it when it
 // connects, e.g. a Kubernetes Service name); "localhost" becomes 127.0.0.1.
@@ -82,6 +133,8 @@ sigset_t BlockShutdownSignals() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  // SIGHUP re-reads the token file.
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -120,9 +173,45 @@ int RunServe(const ServeFlags& flags) {
   options.observe.trace_file = flags.trace_file;
   options.observe.access_log_path = flags.access_log;
   options.observe.access_log_rate = flags.access_log_rate;
+  absl::StatusOr<frontend::auth::PolicyOptions> policy = AccessPolicy(flags);
+  if (!policy.ok()) {
+    spdlog::error("cannot start: {}", policy.status().message());
+    return 1;
+  }
+  std::unique_ptr<frontend::auth::TokenStore> tokens;
+  if (!flags.auth_token_file.empty()) {
+    absl::StatusOr<std::unique_ptr<frontend::auth::TokenStore>> store =
+        frontend::auth::TokenStore::Create(flags.auth_token_file);
+    if (!store.ok()) {
+      spdlog::error("cannot start: --auth-token-file: {}", store.status().message());
+      return 1;
+    }
+    tokens = *std::move(store);
+    spdlog::info("auth: {} bearer token(s) from {}", tokens->Current()->size(),
+                 flags.auth_token_file);
+  }
+  const bool http_open = flags.allow_http && !IsLoopback(flags.http_address) &&
+                         !RestrictsRepository(policy->http_restrictions);
+  const bool grpc_open = flags.allow_grpc && !IsLoopback(flags.grpc_address) &&
+                         !RestrictsRepository(policy->grpc_restrictions);
+  if (options.control_mode == ModelControlMode::kExplicit && tokens == nullptr &&
+      (http_open || grpc_open)) {
+    spdlog::warn(
+        "explicit model control listens beyond loopback with no credential configured: anyone "
+        "who reaches the port can load and unload models (set --auth-token-file)");
+  }
+
   absl::StatusOr<std::unique_ptr<InferenceServer>> server = InferenceServer::Create(options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().message());
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<frontend::auth::AccessGate>> gate =
+      frontend::auth::AccessGate::Create({.policy = *std::move(policy),
+                                          .tokens = tokens.get(),
+                                          .registry = (*server)->observer()->registry()});
+  if (!gate.ok()) {
+    spdlog::error("cannot start: {}", gate.status().message());
     return 1;
   }
 
@@ -134,6 +223,8 @@ int RunServe(const ServeFlags& flags) {
     grpc_options.host = flags.grpc_address;
     grpc_options.port = flags.grpc_port;
     grpc_options.max_receive_message_bytes = flags.http_max_input_size;
+    grpc_options.service.access_gate = gate->get();
+    grpc_options.cache_admin.access_gate = gate->get();
     absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =
         frontend::GrpcServer::Create(server->get(), grpc_options);
     if (!created.ok()) {
@@ -149,6 +240,7 @@ int RunServe(const ServeFlags& flags) {
   if (flags.allow_http) {
     frontend::KServeHttpHandler::Options handler_options;
     handler_options.max_inflated_body_bytes = static_cast<size_t>(flags.http_max_input_size);
+    handler_options.access_gate = gate->get();
     http_handler = std::make_unique<frontend::KServeHttpHandler>(server->get(), handler_options);
     frontend::HttpServer::Options http_options;
     http_options.address = flags.http_address;
@@ -168,7 +260,7 @@ int RunServe(const ServeFlags& flags) {
   std::unique_ptr<frontend::MetricsHttpHandler> metrics_handler;
   std::unique_ptr<frontend::HttpServer> metrics_http;
   if (flags.metrics_port >= 0) {
-    metrics_handler = std::make_unique<frontend::MetricsHttpHandler>(server->get());
+    metrics_handler = std::make_unique<frontend::MetricsHttpHandler>(server->get(), gate->get());
     frontend::HttpServer::Options metrics_options;
     metrics_options.address = flags.http_address;
     metrics_options.port = flags.metrics_port;
@@ -184,8 +276,29 @@ int RunServe(const ServeFlags& flags) {
                  metrics_http->port());
   }
 
+  // Waits for a shutdown signal; meanwhile SIGHUP re-reads the token file, and so does a change
+  // of the file itself (looked at once a second). A bad file keeps the tokens in force.
   int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  for (;;) {
+    const struct timespec second = {1, 0};
+    signal_number = sigtimedwait(&signals, nullptr, &second);
+    if (signal_number == SIGINT || signal_number == SIGTERM) break;
+    if (tokens == nullptr) continue;
+    if (signal_number == SIGHUP) {
+      const absl::Status reloaded = tokens->Reload();
+      if (reloaded.ok()) {
+        spdlog::info("auth: SIGHUP: {} token(s) from {}", tokens->Current()->size(),
+                     tokens->path());
+      } else {
+        spdlog::error("auth: SIGHUP: keeping the tokens in force: {}", reloaded.message());
+      }
+    } else if (absl::StatusOr<bool> changed = tokens->ReloadIfChanged(); !changed.ok()) {
+      spdlog::error("auth: the token file changed; keeping the tokens in force: {}",
+                    changed.status().message());
+    } else if (*changed) {
+      spdlog::info("auth: the token file changed: {} token(s)", tokens->Current()->size());
+    }
+  }
   spdlog::info("received signal {}: draining (up to {} s)", signal_number, flags.exit_timeout_secs);
 
   // Readiness goes false first, so load balancers stop sending; then the front ends stop
@@ -211,6 +324,7 @@ int RunServe(const ServeFlags& flags) {
   metrics_handler.reset();
   http.reset();
   http_handler.reset();
+  gate->reset();
   server->reset();
   spdlog::info("stopped{}", idle ? "" : " (drain timeout: some requests were cut off)");
   return 0;
@@ -314,6 +428,29 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                    "Fraction of requests written to the access log")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  serve->add_option("--auth-token-file", flags->auth_token_file,
+                    "Bearer tokens, one '<scope>[,<scope>...] <token> <name>' a line (scopes: "
+                    "infer, admin, metrics; mode 600 or stricter; re-read on SIGHUP or change)");
+  serve
+      ->add_option("--auth-health-open", flags->auth_health_open,
+                   "Serve /v2/health/live and /v2/health/ready without a token (probes)")
+      ->capture_default_str();
+  serve
+      ->add_option("--auth-statistics-scope", flags->auth_statistics_scope,
+                   "Scope the statistics endpoints need")
+      ->check(CLI::IsMember({"infer", "admin"}))
+      ->capture_default_str();
+  serve->add_option("--http-restricted-api", flags->http_restricted_api,
+                    "Triton's: <api>[,<api>...]:<key>=<value>; those API groups need header "
+                    "<key>: <value> (403 otherwise; repeatable)");
+  serve->add_option("--grpc-restricted-protocol", flags->grpc_restricted_protocol,
+                    "Triton's: <protocol>[,...]:<key>=<value>; those calls need metadata "
+                    "triton-grpc-protocol-<key> (UNAVAILABLE otherwise; repeatable)");
+  serve
+      ->add_option("--allowed-hosts", flags->allowed_hosts,
+                   "HTTP Host header values answered (name or name:port, comma-separated); "
+                   "others get 403 (default: any)")
+      ->delimiter(',');
   serve->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 
