@@ -1,8 +1,10 @@
 #include "frontend/auth/token_set.h"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include <memory>
 #include <unordered_set>
 #include <utility>
 
@@ -120,7 +122,22 @@ absl::StatusOr<Scope> ParseScope(std::string_view name) {
 }
 
 Digest Sha256(std::string_view bytes) {
+  // OpenSSL 3's one-shot SHA256() looks the algorithm up on every call (~540 ns for a 28-byte
+  // token on the development machine); the algorithm fetched once and a context kept per thread
+  // take ~200 ns, and every request with a token pays this.
+  struct ContextFree {
+    void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+  };
+  static EVP_MD* const algorithm = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  thread_local const std::unique_ptr<EVP_MD_CTX, ContextFree> context(EVP_MD_CTX_new());
   Digest digest{};
+  unsigned int size = 0;
+  if (algorithm != nullptr && context != nullptr &&
+      EVP_DigestInit_ex2(context.get(), algorithm, nullptr) == 1 &&
+      EVP_DigestUpdate(context.get(), bytes.data(), bytes.size()) == 1 &&
+      EVP_DigestFinal_ex(context.get(), digest.data(), &size) == 1 && size == digest.size()) {
+    return digest;
+  }
   SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest.data());
   return digest;
 }
