@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "core/strings.h"
+#include "frontend/http/test_handlers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "net/test_client.h"
@@ -21,7 +22,9 @@ namespace {
 using net::testing::ClientResponse;
 using net::testing::kWaitMs;
 using net::testing::TestClient;
+using testing::EchoHandler;
 using ::testing::HasSubstr;
+using testing::HoldingHandler;
 
 std::string Get(std::string_view target, std::string_view extra_headers = "") {
   return net::testing::GetRequest(target, extra_headers);
@@ -30,82 +33,6 @@ std::string Post(std::string_view target, std::string_view body,
                  std::string_view extra_headers = "") {
   return net::testing::PostRequest(target, body, extra_headers);
 }
-
-// Answers at once: "<METHOD> <target> <body>", recording what it saw.
-class EchoHandler : public HttpHandler {
- public:
-  void Handle(HttpRequest request, HttpResponder responder) override {
-    {
-      absl::MutexLock lock(&mu_);
-      arrivals_.push_back(request.arrival_ns);
-      ++calls_;
-    }
-    HttpResponse response;
-    response.headers.push_back({"X-Path", std::string(request.path())});
-    response.body = StrCat(request.method, " ", request.target, " ", request.body->view());
-    responder.Send(std::move(response));
-  }
-  int calls() {
-    absl::MutexLock lock(&mu_);
-    return calls_;
-  }
-  std::vector<int64_t> arrivals() {
-    absl::MutexLock lock(&mu_);
-    return arrivals_;
-  }
-
- private:
-  absl::Mutex mu_;
-  int calls_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<int64_t> arrivals_ ABSL_GUARDED_BY(mu_);
-};
-
-// Keeps every responder for the test to answer later, from its own thread.
-class HoldingHandler : public HttpHandler {
- public:
-  struct Held {
-    HttpRequest request;
-    std::optional<HttpResponder> responder;
-    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
-  };
-
-  void Handle(HttpRequest request, HttpResponder responder) override {
-    Held held{std::move(request), std::move(responder)};
-    auto cancelled = held.cancelled;
-    held.responder->OnCancel([this, cancelled] {
-      cancelled->store(true);
-      absl::MutexLock lock(&mu_);
-      ++cancels_;
-    });
-    absl::MutexLock lock(&mu_);
-    held_.push_back(std::move(held));
-  }
-
-  // Waits until `count` requests are held, then takes them.
-  std::vector<Held> Take(size_t count) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, count]()
-                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return held_.size() >= count; };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Milliseconds(kWaitMs))) return {};
-    std::vector<Held> out;
-    for (size_t i = 0; i < count; ++i) {
-      out.push_back(std::move(held_.front()));
-      held_.pop_front();
-    }
-    return out;
-  }
-
-  bool WaitForCancels(int count) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancels_ >= count; };
-    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Milliseconds(kWaitMs));
-  }
-
- private:
-  absl::Mutex mu_;
-  std::deque<Held> held_ ABSL_GUARDED_BY(mu_);
-  int cancels_ ABSL_GUARDED_BY(mu_) = 0;
-};
 
 HttpServer::Options TestOptions() {
   HttpServer::Options options;
