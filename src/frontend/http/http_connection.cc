@@ -154,6 +154,14 @@ void HttpConnection::ProcessInput() {
     const size_t used = parser_->put(buffer_.data(), error);
     buffer_.consume(used);
     if (error == http::error::need_more) {
+      // Past the head, Beast waits for a chunk-size line (with its extensions) or the trailer
+      // to end without any bound of its own: without this check a line that never ends grows
+      // the buffer until the read timeout.
+      if (header_seen_ && buffer_.size() > options_.max_header_bytes) {
+        Reject(431, StrCat("chunk-size line or trailer exceeds the limit of ",
+                           options_.max_header_bytes, " bytes"));
+        return;
+      }
       ReadMore();
       return;
     }

@@ -17,6 +17,9 @@
 //     → 431, request not complete `read_timeout` after its first byte → 408; each closes the
 //     connection after its response. Idle connections close after `idle_timeout`; a response
 //     that cannot be written within `write_timeout` closes its connection.
+//   * Memory per connection is bounded before the body: the bytes held unparsed never exceed
+//     `max_header_bytes` plus one read (16 KiB), whether they are a head, a chunk-size line with
+//     its extensions, or a chunked body's trailer (over it: 431).
 //   * Stage stamps: a request's t0 (HttpRequest::arrival_ns) is when its first byte was read;
 //     t5 is reported through HttpResponse::on_sent once the last byte is written.
 //   * Disconnects: when the client goes away (EOF or error) with requests unanswered, the cancel
@@ -53,7 +56,8 @@ class HttpServer {
     int io_threads = 2;
     // Largest request body; beyond it the request gets 413 (Triton's default: 64 MiB).
     size_t max_body_bytes = size_t{64} << 20;
-    // Largest request line plus headers; beyond it the request gets 431.
+    // Largest request line plus headers; beyond it the request gets 431. Also bounds a chunked
+    // body's chunk-size lines (with their extensions) and its trailer.
     uint32_t max_header_bytes = 16 * 1024;
     // A connection without a request in progress or in flight is closed after this long.
     absl::Duration idle_timeout = absl::Seconds(60);
