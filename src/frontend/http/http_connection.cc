@@ -23,6 +23,8 @@ constexpr size_t kReadChunkBytes = size_t{16} * 1024;
 // Answers coalesced into one write at most.
 constexpr size_t kMaxAnswersPerWrite = 16;
 constexpr Clock::time_point kNever = Clock::time_point::max();
+// How long a connection refused for the connection limit keeps discarding what the client sends.
+constexpr absl::Duration kRefusedLinger = absl::Milliseconds(100);
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
@@ -76,6 +78,20 @@ bool ExpectsContinue(const http::request_header<>& message) {
 }  // namespace
 
 // ---------------------------------------------------------------------------- HttpServerState
+
+bool HttpServerState::ReserveConnection() {
+  const int limit = options_.max_connections;
+  const int before = reserved_connections_.fetch_add(1, std::memory_order_relaxed);
+  if (limit > 0 && before >= limit) {
+    reserved_connections_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void HttpServerState::ReleaseConnection() {
+  reserved_connections_.fetch_sub(1, std::memory_order_relaxed);
+}
 
 bool HttpServerState::Register(const std::shared_ptr<HttpConnection>& connection) {
   absl::MutexLock lock(&mu_);
@@ -133,12 +149,28 @@ HttpConnection::HttpConnection(asio::ip::tcp::socket socket, std::shared_ptr<IoT
 HttpConnection::~HttpConnection() = default;
 
 void HttpConnection::Start() {
+  reserved_ = true;
   if (!state_->Register(shared_from_this())) {
     Close();
     return;
   }
   idle_since_ = Clock::now();
   ProcessInput();
+}
+
+void HttpConnection::Refuse() {
+  refused_ = true;
+  read_closed_ = true;
+  Slot slot;
+  slot.id = next_id_++;
+  slot.ready = true;
+  slot.close_after = true;
+  slot.response =
+      state_->handler()->TransportError(503, StrCat("the server has ", options_.max_connections,
+                                                    " connections open, its limit; retry later"));
+  slot.response.headers.push_back({"Retry-After", "1"});
+  slots_.push_back(std::move(slot));
+  MaybeWrite();
 }
 
 // ------------------------------------------------------------------- reading and parsing
@@ -255,7 +287,27 @@ void HttpConnection::ReadHead() {
   }
 }
 
+bool HttpConnection::CheckHeadLimits() {
+  const Parser::value_type& message = parser_->get();
+  // "METHOD SP target SP HTTP/x.y"
+  const size_t line_bytes = message.method_string().size() + message.target().size() + 10;
+  if (line_bytes > options_.max_request_line_bytes) {
+    Reject(414,
+           StrCat("request line exceeds the limit of ", options_.max_request_line_bytes, " bytes"));
+    return false;
+  }
+  size_t count = 0;
+  for (auto it = message.begin(); it != message.end(); ++it) ++count;
+  if (count > options_.max_header_count) {
+    Reject(431, StrCat("request has ", count, " header fields, over the limit of ",
+                       options_.max_header_count));
+    return false;
+  }
+  return true;
+}
+
 HttpConnection::HeaderAction HttpConnection::OnHeader() {
+  if (!CheckHeadLimits()) return HeaderAction::kWait;
   ReadHead();
   const Parser::value_type& message = parser_->get();
   if (parser_->chunked()) {
@@ -533,7 +585,11 @@ void HttpConnection::CloseAfterWrite() {
   error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   lingering_ = true;
-  linger_until_ = Clock::now() + absl::ToChronoNanoseconds(options_.linger_timeout);
+  // A refused connection lingers only long enough for the request already on its way, so that
+  // connections over the limit cannot pile up lingering.
+  linger_until_ = Clock::now() + absl::ToChronoNanoseconds(
+                                     refused_ ? std::min(options_.linger_timeout, kRefusedLinger)
+                                              : options_.linger_timeout);
   buffer_.consume(buffer_.size());
   ArmReadTimer();
   if (!reading_) {
@@ -580,6 +636,10 @@ void HttpConnection::Close() {
     }
   }
   state_->Unregister(this);
+  if (reserved_) {
+    reserved_ = false;
+    state_->ReleaseConnection();
+  }
 }
 
 // ------------------------------------------------------------------- timers
@@ -588,7 +648,10 @@ HttpConnection::TimePoint HttpConnection::ReadDeadline() const {
   if (closed_) return kNever;
   if (lingering_) return linger_until_;
   if (request_started_) {
-    return request_started_at_ + absl::ToChronoNanoseconds(options_.read_timeout);
+    const TimePoint whole = request_started_at_ + absl::ToChronoNanoseconds(options_.read_timeout);
+    if (header_seen_) return whole;
+    return std::min(whole,
+                    request_started_at_ + absl::ToChronoNanoseconds(options_.header_timeout));
   }
   if (slots_.empty() && !read_closed_) {
     return idle_since_ + absl::ToChronoNanoseconds(options_.idle_timeout);
@@ -617,7 +680,11 @@ void HttpConnection::OnReadTimer(const error_code& error) {
     ArmReadTimer();
     return;
   }
-  if (request_started_ && !lingering_) {
+  if (request_started_ && !lingering_ && !header_seen_ &&
+      options_.header_timeout < options_.read_timeout) {
+    Reject(408, StrCat("request head not received within ",
+                       absl::ToInt64Milliseconds(options_.header_timeout), " ms"));
+  } else if (request_started_ && !lingering_) {
     Reject(408, StrCat("request not received within ",
                        absl::ToInt64Milliseconds(options_.read_timeout), " ms"));
   } else {

@@ -50,6 +50,10 @@ class HttpServerState {
   const HttpServer::Options& options() const { return options_; }
   HttpHandler* handler() const { return handler_; }
 
+  // Takes one of the `max_connections` places; false when they are all taken. Every true is
+  // matched by one ReleaseConnection().
+  bool ReserveConnection();
+  void ReleaseConnection();
   // False once draining began (the connection must close instead of serving).
   bool Register(const std::shared_ptr<HttpConnection>& connection);
   void Unregister(const HttpConnection* connection);
@@ -67,6 +71,7 @@ class HttpServerState {
   absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> draining_flag_{false};
+  std::atomic<int> reserved_connections_{0};
   absl::flat_hash_map<const HttpConnection*, std::weak_ptr<HttpConnection>> connections_
       ABSL_GUARDED_BY(mu_);
 };
@@ -99,8 +104,12 @@ class HttpConnection final : public ResponseChannel,
 
   const std::shared_ptr<IoThread>& io() const { return io_; }
 
-  // On the io thread: begins reading. Closes at once if the server is draining.
+  // On the io thread: begins reading. Closes at once if the server is draining. The connection
+  // holds one reservation (HttpServerState::ReserveConnection) and releases it when it closes.
   void Start();
+  // On the io thread, for a connection over the limit (it holds no reservation): answers 503
+  // with `Connection: close` without reading a request, lingers briefly, then closes.
+  void Refuse();
   // On the io thread: no new requests; close once the ones received are answered.
   void BeginDrain();
   // On the io thread: closes the socket now, cancelling unanswered requests.
@@ -147,6 +156,9 @@ class HttpConnection final : public ResponseChannel,
   void Dispatch();
   void Reject(int status, std::string_view message);
   void RejectParseError(const boost::system::error_code& error);
+  // The head's limits Beast does not check itself (request line, field count); false when the
+  // request was rejected.
+  bool CheckHeadLimits();
 
   // Answers and writing.
   void Complete(uint64_t request_id, absl::AnyInvocable<HttpResponse()> make,
@@ -200,6 +212,8 @@ class HttpConnection final : public ResponseChannel,
   bool lingering_ = false;
   bool writing_ = false;
   bool closed_ = false;
+  bool reserved_ = false;  // holds a place among max_connections
+  bool refused_ = false;   // over max_connections: answered 503, lingers briefly
   TimePoint idle_since_;
   TimePoint linger_until_;
   bool read_timer_armed_ = false;

@@ -33,12 +33,23 @@ absl::Status ValidateOptions(const HttpServer::Options& options) {
   if (options.max_header_bytes < 256) {
     return absl::InvalidArgumentError("max_header_bytes must be >= 256");
   }
+  if (options.max_header_count < 1) {
+    return absl::InvalidArgumentError("max_header_count must be >= 1");
+  }
+  if (options.max_request_line_bytes < 16) {
+    return absl::InvalidArgumentError("max_request_line_bytes must be >= 16");
+  }
   if (options.max_pipelined_requests < 1) {
     return absl::InvalidArgumentError("max_pipelined_requests must be >= 1");
   }
+  if (options.max_connections < 0) {
+    return absl::InvalidArgumentError("max_connections must be >= 0 (0 = no limit)");
+  }
+  if (options.backlog < 1) return absl::InvalidArgumentError("backlog must be >= 1");
   const absl::Duration zero = absl::ZeroDuration();
   if (options.idle_timeout <= zero || options.read_timeout <= zero ||
-      options.write_timeout <= zero || options.linger_timeout < zero) {
+      options.header_timeout <= zero || options.write_timeout <= zero ||
+      options.linger_timeout < zero) {
     return absl::InvalidArgumentError("timeouts must be positive");
   }
   if (options.clock == nullptr) return absl::InvalidArgumentError("clock must not be null");
@@ -134,7 +145,16 @@ class HttpServer::Impl {
           error_code ignored;
           socket.set_option(tcp::no_delay(true), ignored);
           auto connection = std::make_shared<HttpConnection>(std::move(socket), target, state_);
-          target->Post([connection] { connection->Start(); });
+          if (state_->ReserveConnection()) {
+            if (!target->Post([connection] { connection->Start(); })) {
+              state_->ReleaseConnection();  // stopping: the connection never starts
+            }
+          } else {
+            if (state_->options().refused_connections != nullptr) {
+              state_->options().refused_connections->Add();
+            }
+            target->Post([connection] { connection->Refuse(); });
+          }
           Accept();
         });
   }

@@ -13,13 +13,19 @@
 //     intermediate copy); chunked bodies go through the parser. A declared length over
 //     `max_body_bytes` is answered 413 without reading the body, then the connection is closed.
 //     `Expect: 100-continue` is answered before the body is read.
-//   * Errors the transport detects itself: malformed HTTP → 400, header over `max_header_bytes`
-//     → 431, request not complete `read_timeout` after its first byte → 408; each closes the
-//     connection after its response. Idle connections close after `idle_timeout`; a response
-//     that cannot be written within `write_timeout` closes its connection.
+//   * Errors the transport detects itself: malformed HTTP → 400, a head over `max_header_bytes`
+//     or with more than `max_header_count` fields → 431, a request line over
+//     `max_request_line_bytes` → 414, a head not complete `header_timeout` after its first byte
+//     or a request not complete `read_timeout` after it → 408; each closes the connection after
+//     its response. Idle connections close after `idle_timeout`; a response that cannot be
+//     written within `write_timeout` closes its connection.
 //   * Memory per connection is bounded before the body: the bytes held unparsed never exceed
 //     `max_header_bytes` plus one read (16 KiB), whether they are a head, a chunk-size line with
-//     its extensions, or a chunked body's trailer (over it: 431).
+//     its extensions, or a chunked body's trailer (over it: 431). Bodies are bounded by
+//     `max_body_bytes`, pipelining by `max_pipelined_requests`.
+//   * Connections: at most `max_connections` open at once; one more is accepted, answered 503
+//     with `Connection: close` and closed (counted in `refused_connections`), so the client
+//     learns why instead of waiting in the listen queue.
 //   * Stage stamps: a request's t0 (HttpRequest::arrival_ns) is when its first byte was read;
 //     t5 is reported through HttpResponse::on_sent once the last byte is written.
 //   * Disconnects: when the client goes away (EOF or error) with requests unanswered, the cancel
@@ -32,6 +38,8 @@
 // Failure: Create returns INVALID_ARGUMENT for bad options and UNAVAILABLE when the address
 // cannot be bound.
 
+#include <sys/socket.h>  // SOMAXCONN
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +49,7 @@
 #include "absl/time/time.h"
 #include "core/clock.h"
 #include "frontend/http/http_handler.h"
+#include "telemetry/counter.h"
 
 namespace brigade::frontend {
 
@@ -59,6 +68,15 @@ class HttpServer {
     // Largest request line plus headers; beyond it the request gets 431. Also bounds a chunked
     // body's chunk-size lines (with their extensions) and its trailer.
     uint32_t max_header_bytes = 16 * 1024;
+    // Most header fields in one head; beyond it the request gets 431.
+    uint32_t max_header_count = 100;
+    // Longest request line (method, target, version); beyond it the request gets 414.
+    uint32_t max_request_line_bytes = 8 * 1024;
+    // Open connections at once; one more is answered 503 and closed. 0 = no limit.
+    int max_connections = 4096;
+    // A request's head must be received this long after its first byte (else 408): a client
+    // trickling its headers (slowloris) holds a connection no longer than this.
+    absl::Duration header_timeout = absl::Seconds(10);
     // A connection without a request in progress or in flight is closed after this long.
     absl::Duration idle_timeout = absl::Seconds(60);
     // A request must be fully received this long after its first byte (else 408).
@@ -70,10 +88,13 @@ class HttpServer {
     absl::Duration linger_timeout = absl::Seconds(2);
     // Unanswered requests per connection before the server stops reading from it.
     int max_pipelined_requests = 16;
-    // listen() backlog.
-    int backlog = 1024;
+    // listen() backlog; the kernel caps it at net.core.somaxconn.
+    int backlog = SOMAXCONN;
     // Source of t0/t5 stamps. Timeouts use the real steady clock regardless.
     const Clock* clock = Clock::Real();
+    // Counts connections refused for `max_connections`; borrowed, outlives the server; may be
+    // null.
+    telemetry::Counter* refused_connections = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<HttpServer>> Create(Options options, HttpHandler* handler);

@@ -1,25 +1,32 @@
 // HttpServer's limits against hostile clients, over real loopback sockets: what a connection may
-// make the server hold.
+// make the server hold (unparsed bytes, header fields, pipelined requests), how long it may take
+// to send a head, how many connections may be open.
 
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/time/clock.h"
 #include "core/strings.h"
 #include "frontend/http/http_server.h"
 #include "frontend/http/test_handlers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "net/test_client.h"
+#include "telemetry/counter.h"
 
 namespace brigade::frontend {
 namespace {
 
+using net::testing::GetRequest;
+using net::testing::kWaitMs;
 using net::testing::TestClient;
 using testing::EchoHandler;
 using ::testing::HasSubstr;
+using testing::HoldingHandler;
 
 HttpServer::Options TestOptions() {
   HttpServer::Options options;
@@ -130,6 +137,158 @@ TEST(HttpServerLimitsTest, ChunkExtensionsWithinTheLimitAreAccepted) {
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 200);
   EXPECT_EQ(response->body, "POST /c abc");
+}
+
+TEST(HttpServerLimitsTest, MoreHeaderFieldsThanTheLimitGet431) {
+  EchoHandler handler;
+  HttpServer::Options options = TestOptions();
+  options.max_header_count = 10;
+  auto server = Start(&handler, options);
+  std::string nine;
+  for (int i = 0; i < 9; ++i) nine += StrCat("X-", i, ": v\r\n");
+  TestClient within(server->port());
+  within.Send(GetRequest("/ten", nine));  // Host + 9
+  std::optional<net::testing::ClientResponse> ok = within.Read();
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->status, 200);
+
+  TestClient over(server->port());
+  over.Send(GetRequest("/eleven", nine + "X-9: v\r\n"));
+  std::optional<net::testing::ClientResponse> refused = over.Read();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 431);
+  EXPECT_THAT(refused->body, HasSubstr("11 header fields, over the limit of 10"));
+  EXPECT_TRUE(over.WaitForClose());
+  EXPECT_EQ(handler.calls(), 1);
+}
+
+TEST(HttpServerLimitsTest, RequestLineOverTheLimitGets414) {
+  EchoHandler handler;
+  HttpServer::Options options = TestOptions();
+  options.max_request_line_bytes = 256;
+  auto server = Start(&handler, options);
+  TestClient within(server->port());
+  within.Send(GetRequest(StrCat("/", std::string(200, 'p'))));
+  std::optional<net::testing::ClientResponse> ok = within.Read();
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->status, 200);
+
+  TestClient over(server->port());
+  over.Send(GetRequest(StrCat("/", std::string(300, 'p'))));
+  std::optional<net::testing::ClientResponse> refused = over.Read();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 414);
+  EXPECT_TRUE(over.WaitForClose());
+  EXPECT_EQ(handler.calls(), 1);
+}
+
+// Slowloris: one byte of the head at a time keeps the connection busy; the head must be complete
+// `header_timeout` after its first byte even though the whole-request timeout is far away.
+TEST(HttpServerLimitsTest, HeadTrickledByteByByteIsCutAtTheHeaderTimeout) {
+  EchoHandler handler;
+  HttpServer::Options options = TestOptions();
+  options.header_timeout = absl::Milliseconds(300);
+  options.read_timeout = absl::Seconds(60);
+  auto server = Start(&handler, options);
+  TestClient client(server->port());
+  const std::string head = GetRequest("/slow", StrCat("X-Pad: ", std::string(400, 'z'), "\r\n"));
+  const absl::Time first_byte = absl::Now();
+  std::optional<net::testing::ClientResponse> response;
+  for (size_t i = 0; i + 1 < head.size() && !response.has_value(); ++i) {
+    client.Send(head.substr(i, 1));
+    response = client.Read(/*timeout_ms=*/20);
+  }
+  const absl::Duration took = absl::Now() - first_byte;
+  ASSERT_TRUE(response.has_value()) << "the trickled head was never cut";
+  EXPECT_EQ(response->status, 408);
+  EXPECT_THAT(response->body, HasSubstr("request head not received within 300 ms"));
+  EXPECT_GE(took, absl::Milliseconds(300));
+  EXPECT_TRUE(client.WaitForClose());
+  EXPECT_EQ(handler.calls(), 0);
+}
+
+TEST(HttpServerLimitsTest, NoMoreThanMaxPipelinedRequestsAreParsedAhead) {
+  HoldingHandler handler;
+  HttpServer::Options options = TestOptions();
+  options.max_pipelined_requests = 2;
+  auto server = Start(&handler, options);
+  TestClient client(server->port());
+  client.Send(GetRequest("/1") + GetRequest("/2") + GetRequest("/3") + GetRequest("/4"));
+  std::vector<HoldingHandler::Held> first = handler.Take(2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_TRUE(handler.Take(1, /*timeout_ms=*/200).empty()) << "a third request was parsed";
+  first[0].responder->Send(HttpResponse::Json(200, "{}"));
+  ASSERT_TRUE(client.Read().has_value());
+  std::vector<HoldingHandler::Held> third = handler.Take(1);
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].request.target, "/3");
+  EXPECT_TRUE(handler.Take(1, /*timeout_ms=*/200).empty()) << "a fourth request was parsed";
+}
+
+// Polls (the count changes on io threads) until `server` has `count` connections open.
+bool WaitForOpenConnections(const HttpServer& server, size_t count) {
+  const absl::Time deadline = absl::Now() + absl::Milliseconds(kWaitMs);
+  while (server.open_connections() != count) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+TEST(HttpServerLimitsTest, ConnectionsOverTheLimitGet503AndAreCounted) {
+  EchoHandler handler;
+  telemetry::Counter refused;
+  HttpServer::Options options = TestOptions();
+  options.max_connections = 2;
+  options.refused_connections = &refused;
+  auto server = Start(&handler, options);
+  auto first = std::make_unique<TestClient>(server->port());
+  TestClient second(server->port());
+  for (TestClient* client : {first.get(), &second}) {
+    client->Send(GetRequest("/in"));
+    std::optional<net::testing::ClientResponse> response = client->Read();
+    ASSERT_TRUE(response.has_value());
+    EXPECT_EQ(response->status, 200);
+  }
+  TestClient third(server->port());
+  std::optional<net::testing::ClientResponse> refusal = third.Read();
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->status, 503);
+  EXPECT_EQ(refusal->header("connection"), "close");
+  EXPECT_EQ(refusal->header("retry-after"), "1");
+  EXPECT_THAT(refusal->body, HasSubstr("2 connections open, its limit"));
+  EXPECT_TRUE(third.WaitForClose());
+  EXPECT_EQ(refused.Value(), 1u);
+  EXPECT_EQ(server->open_connections(), 2u);
+
+  first.reset();  // frees a place
+  ASSERT_TRUE(WaitForOpenConnections(*server, 1));
+  TestClient fourth(server->port());
+  fourth.Send(GetRequest("/again"));
+  std::optional<net::testing::ClientResponse> admitted = fourth.Read();
+  ASSERT_TRUE(admitted.has_value());
+  EXPECT_EQ(admitted->status, 200);
+  EXPECT_EQ(refused.Value(), 1u);
+}
+
+TEST(HttpServerLimitsTest, CreateRejectsBadLimits) {
+  EchoHandler handler;
+  HttpServer::Options options = TestOptions();
+  options.max_connections = -1;
+  EXPECT_EQ(HttpServer::Create(options, &handler).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options = TestOptions();
+  options.max_header_count = 0;
+  EXPECT_EQ(HttpServer::Create(options, &handler).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options = TestOptions();
+  options.header_timeout = absl::ZeroDuration();
+  EXPECT_EQ(HttpServer::Create(options, &handler).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options = TestOptions();
+  options.backlog = 0;
+  EXPECT_EQ(HttpServer::Create(options, &handler).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
