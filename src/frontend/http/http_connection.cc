@@ -602,6 +602,16 @@ void HttpConnection::CloseAfterWrite() {
 void HttpConnection::BeginDrain() {
   if (closed_ || draining_) return;
   draining_ = true;
+  if (read_closed_) return;  // the last request is known already
+  // A request partly read, or whose bytes wait in the buffer or the socket, was sent before the
+  // client could know: it is read and answered, and its answer (marked by Dispatch, which sees
+  // draining_) is the last. Closing under it would lose it.
+  error_code ignored;
+  const bool more_sent = request_started_ || buffer_.size() > 0 || socket_.available(ignored) > 0;
+  if (more_sent && !paused_) {
+    ArmReadTimer();
+    return;
+  }
   read_closed_ = true;
   // The request last answered (or to be answered) is the last on this connection.
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
@@ -610,10 +620,43 @@ void HttpConnection::BeginDrain() {
       break;
     }
   }
-  if (slots_.empty() ||
-      std::none_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return slot.id != 0; })) {
-    Close();  // idle, or only part of a request read: nothing to finish
+  if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return slot.id != 0; })) {
+    Close();  // idle: nothing to finish
   }
+}
+
+size_t HttpConnection::AbortUnanswered() {
+  if (closed_) return 0;
+  draining_ = true;
+  read_closed_ = true;
+  if (request_started_) {
+    parser_.reset();
+    if (!reading_body_) body_.reset();
+    request_started_ = false;
+  }
+  size_t aborted = 0;
+  Slot* last = nullptr;
+  for (Slot& slot : slots_) {
+    if (slot.id == 0) continue;
+    last = &slot;
+    if (slot.ready) continue;
+    ++aborted;
+    slot.response = state_->handler()->TransportError(
+        503, "the server is shutting down and the request did not finish in time");
+    slot.ready = true;
+    if (slot.on_cancel) {
+      absl::AnyInvocable<void()> on_cancel = std::move(slot.on_cancel);
+      slot.on_cancel = nullptr;
+      on_cancel();
+    }
+  }
+  if (last == nullptr) {
+    Close();
+    return 0;
+  }
+  last->close_after = true;
+  MaybeWrite();
+  return aborted;
 }
 
 void HttpConnection::Close() {

@@ -110,8 +110,13 @@ class HttpConnection final : public ResponseChannel,
   // On the io thread, for a connection over the limit (it holds no reservation): answers 503
   // with `Connection: close` without reading a request, lingers briefly, then closes.
   void Refuse();
-  // On the io thread: no new requests; close once the ones received are answered.
+  // On the io thread: no new requests beyond the one partly read or already waiting in the
+  // socket; close once the ones received are answered (the last says `Connection: close`).
   void BeginDrain();
+  // On the io thread, at the drain deadline: answers every request still unanswered 503 and
+  // cancels its handler, drops a request partly read, and closes once that is written. Returns
+  // how many requests were answered so.
+  size_t AbortUnanswered();
   // On the io thread: closes the socket now, cancelling unanswered requests.
   void Close();
 

@@ -1,9 +1,11 @@
 #include "frontend/http/http_server.h"
 
+#include <atomic>
 #include <optional>
 #include <utility>  // before Asio: Boost 1.74 Asio misses it under C++20 with g++ 12
 #include <vector>
 
+#include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
 #include "boost/asio/ip/address.hpp"
 #include "boost/asio/ip/tcp.hpp"
@@ -21,6 +23,8 @@ using boost::system::error_code;
 
 // After a failed accept (out of descriptors), wait this long before trying again rather than spin.
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
+// How long Shutdown lets the 503 answers to cut requests be written before closing regardless.
+constexpr absl::Duration kAbortWriteWait = absl::Milliseconds(200);
 // How long Shutdown waits for forcibly closed connections to finish closing.
 constexpr absl::Duration kForceCloseWait = absl::Seconds(5);
 
@@ -95,12 +99,12 @@ class HttpServer::Impl {
   int port() const { return port_; }
   size_t open_connections() const { return state_->open_connections(); }
 
-  void Shutdown(absl::Duration drain_timeout) {
-    if (shut_down_) return;
+  size_t Shutdown(absl::Duration drain_timeout) {
+    if (shut_down_) return 0;
     shut_down_ = true;
     if (!started_) {  // Listen() failed: no loop ever ran
       for (const std::shared_ptr<IoThread>& thread : threads_) thread->Stop();
-      return;
+      return 0;
     }
     // 1. No new connections.
     absl::Notification stopped_accepting;
@@ -117,15 +121,33 @@ class HttpServer::Impl {
     for (const std::shared_ptr<HttpConnection>& connection : state_->StartDraining()) {
       connection->io()->Post([connection] { connection->BeginDrain(); });
     }
-    // 3. Whatever is still open when the drain time is up is closed, cancelling its requests.
+    // 3. Whatever is still unanswered when the drain time is up is answered 503 (its handlers
+    // cancelled) and its connection closed once that is written, or at once if it cannot be.
+    size_t cut = 0;
     if (!state_->WaitUntilNoConnections(drain_timeout)) {
-      for (const std::shared_ptr<HttpConnection>& connection : state_->OpenConnections()) {
-        connection->io()->Post([connection] { connection->Close(); });
+      std::atomic<size_t> aborted{0};
+      std::vector<std::shared_ptr<HttpConnection>> open = state_->OpenConnections();
+      absl::BlockingCounter posted(static_cast<int>(open.size()));
+      for (const std::shared_ptr<HttpConnection>& connection : open) {
+        if (!connection->io()->Post([connection, &aborted, &posted] {
+              aborted.fetch_add(connection->AbortUnanswered(), std::memory_order_relaxed);
+              posted.DecrementCount();
+            })) {
+          posted.DecrementCount();
+        }
       }
-      state_->WaitUntilNoConnections(kForceCloseWait);
+      posted.Wait();
+      cut = aborted.load(std::memory_order_relaxed);
+      if (!state_->WaitUntilNoConnections(kAbortWriteWait)) {
+        for (const std::shared_ptr<HttpConnection>& connection : state_->OpenConnections()) {
+          connection->io()->Post([connection] { connection->Close(); });
+        }
+        state_->WaitUntilNoConnections(kForceCloseWait);
+      }
     }
     // 4. Stop the loops (running what was already queued).
     for (const std::shared_ptr<IoThread>& thread : threads_) thread->Stop();
+    return cut;
   }
 
  private:
@@ -185,7 +207,7 @@ HttpServer::~HttpServer() = default;
 
 int HttpServer::port() const { return impl_->port(); }
 
-void HttpServer::Shutdown(absl::Duration drain_timeout) { impl_->Shutdown(drain_timeout); }
+size_t HttpServer::Shutdown(absl::Duration drain_timeout) { return impl_->Shutdown(drain_timeout); }
 
 size_t HttpServer::open_connections() const { return impl_->open_connections(); }
 

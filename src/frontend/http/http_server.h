@@ -110,10 +110,11 @@ class HttpServer {
   int port() const;
 
   // Graceful stop: stops accepting, closes idle connections at once, lets requests already
-  // received finish (their last response says `Connection: close`) for up to `drain_timeout`,
-  // then closes whatever is left (cancelling its requests) and stops the io threads. Blocks until
-  // done; idempotent.
-  void Shutdown(absl::Duration drain_timeout);
+  // received — or already in the socket, even partly — finish (their last response says
+  // `Connection: close`) for up to `drain_timeout`, then answers whatever is still unanswered 503
+  // (cancelling its handlers), closes the rest and stops the io threads. Blocks until done;
+  // idempotent. Returns how many requests were answered 503 that way (0 on later calls).
+  size_t Shutdown(absl::Duration drain_timeout);
 
   // Connections currently open (for tests and metrics).
   size_t open_connections() const;

@@ -1,6 +1,7 @@
 // HttpServer's limits against hostile clients, over real loopback sockets: what a connection may
 // make the server hold (unparsed bytes, header fields, pipelined requests), how long it may take
-// to send a head, how many connections may be open.
+// to send a head, how many connections may be open, and what shutdown does with requests that
+// are still arriving or still unanswered.
 
 #include <cstdio>
 #include <cstring>
@@ -289,6 +290,67 @@ TEST(HttpServerLimitsTest, CreateRejectsBadLimits) {
   options.backlog = 0;
   EXPECT_EQ(HttpServer::Create(options, &handler).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// D5: a request whose head was partly read when the drain began used to be dropped with its
+// connection; it was sent before the client could know, so it is read and answered, last.
+TEST(HttpServerLimitsTest, DrainAnswersTheRequestStillArriving) {
+  HoldingHandler handler;
+  auto server = Start(&handler);
+  TestClient client(server->port());
+  TestClient idle(server->port());  // closes when the drain begins: the test's signal
+  client.Send(GetRequest("/first"));
+  std::vector<HoldingHandler::Held> first = handler.Take(1);
+  ASSERT_EQ(first.size(), 1u);
+  const std::string second = GetRequest("/second");
+  client.Send(second.substr(0, 10));
+  // Let the partial head reach the server before the drain begins.
+  ASSERT_TRUE(handler.Take(1, /*timeout_ms=*/100).empty());
+  ASSERT_TRUE(WaitForOpenConnections(*server, 2));
+  size_t cut = 0;
+  std::thread stopper([&server, &cut] { cut = server->Shutdown(absl::Seconds(10)); });
+  ASSERT_TRUE(idle.WaitForClose());
+  first[0].responder->Send(HttpResponse::Json(200, R"({"n":1})"));
+  std::optional<net::testing::ClientResponse> one = client.Read();
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->body, R"({"n":1})");
+  EXPECT_EQ(one->header("connection"), "");
+  client.Send(second.substr(10));
+  std::vector<HoldingHandler::Held> late = handler.Take(1);
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].request.target, "/second");
+  late[0].responder->Send(HttpResponse::Json(200, R"({"n":2})"));
+  std::optional<net::testing::ClientResponse> two = client.Read();
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(two->body, R"({"n":2})");
+  EXPECT_EQ(two->header("connection"), "close");
+  EXPECT_TRUE(client.WaitForClose());
+  client.Close();
+  stopper.join();
+  EXPECT_EQ(cut, 0u);
+}
+
+// D6: requests still unanswered at the drain deadline are answered 503 (not dropped) and
+// counted, so the caller can report them.
+TEST(HttpServerLimitsTest, ShutdownAnswers503AndCountsWhatTheDeadlineCuts) {
+  HoldingHandler handler;
+  auto server = Start(&handler);
+  TestClient client(server->port());
+  client.Send(GetRequest("/a") + GetRequest("/b"));
+  std::vector<HoldingHandler::Held> held = handler.Take(2);
+  ASSERT_EQ(held.size(), 2u);
+  held[0].responder->Send(HttpResponse::Json(200, R"({"done":true})"));
+  ASSERT_TRUE(client.Read().has_value());
+  EXPECT_EQ(server->Shutdown(absl::Milliseconds(50)), 1u);
+  std::optional<net::testing::ClientResponse> cut = client.Read();
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->status, 503);
+  EXPECT_EQ(cut->header("connection"), "close");
+  EXPECT_THAT(cut->body, HasSubstr("shutting down"));
+  EXPECT_TRUE(held[1].cancelled->load());
+  EXPECT_FALSE(held[0].cancelled->load());
+  EXPECT_TRUE(client.WaitForClose());
+  EXPECT_EQ(server->Shutdown(absl::ZeroDuration()), 0u);
 }
 
 }  // namespace
