@@ -26,6 +26,14 @@ absl::Status Validate(const GrpcServer::Options& options) {
           StrCat("grpc message size limit ", bytes, " must be in [1, 2^31-1] bytes"));
     }
   }
+  if (options.max_concurrent_streams < 1) {
+    return absl::InvalidArgumentError(
+        StrCat("grpc max_concurrent_streams ", options.max_concurrent_streams, " must be >= 1"));
+  }
+  if (options.max_metadata_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        StrCat("grpc max_metadata_bytes ", options.max_metadata_bytes, " must be >= 1024"));
+  }
   if (options.health_poll < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("grpc health_poll must not be negative");
   }
@@ -63,6 +71,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(InferenceServer* 
   builder.RegisterService(out->cache_admin_.get());
   builder.SetMaxReceiveMessageSize(ToInt(o.max_receive_message_bytes));
   builder.SetMaxSendMessageSize(ToInt(o.max_send_message_bytes));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, o.max_concurrent_streams);
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, o.max_metadata_bytes);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
                              ToInt(absl::ToInt64Milliseconds(o.keepalive_time)));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,

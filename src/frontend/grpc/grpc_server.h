@@ -12,7 +12,10 @@
 // StartDrain()). Shutdown() turns it NOT_SERVING before it stops accepting calls.
 //
 // Limits: messages larger than max_receive_message_bytes / max_send_message_bytes are refused
-// by gRPC with RESOURCE_EXHAUSTED (default 64 MiB, Triton's default input limit).
+// by gRPC with RESOURCE_EXHAUSTED (default 64 MiB, Triton's default input limit). A connection
+// carries at most max_concurrent_streams calls at once (HTTP/2's setting: clients queue the
+// rest), and a call's metadata over max_metadata_bytes is refused. grpc++ 1.51 offers no bound
+// on the number of connections (the HTTP front end's max_connections has no gRPC twin).
 //
 // Lifetime and ownership: `server` is borrowed and must outlive the GrpcServer. Shutdown()
 // stops accepting, lets RPCs in flight finish until the deadline, then cancels the rest (an
@@ -52,6 +55,10 @@ class GrpcServer {
     int port = 8001;
     int64_t max_receive_message_bytes = kDefaultGrpcMaxMessageBytes;
     int64_t max_send_message_bytes = kDefaultGrpcMaxMessageBytes;
+    // Calls open at once on one connection; an HTTP/2 client queues its calls beyond it.
+    int max_concurrent_streams = 1024;
+    // Largest metadata (headers) of one call, the HTTP front end's head limit.
+    int max_metadata_bytes = 16 * 1024;
     // How often the health service re-reads readiness; zero = only on RefreshHealth().
     absl::Duration health_poll = absl::Seconds(1);
     // HTTP/2 keepalive, with Triton's defaults (ping every 2 h, 20 s to answer, no pings on

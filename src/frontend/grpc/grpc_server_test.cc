@@ -421,6 +421,34 @@ TEST_F(GrpcServerTest, MessageOverTheLimitIsResourceExhausted) {
             grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
+TEST_F(GrpcServerTest, MetadataOverTheLimitIsRefused) {
+  GrpcServer::Options options;
+  options.max_metadata_bytes = 1024;
+  ASSERT_NO_FATAL_FAILURE(StartGrpc(options));
+  ModelInferResponse response;
+  grpc::ClientContext small;
+  small.AddMetadata("x-small", std::string(100, 's'));
+  EXPECT_TRUE(
+      stub_->ModelInfer(&small, AddSubRequest("", {1, 1, 1, 1}, {1, 1, 1, 1}), &response).ok());
+  grpc::ClientContext big;
+  big.AddMetadata("x-big", std::string(8 * 1024, 'b'));
+  EXPECT_FALSE(
+      stub_->ModelInfer(&big, AddSubRequest("", {1, 1, 1, 1}, {1, 1, 1, 1}), &response).ok());
+}
+
+TEST_F(GrpcServerTest, CreateRefusesBadStreamAndMetadataLimits) {
+  ASSERT_NO_FATAL_FAILURE(StartGrpc());
+  GrpcServer::Options options;
+  options.port = 0;
+  options.max_concurrent_streams = 0;
+  EXPECT_EQ(GrpcServer::Create(server_.get(), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.max_concurrent_streams = 1;
+  options.max_metadata_bytes = 100;
+  EXPECT_EQ(GrpcServer::Create(server_.get(), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(GrpcServerTest, ClientDeadlineEndsASlowCall) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc({}, /*with_slow_model=*/true));
   grpc::ClientContext context;
