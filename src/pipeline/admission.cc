@@ -28,4 +28,9 @@ bool Admission::WaitIdle(absl::Duration timeout) {
   return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
 }
 
+int64_t Admission::in_flight() {
+  absl::MutexLock lock(&mu_);
+  return in_flight_;
+}
+
 }  // namespace brigade::pipeline

@@ -41,6 +41,8 @@ class Admission {
   bool draining() const;
   // Waits until no request is in flight or `timeout` passes; true when idle.
   bool WaitIdle(absl::Duration timeout);
+  // Requests accepted and not completely done.
+  int64_t in_flight();
 
  private:
   const Clock* const clock_;

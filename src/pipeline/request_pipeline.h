@@ -106,6 +106,7 @@ class RequestPipeline final : private route::StepRunner {
   // Waits until no admitted request is running or has after-answer work left, or `timeout`
   // passes; true when idle.
   bool WaitIdle(absl::Duration timeout) { return admission_.WaitIdle(timeout); }
+  int64_t in_flight() { return admission_.in_flight(); }
 
   struct Context;
   struct ConstructionTag {

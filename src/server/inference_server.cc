@@ -223,11 +223,15 @@ absl::StatusOr<std::vector<protocol::ModelStatistics>> InferenceServer::Statisti
   return impl_->Statistics(name, version);
 }
 
+void InferenceServer::MarkNotReady() { impl_->ready_.store(false, std::memory_order_release); }
+
 void InferenceServer::StartDrain() { impl_->StartDrain(); }
 
 bool InferenceServer::WaitIdle(absl::Duration timeout) {
   return impl_->pipeline_->WaitIdle(timeout);
 }
+
+int64_t InferenceServer::InFlight() const { return impl_->pipeline_->in_flight(); }
 
 const Clock* InferenceServer::clock() const { return impl_->options_.clock; }
 

@@ -123,12 +123,18 @@ class InferenceServer {
   absl::StatusOr<std::vector<protocol::ModelStatistics>> Statistics(std::string_view name,
                                                                     int64_t version) const;
 
+  // Readiness turns false, and nothing else: requests are still accepted and served, so that
+  // load balancers see the server unready and stop sending before anything is refused (the
+  // drain delay between a SIGTERM and StartDrain()).
+  void MarkNotReady();
   // Readiness turns false and new inference requests get UNAVAILABLE; requests already accepted
   // finish. Returns at once; WaitIdle() waits for them.
   void StartDrain();
   // Waits until no request is in flight (nor any work after an answer, such as its cache store)
   // or `timeout` passes; true when idle.
   bool WaitIdle(absl::Duration timeout);
+  // Requests accepted and not yet completely done (what a shutdown deadline would cut off).
+  int64_t InFlight() const;
 
   const Clock* clock() const;
 

@@ -225,6 +225,20 @@ TEST_F(InferenceServerTest, DrainingRefusesNewWorkAndTurnsReadinessOff) {
   EXPECT_TRUE(server->WaitIdle(absl::Seconds(1)));
 }
 
+// The drain delay: load balancers must see the server unready while it still serves.
+TEST_F(InferenceServerTest, NotReadyStillServesUntilTheDrainStarts) {
+  repo_.AddModel("simple", testing::kAddSubConfig);
+  auto server = Start();
+  server->MarkNotReady();
+  EXPECT_FALSE(server->IsReady());
+  EXPECT_TRUE(RunInfer(*server, AddSub("simple", 1, 1, 1)).ok());
+  EXPECT_TRUE(server->WaitIdle(absl::Seconds(1)));
+  EXPECT_EQ(server->InFlight(), 0);
+  server->StartDrain();
+  EXPECT_EQ(RunInfer(*server, AddSub("simple", 1, 1, 1)).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
 TEST_F(InferenceServerTest, UnknownModelOrVersionIsNotReadyRatherThanAnError) {
   repo_.AddModel("simple", testing::kAddSubConfig, {1});
   auto server = Start();

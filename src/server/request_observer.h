@@ -76,7 +76,8 @@ class RequestObserver {
   telemetry::ModelRequestMetrics* ForModel(std::string_view model, std::string_view version);
   // The request metrics behind ForModel (the repository creates each version's handle there).
   telemetry::RequestMetrics* request_metrics() const { return metrics_.get(); }
-  // The registry /metrics renders, for families the front ends own (e.g. auth refusals).
+  // The registry /metrics renders, for families the front ends own (auth refusals, refused
+  // connections).
   telemetry::MetricsRegistry* registry() { return &registry_; }
 
   // The Prometheus exposition: Brigade's families plus Triton-compatible nv_* ones built from
