@@ -2,12 +2,16 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "frontend/auth/access_gate.h"
@@ -18,6 +22,8 @@
 #include "frontend/http/metrics_http_handler.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
+#include "telemetry/counter.h"
+#include "telemetry/metrics_registry.h"
 #include "tools/command.h"
 
 namespace brigade::tools {
@@ -31,15 +37,36 @@ struct ServeFlags {
   bool exit_on_error = true;
   bool allow_http = true;
   bool allow_grpc = true;
+  // Every interface, as Triton: a deployment behind a Service or load balancer needs it. The
+  // README's Security section says to pass 127.0.0.1 where only local clients should reach it.
   std::string http_address = "0.0.0.0";
   int http_port = 8000;
   int http_thread_count = 2;
   int64_t http_max_input_size = int64_t{64} << 20;
+  // The HTTP transport's limits; defaults are HttpServer::Options'.
+  int http_max_connections = frontend::HttpServer::Options().max_connections;
+  int http_max_header_bytes = static_cast<int>(frontend::HttpServer::Options().max_header_bytes);
+  int http_max_header_count = static_cast<int>(frontend::HttpServer::Options().max_header_count);
+  int http_max_request_line_bytes =
+      static_cast<int>(frontend::HttpServer::Options().max_request_line_bytes);
+  int http_max_pipelined_requests = frontend::HttpServer::Options().max_pipelined_requests;
+  double http_header_timeout_secs =
+      absl::ToDoubleSeconds(frontend::HttpServer::Options().header_timeout);
+  double http_read_timeout_secs =
+      absl::ToDoubleSeconds(frontend::HttpServer::Options().read_timeout);
+  double http_idle_timeout_secs =
+      absl::ToDoubleSeconds(frontend::HttpServer::Options().idle_timeout);
+  int listen_backlog = frontend::HttpServer::Options().backlog;
   std::string grpc_address = "0.0.0.0";
   int grpc_port = 8001;
+  int grpc_max_concurrent_streams = frontend::GrpcServer::Options().max_concurrent_streams;
+  int grpc_max_metadata_bytes = frontend::GrpcServer::Options().max_metadata_bytes;
   // A metrics-only HTTP port besides GET /metrics on the HTTP port; -1 = none.
   int metrics_port = -1;
-  int exit_timeout_secs = 30;
+  // On SIGTERM: unready but serving for drain_delay_secs, then draining; everything within
+  // exit_timeout_secs of the signal.
+  double drain_delay_secs = 5;
+  double exit_timeout_secs = 30;
   bool pin_threads = true;
   int preprocess_threads = 1;
   std::string log_level = "info";
@@ -139,6 +166,89 @@ sigset_t BlockShutdownSignals() {
   return signals;
 }
 
+// The front ends Stop() shuts down; null members are not running.
+struct FrontEnds {
+  InferenceServer* server = nullptr;
+  frontend::GrpcServer* grpc = nullptr;
+  frontend::HttpServer* http = nullptr;
+  frontend::HttpServer* metrics = nullptr;
+};
+
+// The exit status when the exit deadline cut requests off (1 is a failed start).
+constexpr int kExitRequestsCut = 2;
+
+// After `signal_number`: one deadline, `--exit-timeout-secs` after the signal, bounds every
+// phase together.
+//   1. Drain delay: readiness turns false (HTTP /v2/health/ready, gRPC health) but everything is
+//      still served, so load balancers notice before anything is refused. A second signal ends
+//      it early.
+//   2. Drain: the front ends stop accepting; each connection's requests already received, or
+//      already in its socket, are answered, the last with `Connection: close`. Once they are
+//      done the pipeline refuses new work and the work after answers (cache stores) finishes.
+//   3. At the deadline whatever is unanswered is cut: HTTP answers it 503, gRPC cancels it. The
+//      counts are logged and the exit status is kExitRequestsCut; the process exits without
+//      waiting for model instances still computing.
+// Returns the exit status.
+int Stop(int signal_number, const sigset_t& signals, const ServeFlags& flags,
+         const FrontEnds& ends) {
+  const absl::Time signalled = absl::Now();
+  const absl::Time deadline = signalled + absl::Seconds(flags.exit_timeout_secs);
+  const absl::Duration delay =
+      std::min(absl::Seconds(flags.drain_delay_secs), absl::Seconds(flags.exit_timeout_secs));
+  spdlog::info(
+      "received signal {}: not ready, serving for {} s more, then draining (exit within "
+      "{} s)",
+      signal_number, absl::ToDoubleSeconds(delay), flags.exit_timeout_secs);
+  ends.server->MarkNotReady();
+  if (ends.grpc != nullptr) ends.grpc->RefreshHealth();
+  // SIGHUP (a token reload) is not a reason to cut the delay short; another SIGTERM/SIGINT is.
+  for (absl::Duration left = delay; left > absl::ZeroDuration();
+       left = signalled + delay - absl::Now()) {
+    const timespec wait = absl::ToTimespec(left);
+    const int second = sigtimedwait(&signals, nullptr, &wait);
+    if (second == SIGINT || second == SIGTERM) {
+      spdlog::info("second signal: ending the drain delay early");
+      break;
+    }
+  }
+
+  // All front ends at once: stopped one after the other, gRPC kept accepting calls while HTTP
+  // drained. The pipeline keeps admitting until they are done: what they still take is what was
+  // already in their sockets, sent before the client could know.
+  const absl::Duration drain = std::max(deadline - absl::Now(), absl::ZeroDuration());
+  size_t http_cut = 0;
+  std::thread grpc_stop([&ends, drain] {
+    if (ends.grpc != nullptr) ends.grpc->Shutdown(drain);
+  });
+  std::thread metrics_stop([&ends, drain] {
+    if (ends.metrics != nullptr) ends.metrics->Shutdown(drain);
+  });
+  if (ends.http != nullptr) http_cut = ends.http->Shutdown(drain);
+  metrics_stop.join();
+  grpc_stop.join();
+  // Nothing new can arrive now; what is left is work after answers (cache stores) and, past the
+  // deadline, calls the front ends cut that a model instance is still computing.
+  ends.server->StartDrain();
+  const bool idle = ends.server->WaitIdle(std::max(deadline - absl::Now(), absl::ZeroDuration()));
+  const int64_t in_flight = idle ? 0 : ends.server->InFlight();
+  // Traces and access-log lines still queued are written, within what is left of the deadline.
+  ends.server->observer()->Flush(
+      std::clamp(deadline - absl::Now(), absl::Milliseconds(100), absl::Seconds(2)));
+  const double took_secs = absl::ToDoubleSeconds(absl::Now() - signalled);
+  if (in_flight > 0 || http_cut > 0) {
+    spdlog::error(
+        "exit deadline of {} s reached: requests were cut off: {} HTTP requests answered 503, "
+        "{} requests (either protocol) still running; stopped after {:.2f} s",
+        flags.exit_timeout_secs, http_cut, in_flight, took_secs);
+    spdlog::default_logger()->flush();
+    // Destroying the server would wait for the model instances still computing: past the
+    // deadline nothing more is owed to anyone.
+    std::_Exit(kExitRequestsCut);
+  }
+  spdlog::info("stopped after {:.2f} s, every request answered", took_secs);
+  return 0;
+}
+
 int RunServe(const ServeFlags& flags) {
   spdlog::set_level(flags.log_verbose > 0 ? spdlog::level::debug
                                           : spdlog::level::from_str(flags.log_level));
@@ -223,6 +333,8 @@ int RunServe(const ServeFlags& flags) {
     grpc_options.host = flags.grpc_address;
     grpc_options.port = flags.grpc_port;
     grpc_options.max_receive_message_bytes = flags.http_max_input_size;
+    grpc_options.max_concurrent_streams = flags.grpc_max_concurrent_streams;
+    grpc_options.max_metadata_bytes = flags.grpc_max_metadata_bytes;
     grpc_options.service.access_gate = gate->get();
     grpc_options.cache_admin.access_gate = gate->get();
     absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =
@@ -235,6 +347,32 @@ int RunServe(const ServeFlags& flags) {
     spdlog::info("gRPC (KServe v2) listening on {}:{}", flags.grpc_address, grpc->port());
   }
 
+  absl::StatusOr<telemetry::CounterFamily*> refused_family =
+      (*server)->observer()->registry()->AddCounter(
+          "brigade_http_connections_refused_total",
+          "HTTP connections answered 503 and closed because --http-max-connections were open",
+          {"port"});
+  if (!refused_family.ok()) {
+    spdlog::error("cannot start: {}", refused_family.status().message());
+    return 1;
+  }
+  // A port's counter, labelled by what the port serves ("http" or "metrics").
+  auto refused_counter = [&refused_family](std::string_view port) -> telemetry::Counter* {
+    absl::StatusOr<telemetry::Counter*> counter = (*refused_family)->WithLabels({port});
+    return counter.ok() ? *counter : nullptr;
+  };
+  frontend::HttpServer::Options transport;
+  transport.address = flags.http_address;
+  transport.max_connections = flags.http_max_connections;
+  transport.max_header_bytes = static_cast<uint32_t>(flags.http_max_header_bytes);
+  transport.max_header_count = static_cast<uint32_t>(flags.http_max_header_count);
+  transport.max_request_line_bytes = static_cast<uint32_t>(flags.http_max_request_line_bytes);
+  transport.max_pipelined_requests = flags.http_max_pipelined_requests;
+  transport.header_timeout = absl::Seconds(flags.http_header_timeout_secs);
+  transport.read_timeout = absl::Seconds(flags.http_read_timeout_secs);
+  transport.idle_timeout = absl::Seconds(flags.http_idle_timeout_secs);
+  transport.backlog = flags.listen_backlog;
+
   std::unique_ptr<frontend::KServeHttpHandler> http_handler;
   std::unique_ptr<frontend::HttpServer> http;
   if (flags.allow_http) {
@@ -242,8 +380,8 @@ int RunServe(const ServeFlags& flags) {
     handler_options.max_inflated_body_bytes = static_cast<size_t>(flags.http_max_input_size);
     handler_options.access_gate = gate->get();
     http_handler = std::make_unique<frontend::KServeHttpHandler>(server->get(), handler_options);
-    frontend::HttpServer::Options http_options;
-    http_options.address = flags.http_address;
+    frontend::HttpServer::Options http_options = transport;
+    http_options.refused_connections = refused_counter("http");
     http_options.port = flags.http_port;
     http_options.io_threads = flags.http_thread_count;
     http_options.max_body_bytes = static_cast<size_t>(flags.http_max_input_size);
@@ -261,8 +399,8 @@ int RunServe(const ServeFlags& flags) {
   std::unique_ptr<frontend::HttpServer> metrics_http;
   if (flags.metrics_port >= 0) {
     metrics_handler = std::make_unique<frontend::MetricsHttpHandler>(server->get(), gate->get());
-    frontend::HttpServer::Options metrics_options;
-    metrics_options.address = flags.http_address;
+    frontend::HttpServer::Options metrics_options = transport;
+    metrics_options.refused_connections = refused_counter("metrics");
     metrics_options.port = flags.metrics_port;
     metrics_options.io_threads = 1;
     absl::StatusOr<std::unique_ptr<frontend::HttpServer>> created =
@@ -299,35 +437,8 @@ int RunServe(const ServeFlags& flags) {
       spdlog::info("auth: the token file changed: {} token(s)", tokens->Current()->size());
     }
   }
-  spdlog::info("received signal {}: draining (up to {} s)", signal_number, flags.exit_timeout_secs);
-
-  // Readiness goes false first, so load balancers stop sending; then the front ends stop
-  // accepting and let requests already received finish. All of them at once: stopped one after
-  // the other, gRPC kept accepting calls while HTTP drained, and the pipeline (draining) refused
-  // them as "shutting down" where a load balancer would have retried a refused connection.
-  (*server)->StartDrain();
-  const absl::Duration drain = absl::Seconds(flags.exit_timeout_secs);
-  std::thread grpc_stop([&grpc, drain] {
-    if (grpc != nullptr) grpc->Shutdown(drain);
-  });
-  std::thread metrics_stop([&metrics_http, drain] {
-    if (metrics_http != nullptr) metrics_http->Shutdown(drain);
-  });
-  if (http != nullptr) http->Shutdown(drain);
-  metrics_stop.join();
-  grpc_stop.join();
-  const bool idle = (*server)->WaitIdle(drain);
-  // Traces and access-log lines still queued are written before exit.
-  (*server)->observer()->Flush(absl::Seconds(2));
-  grpc.reset();
-  metrics_http.reset();
-  metrics_handler.reset();
-  http.reset();
-  http_handler.reset();
-  gate->reset();
-  server->reset();
-  spdlog::info("stopped{}", idle ? "" : " (drain timeout: some requests were cut off)");
-  return 0;
+  return Stop(signal_number, signals, flags,
+              FrontEnds{server->get(), grpc.get(), http.get(), metrics_http.get()});
 }
 
 }  // namespace
@@ -357,7 +468,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   serve->add_option("--allow-http", flags->allow_http, "Serve HTTP/REST")->capture_default_str();
   serve->add_option("--allow-grpc", flags->allow_grpc, "Serve gRPC")->capture_default_str();
-  serve->add_option("--http-address", flags->http_address, "HTTP listen address")
+  serve
+      ->add_option("--http-address", flags->http_address,
+                   "HTTP listen address (also the metrics port's); the default is every "
+                   "interface: pass 127.0.0.1 to serve local clients only")
       ->capture_default_str();
   serve->add_option("--http-port", flags->http_port, "HTTP port (0 = any free port)")
       ->check(CLI::Range(0, 65535))
@@ -371,10 +485,72 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                    "RESOURCE_EXHAUSTED")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 31))
       ->capture_default_str();
-  serve->add_option("--grpc-address", flags->grpc_address, "gRPC listen address")
+  serve
+      ->add_option("--http-max-connections", flags->http_max_connections,
+                   "Open HTTP connections at once (per port); one more is answered 503 and "
+                   "closed, counted in brigade_http_connections_refused_total (0 = no limit)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-max-header-bytes", flags->http_max_header_bytes,
+                   "Largest HTTP request head (request line and headers; also a chunked body's "
+                   "chunk-size line or trailer); larger gets 431")
+      ->check(CLI::Range(256, 1 << 20))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-max-header-count", flags->http_max_header_count,
+                   "Most header fields in one HTTP request; more gets 431")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-max-request-line-bytes", flags->http_max_request_line_bytes,
+                   "Longest HTTP request line; longer gets 414")
+      ->check(CLI::Range(16, 1 << 20))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-max-pipelined-requests", flags->http_max_pipelined_requests,
+                   "Unanswered requests per HTTP connection before the server stops reading it")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-header-timeout-secs", flags->http_header_timeout_secs,
+                   "An HTTP request's head must arrive within this long of its first byte, else "
+                   "408 (slowloris)")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-read-timeout-secs", flags->http_read_timeout_secs,
+                   "A whole HTTP request must arrive within this long of its first byte, else 408")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-idle-timeout-secs", flags->http_idle_timeout_secs,
+                   "An HTTP keep-alive connection with nothing in progress is closed after this")
+      ->check(CLI::Range(0.001, 86400.0))
+      ->capture_default_str();
+  serve
+      ->add_option("--listen-backlog", flags->listen_backlog,
+                   "listen() backlog of the HTTP and metrics ports (default SOMAXCONN; the kernel "
+                   "caps it at net.core.somaxconn; gRPC sizes its own from that sysctl)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  serve
+      ->add_option("--grpc-address", flags->grpc_address,
+                   "gRPC listen address; the default is every interface: pass 127.0.0.1 to "
+                   "serve local clients only")
       ->capture_default_str();
   serve->add_option("--grpc-port", flags->grpc_port, "gRPC port (0 = any free port)")
       ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve
+      ->add_option("--grpc-max-concurrent-streams", flags->grpc_max_concurrent_streams,
+                   "Concurrent gRPC calls per connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  serve
+      ->add_option("--grpc-max-metadata-bytes", flags->grpc_max_metadata_bytes,
+                   "Largest gRPC request metadata (headers); larger is refused")
+      ->check(CLI::Range(1024, 1 << 24))
       ->capture_default_str();
   serve
       ->add_option("--metrics-port", flags->metrics_port,
@@ -383,9 +559,18 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(-1, 65535))
       ->capture_default_str();
   serve
+      ->add_option("--drain-delay-secs", flags->drain_delay_secs,
+                   "On SIGTERM/SIGINT, how long the server reports not ready while still serving "
+                   "everything (so load balancers stop sending) before it drains; a second signal "
+                   "ends it; counts within --exit-timeout-secs")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  serve
       ->add_option("--exit-timeout-secs", flags->exit_timeout_secs,
-                   "On SIGTERM/SIGINT, how long in-flight requests may take to finish")
-      ->check(CLI::NonNegativeNumber)
+                   "On SIGTERM/SIGINT, the deadline for the whole shutdown (drain delay, drain, "
+                   "flush); requests cut off by it get 503 / CANCELLED, are counted in the log "
+                   "and make the exit status 2")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   serve->add_option("--pin-threads", flags->pin_threads, "Pin model instance threads to cores")
       ->capture_default_str();

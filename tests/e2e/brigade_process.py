@@ -49,6 +49,10 @@ class BrigadeProcess:
         args = [BRIGADE_BIN, "serve", "--model-repository", self.model_repository,
                 "--http-address", "127.0.0.1", "--http-port", str(self.http_port),
                 "--grpc-address", "127.0.0.1", "--grpc-port", str(self.grpc_port)]
+        # No drain delay unless a test asks for one: every test stops its server, and the
+        # default delay (seconds of serving while unready) would add to each.
+        if "--drain-delay-secs" not in self.extra_args:
+            args += ["--drain-delay-secs", "0"]
         args += self.extra_args
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.ready_timeout_s
