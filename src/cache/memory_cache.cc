@@ -55,9 +55,13 @@ class alignas(64) MemoryCache::Shard {
   }
 
   bool Insert(const CacheKey& key, std::shared_ptr<const CachedEntry> entry, int64_t expires_at_ns,
-              int64_t now_ns, Released* released) {
+              int64_t now_ns, const InsertGuard* guard, Released* released) {
     const size_t charge = entry->charge_bytes();
     absl::MutexLock lock(&mu_);
+    if (guard != nullptr && guard->counter->load(std::memory_order_acquire) != guard->expected) {
+      ++stats_.rejected_stale;
+      return false;
+    }
     if (charge > budget_bytes_) {
       ++stats_.rejected_too_large;
       return false;
@@ -104,6 +108,7 @@ class alignas(64) MemoryCache::Shard {
     total->expirations += stats_.expirations;
     total->collisions += stats_.collisions;
     total->rejected_too_large += stats_.rejected_too_large;
+    total->rejected_stale += stats_.rejected_stale;
     total->invalidated += stats_.invalidated;
     total->bytes_used += bytes_used_;
     total->entries += lru_.size();
@@ -154,11 +159,11 @@ std::shared_ptr<const CachedEntry> MemoryCache::Lookup(const CacheKey& key) {
 }
 
 bool MemoryCache::Insert(const CacheKey& key, std::shared_ptr<const CachedEntry> entry,
-                         int64_t ttl_ns) {
+                         int64_t ttl_ns, const InsertGuard* guard) {
   if (entry == nullptr || ttl_ns <= 0) return false;
   Shard::Released released;
   const int64_t now_ns = options_.clock->NowNs();
-  return ShardFor(key.id).Insert(key, std::move(entry), now_ns + ttl_ns, now_ns, &released);
+  return ShardFor(key.id).Insert(key, std::move(entry), now_ns + ttl_ns, now_ns, guard, &released);
 }
 
 template <typename Predicate>

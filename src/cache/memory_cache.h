@@ -23,6 +23,7 @@
 // Time: expiry uses the injected Clock (tests step a FakeClock).
 // Thread safety: every method may be called from any thread.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -43,7 +44,8 @@ struct MemoryTierStats {
   uint64_t expirations = 0;  // removed because their TTL had passed
   uint64_t collisions = 0;   // an entry with the same id but a different request
   uint64_t rejected_too_large = 0;
-  uint64_t invalidated = 0;  // removed by Erase*/Clear
+  uint64_t rejected_stale = 0;  // inserts an invalidation overtook (InsertGuard)
+  uint64_t invalidated = 0;     // removed by Erase*/Clear
   uint64_t bytes_used = 0;
   uint64_t entries = 0;
   uint64_t max_bytes = 0;
@@ -69,9 +71,20 @@ class MemoryCache {
   // The entry answering `key`, or null (miss). A hit becomes the most recently used.
   std::shared_ptr<const CachedEntry> Lookup(const CacheKey& key);
 
+  // A condition checked under the shard's lock: store only while `*counter` still equals
+  // `expected`. An eraser that bumps the counter before it erases can then never miss an insert
+  // that raced with it: either the insert sees the new count and stores nothing, or it locked the
+  // shard first and the erase that follows removes what it stored.
+  struct InsertGuard {
+    const std::atomic<uint64_t>* counter = nullptr;
+    uint64_t expected = 0;
+  };
+
   // Stores `entry` as the answer to `key` for `ttl_ns` (> 0), replacing any entry with the same
-  // id. False when the entry is larger than a shard's budget (nothing stored).
-  bool Insert(const CacheKey& key, std::shared_ptr<const CachedEntry> entry, int64_t ttl_ns);
+  // id. False when nothing was stored: the entry is larger than a shard's budget, or `guard`
+  // (optional) no longer holds.
+  bool Insert(const CacheKey& key, std::shared_ptr<const CachedEntry> entry, int64_t ttl_ns,
+              const InsertGuard* guard = nullptr);
 
   // Removes the entries of one version; of every version not in `keep`; or all. Return the
   // number removed. O(entries).

@@ -117,6 +117,21 @@ TEST(MemoryCacheTest, EntryLargerThanAShardIsNotStored) {
   EXPECT_EQ(cache->Stats().rejected_too_large, 1u);
 }
 
+TEST(MemoryCacheTest, GuardedInsertStoresOnlyWhileItsCountIsUnchanged) {
+  FakeClock clock;
+  auto cache = MakeCache(&clock, 1 << 20);
+  std::atomic<uint64_t> invalidations{3};
+  const CacheKey a = KeyOf(1);
+  const MemoryCache::InsertGuard current{&invalidations, 3};
+  EXPECT_TRUE(cache->Insert(a, EntryFor(a, 16), kMs, &current));
+  const CacheKey b = KeyOf(2);
+  const MemoryCache::InsertGuard stale{&invalidations, 2};
+  EXPECT_FALSE(cache->Insert(b, EntryFor(b, 16), kMs, &stale));
+  EXPECT_EQ(cache->Lookup(b), nullptr);
+  EXPECT_NE(cache->Lookup(a), nullptr);
+  EXPECT_EQ(cache->Stats().rejected_stale, 1u);
+}
+
 Hash128 SameId(const CacheKey&) { return {7, 7}; }
 
 TEST(MemoryCacheTest, IdCollisionIsAMissNeverAnotherRequestsAnswer) {

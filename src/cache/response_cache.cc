@@ -206,9 +206,7 @@ void ResponseCache::Execute(std::unique_ptr<InferRequest> request,
 void ResponseCache::Finish(const PendingStore& pending,
                            const absl::StatusOr<InferResponse>& outcome, const Runner& run) {
   if (pending.key == nullptr) return;  // a bypassed request: nothing to store or settle
-  if (outcome.ok() && invalidations_.load(std::memory_order_acquire) == pending.invalidations) {
-    Store(*pending.key, *outcome);
-  }
+  if (outcome.ok()) StoreUnlessInvalidated(*pending.key, *outcome, pending.invalidations);
   if (!pending.leader) return;
   // Followers that joined while this ran get the same answer; if this request failed for a
   // reason of its own (cancelled, deadline), they run again instead.
@@ -220,6 +218,14 @@ void ResponseCache::Finish(const PendingStore& pending,
 }
 
 void ResponseCache::Store(const CacheKey& key, const InferResponse& response) {
+  StoreUnlessInvalidated(key, response, invalidations_.load(std::memory_order_acquire));
+}
+
+void ResponseCache::StoreUnlessInvalidated(const CacheKey& key, const InferResponse& response,
+                                           uint64_t invalidations) {
+  // Checked here to skip the encoding, and again under the memory shard's lock: an invalidation
+  // that lands while the answer is encoded must still win (the eraser bumps the count first).
+  if (invalidations_.load(std::memory_order_acquire) != invalidations) return;
   std::shared_ptr<RedisCache> redis = uses_redis() ? redis_.lock() : nullptr;
   const int64_t expires_unix_ms =
       redis != nullptr ? redis->options().wall_now_ns() / 1'000'000 + options_.ttl_ms : 0;
@@ -233,7 +239,8 @@ void ResponseCache::Store(const CacheKey& key, const InferResponse& response) {
       Bump(counters_->store_errors);
       return;
     }
-    memory_->Insert(key, *std::move(entry), options_.ttl_ms * 1'000'000);
+    const MemoryCache::InsertGuard guard{&invalidations_, invalidations};
+    memory_->Insert(key, *std::move(entry), options_.ttl_ms * 1'000'000, &guard);
   }
   if (redis != nullptr) {
     Bump(counters_->redis_stores);

@@ -191,6 +191,10 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
   bool uses_redis() const { return options_.tier != Tier::kMemory; }
   void Execute(std::unique_ptr<InferRequest> request, std::shared_ptr<const CacheKey> key,
                const Runner& run);
+  // Store() for an answer computed since `invalidations` removals had happened: stores nothing
+  // in the memory tier if another removal came in, however late (see MemoryCache::InsertGuard).
+  void StoreUnlessInvalidated(const CacheKey& key, const InferResponse& response,
+                              uint64_t invalidations);
 
   const std::string model_name_;
   const ResponseCacheOptions options_;

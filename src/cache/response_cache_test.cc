@@ -1,8 +1,10 @@
 #include "cache/response_cache.h"
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -325,6 +327,38 @@ TEST_F(ResponseCacheTest, AnAnswerComputedBeforeAnInvalidationIsNotStoredAfterIt
   Serve(*cache, MakeRequest("v1 again", 7, &v1_again));
   EXPECT_FALSE(v1_again.answered);
   model_.ExecuteAll();
+}
+
+// Time that runs a test's step the next time it is read: the memory tier reads the clock just
+// before it locks a shard to insert, so the step lands between the cache's own check for
+// invalidations and the insert.
+class ClockWithStep final : public Clock {
+ public:
+  int64_t NowNs() const override {
+    if (std::function<void()> step = std::exchange(step_, nullptr)) step();
+    return time_.NowNs();
+  }
+  void RunOnNextRead(std::function<void()> step) { step_ = std::move(step); }
+
+ private:
+  FakeClock time_;
+  mutable std::function<void()> step_;
+};
+
+TEST(ResponseCacheRaceTest, AnInvalidationThatLandsDuringTheStoreStillWins) {
+  ClockWithStep clock;
+  QueueModel model;
+  auto cache = *ResponseCache::Create("m", ResponseCacheOptions{}, {}, &clock);
+  Answer first, again;
+  cache->Serve(MakeRequest("first", 1, &first), 1, "", nullptr, model.Runner(cache.get()));
+  clock.RunOnNextRead([&cache] { cache->DropAll(); });
+  model.ExecuteAll();
+  ASSERT_TRUE(first.result.ok());
+  cache->Serve(MakeRequest("again", 1, &again), 1, "", nullptr, model.Runner(cache.get()));
+  EXPECT_FALSE(again.answered) << "the answer stored across the invalidation was served";
+  model.ExecuteAll();
+  EXPECT_FALSE(IsHit(again));
+  EXPECT_EQ(cache->Stats().memory.rejected_stale, 1u);
 }
 
 TEST_F(ResponseCacheTest, CachedAnswerIsACopyTheBackendCannotChange) {
