@@ -18,9 +18,10 @@ set(BRIGADE_SANITIZE_TESTS
   # the HTTP/1.1 client: response parser, raw mode, the scripted test server (threads)
   net_test
   # the HTTP and gRPC codecs (both directions), the content codings, the KServe route parser, the
-  # HTTP/1.1 transport (Beast, threads)
+  # HTTP/1.1 transport (Beast, threads) and its limits (slow and oversized peers, drain)
   protocol_http_test protocol_grpc_test frontend_http_content_coding_test
-  frontend_http_kserve_common_test frontend_http_transport_test core_blocking_worker_test
+  frontend_http_kserve_common_test frontend_http_transport_test frontend_http_limits_test
+  core_blocking_worker_test
   # access control: the token file, Authorization and Triton's restriction headers
   frontend_auth_test
   # the response cache: in process, and against a real redis-server (threads, Asio)

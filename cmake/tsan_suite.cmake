@@ -25,7 +25,8 @@ set(BRIGADE_TSAN_TESTS
   # Debian's libgrpc is not built with TSan either, and its own internals (slice buffers, TCP
   # writes on its threads) read as races; a suppression wide enough for them (any libgrpc frame)
   # would also hide our reactors, which run under libgrpc frames. See CONTRIBUTING.md.
-  frontend_request_report_test frontend_http_transport_test frontend_http_kserve_handler_test)
+  frontend_request_report_test frontend_http_transport_test frontend_http_limits_test
+  frontend_http_kserve_handler_test)
 
 if(NOT BRIGADE_TSAN)
   return()
