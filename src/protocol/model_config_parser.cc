@@ -2,9 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "core/shape.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -47,24 +50,37 @@ absl::Status CheckDims(std::string_view model, std::string_view what, std::strin
   return absl::OkStatus();
 }
 
+// The number of elements `dims` fix, with each -1 counted as 1; fails on int64 overflow, which a
+// plain product would wrap (UB) into a count that may even match the other side.
+absl::StatusOr<int64_t> FixedElementCount(std::string_view model, std::string_view what,
+                                          std::string_view name, std::string_view field,
+                                          const pb::RepeatedField<int64_t>& dims) {
+  Shape fixed;
+  for (int64_t dim : dims) fixed.push_back(dim < 0 ? 1 : dim);
+  absl::StatusOr<int64_t> count = ElementCount(fixed);
+  if (!count.ok()) {
+    return absl::InvalidArgumentError(StrCat("model '", model, "': ", what, " '", name, "' ", field,
+                                             " [", fmt::join(dims, ","),
+                                             "] has more elements than an int64 counts"));
+  }
+  return count;
+}
+
 absl::Status CheckReshape(std::string_view model, std::string_view what, std::string_view name,
                           const pb::RepeatedField<int64_t>& dims,
                           const config::ModelTensorReshape& reshape) {
-  int64_t from = 1;
-  int64_t to = 1;
   bool variable = false;
-  for (int64_t dim : dims) {
-    if (dim < 0) variable = true;
-    from *= dim < 0 ? 1 : dim;
-  }
+  for (int64_t dim : dims) variable |= dim < 0;
   for (int64_t dim : reshape.shape()) {
     if (dim < -1 || dim == 0) {
       return absl::InvalidArgumentError(
           StrCat("model '", model, "': ", what, " '", name, "' has an invalid reshape dim ", dim));
     }
-    if (dim < 0) variable = true;
-    to *= dim < 0 ? 1 : dim;
+    variable |= dim < 0;
   }
+  BRIGADE_ASSIGN_OR_RETURN(const int64_t from, FixedElementCount(model, what, name, "dims", dims));
+  BRIGADE_ASSIGN_OR_RETURN(const int64_t to,
+                           FixedElementCount(model, what, name, "reshape", reshape.shape()));
   if (!variable && from != to) {
     return absl::InvalidArgumentError(StrCat(
         "model '", model, "': ", what, " '", name, "' reshape [", fmt::join(reshape.shape(), ","),
@@ -265,7 +281,16 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
           " must be between 0 and max_batch_size (", config->max_batch_size(), ")"));
     }
   }
+  // Summed as the scheduler sums them (a group without a count is one instance), in 64 bits so
+  // many large groups cannot wrap an int.
+  int64_t instances = 0;
   for (const auto& group : config->instance_group()) {
+    instances += group.count() > 0 ? group.count() : 1;
+    if (instances > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(StrCat("model '", model_name,
+                                               "': the instance_group counts add up to more than ",
+                                               std::numeric_limits<int>::max(), " instances"));
+    }
     if (group.count() < 0) {
       return absl::InvalidArgumentError(StrCat("model '", model_name, "': instance_group '",
                                                group.name(), "' has a negative count"));

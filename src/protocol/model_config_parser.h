@@ -39,10 +39,10 @@ absl::StatusOr<ParsedConfig> ReadModelConfigFile(const std::string& model_dir,
                                                  std::string_view model_name);
 
 // Checks values and fills defaults: name (must equal the directory name when set), max_batch_size
-// >= 0, data types and dims of every input/output, reshape element counts, dynamic batching
-// settings (preferred sizes within max_batch_size, priority levels, priority_queue_policy levels),
-// adaptive_batching (needs batching, a target for P99_MODEL, a cap within max_batch_size),
-// instance counts.
+// >= 0, data types and dims of every input/output, reshape element counts (checked against int64
+// overflow), dynamic batching settings (preferred sizes within max_batch_size, priority levels,
+// priority_queue_policy levels), adaptive_batching (needs batching, a target for P99_MODEL, a cap
+// within max_batch_size), instance counts (none negative, their sum within an int).
 absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfig* config);
 
 // Sections present in `config` that Brigade parses but does not act on, e.g.

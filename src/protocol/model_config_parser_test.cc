@@ -318,5 +318,39 @@ TEST(ConfigParserTest, AttachedStepsDeclareTheClientsTensorsOnAModelThatRuns) {
               HasSubstr("preprocess input"));
 }
 
+// [2^62, 2^62, 4] and [2^62, 2^62, 8] both wrap to 0 in an unchecked int64 product, so they
+// used to compare equal (and the product is undefined behaviour on the way).
+TEST(ConfigParserTest, ReshapeElementCountsThatOverflowAreRefused) {
+  auto parsed =
+      ParseModelConfigText(R"pb(
+                             input {
+                               name: "x"
+                               data_type: TYPE_FP32
+                               dims: [ 4611686018427387904, 4611686018427387904, 4 ]
+                               reshape { shape: [ 4611686018427387904, 4611686018427387904, 8 ] }
+                             })pb",
+                           "c");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status status = ValidateModelConfig("m", &parsed->config);
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("input 'x' dims [4611686018427387904,"));
+  EXPECT_THAT(status.message(), HasSubstr("more elements than an int64 counts"));
+
+  // The reshape side alone overflowing is caught too.
+  parsed->config.mutable_input(0)->clear_dims();
+  parsed->config.mutable_input(0)->add_dims(1);
+  status = ValidateModelConfig("m", &parsed->config);
+  EXPECT_THAT(status.message(), HasSubstr("input 'x' reshape ["));
+  EXPECT_THAT(status.message(), HasSubstr("more elements than an int64 counts"));
+}
+
+TEST(ConfigParserTest, InstanceCountsThatAddUpPastAnIntAreRefused) {
+  config::ModelConfig config;
+  for (int i = 0; i < 3; ++i) config.add_instance_group()->set_count(1'000'000'000);
+  absl::Status status = ValidateModelConfig("m", &config);
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("instance_group counts add up to more than"));
+}
+
 }  // namespace
 }  // namespace brigade::protocol
