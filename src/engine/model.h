@@ -109,9 +109,12 @@ class Model {
 
 // Builds zero-filled inputs for `signature` with every variable dimension set to 1 and the batch
 // dimension (when `batch_size` > 0) set to `batch_size`; used to warm instances up before they
-// take traffic. BYTES inputs get empty strings.
+// take traffic. BYTES inputs get empty strings. Fails with RESOURCE_EXHAUSTED, before allocating
+// anything, when the inputs would take more than `max_bytes` together (a BYTES element counts
+// its 4-byte length prefix and the std::string it is built from).
 absl::StatusOr<std::vector<Tensor>> MakeWarmupInputs(const ModelSignature& signature,
-                                                     int batch_size);
+                                                     int batch_size,
+                                                     size_t max_bytes = kMaxTensorBytes);
 
 }  // namespace brigade::engine
 

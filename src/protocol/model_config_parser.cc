@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <set>
 #include <sstream>
 
@@ -117,6 +116,23 @@ absl::Status CheckTensors(std::string_view model, std::string_view what, const T
   return absl::OkStatus();
 }
 
+absl::Status CheckWarmups(std::string_view model_name, const config::ModelConfig& config) {
+  for (const config::ModelWarmup& warmup : config.model_warmup()) {
+    if (config.max_batch_size() > 0 &&
+        warmup.batch_size() > static_cast<uint32_t>(config.max_batch_size())) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", model_name, "': warm-up '", warmup.name(), "' batch_size ",
+                 warmup.batch_size(), " exceeds max_batch_size (", config.max_batch_size(), ")"));
+    }
+    if (warmup.count() > kMaxConfigWarmupCount) {
+      return absl::InvalidArgumentError(StrCat("model '", model_name, "': warm-up '", warmup.name(),
+                                               "' count ", warmup.count(), " exceeds the limit of ",
+                                               kMaxConfigWarmupCount));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ParsedConfig> ParseModelConfigText(std::string_view text, std::string_view source) {
@@ -171,6 +187,11 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
   if (config->max_batch_size() < 0) {
     return absl::InvalidArgumentError(StrCat("model '", model_name, "': max_batch_size ",
                                              config->max_batch_size(), " is negative"));
+  }
+  if (config->max_batch_size() > kMaxConfigBatchSize) {
+    return absl::InvalidArgumentError(StrCat("model '", model_name, "': max_batch_size ",
+                                             config->max_batch_size(), " exceeds the limit of ",
+                                             kMaxConfigBatchSize));
   }
   if (auto status = CheckTensors(model_name, "input", config->input()); !status.ok()) return status;
   if (auto status = CheckTensors(model_name, "output", config->output()); !status.ok()) {
@@ -286,10 +307,10 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
   int64_t instances = 0;
   for (const auto& group : config->instance_group()) {
     instances += group.count() > 0 ? group.count() : 1;
-    if (instances > std::numeric_limits<int>::max()) {
+    if (instances > kMaxConfigInstances) {
       return absl::InvalidArgumentError(StrCat("model '", model_name,
                                                "': the instance_group counts add up to more than ",
-                                               std::numeric_limits<int>::max(), " instances"));
+                                               kMaxConfigInstances, " instances, the limit"));
     }
     if (group.count() < 0) {
       return absl::InvalidArgumentError(StrCat("model '", model_name, "': instance_group '",
@@ -300,7 +321,7 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
                                                group.name(), "' has negative intra_op_threads"));
     }
   }
-  return absl::OkStatus();
+  return CheckWarmups(model_name, *config);
 }
 
 std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {

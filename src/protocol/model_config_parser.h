@@ -10,6 +10,7 @@
 //
 // All functions are pure (no I/O except ReadModelConfigFile) and thread-safe.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,19 @@ absl::StatusOr<ParsedConfig> ParseModelConfigJson(std::string_view json, std::st
 absl::StatusOr<ParsedConfig> ReadModelConfigFile(const std::string& model_dir,
                                                  std::string_view model_name);
 
+// What one config may ask for, so that no load can exhaust the process: each instance is a thread,
+// the statistics keep a row per batch size, and every warm-up run executes on every instance.
+inline constexpr int kMaxConfigBatchSize = 65536;
+inline constexpr int kMaxConfigInstances = 256;
+inline constexpr uint32_t kMaxConfigWarmupCount = 1000;
+
 // Checks values and fills defaults: name (must equal the directory name when set), max_batch_size
-// >= 0, data types and dims of every input/output, reshape element counts (checked against int64
-// overflow), dynamic batching settings (preferred sizes within max_batch_size, priority levels,
-// priority_queue_policy levels), adaptive_batching (needs batching, a target for P99_MODEL, a cap
-// within max_batch_size), instance counts (none negative, their sum within an int).
+// in [0, kMaxConfigBatchSize], data types and dims of every input/output, reshape element counts
+// (checked against int64 overflow), dynamic batching settings (preferred sizes within
+// max_batch_size, priority levels, priority_queue_policy levels), adaptive_batching (needs
+// batching, a target for P99_MODEL, a cap within max_batch_size), instance counts (none negative,
+// at most kMaxConfigInstances in all), model_warmup batch sizes (within max_batch_size) and counts
+// (at most kMaxConfigWarmupCount).
 absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfig* config);
 
 // Sections present in `config` that Brigade parses but does not act on, e.g.

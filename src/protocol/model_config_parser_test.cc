@@ -352,5 +352,27 @@ TEST(ConfigParserTest, InstanceCountsThatAddUpPastAnIntAreRefused) {
   EXPECT_THAT(status.message(), HasSubstr("instance_group counts add up to more than"));
 }
 
+// max_batch_size: 60000000 sized statistics tables and warm-up tensors past the host's memory
+// (std::bad_alloc ended the process); 500 instances are 500 threads.
+TEST(ConfigParserTest, BatchSizesInstanceCountsAndWarmUpsPastTheLimitsAreRefused) {
+  auto message = [](std::string_view text) {
+    auto parsed = ParseModelConfigText(text, "c");
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    return std::string(ValidateModelConfig("m", &parsed->config).message());
+  };
+  EXPECT_THAT(message("max_batch_size: 60000000"),
+              HasSubstr("max_batch_size 60000000 exceeds the limit of 65536"));
+  EXPECT_EQ(message("max_batch_size: 65536"), "");
+  EXPECT_THAT(message("instance_group { count: 500 }"),
+              HasSubstr("add up to more than 256 instances"));
+  EXPECT_THAT(message("instance_group [ { count: 200 }, { count: 57 } ]"),
+              HasSubstr("add up to more than 256 instances"));
+  EXPECT_EQ(message("instance_group [ { count: 200 }, { count: 56 } ]"), "");
+  EXPECT_THAT(message("max_batch_size: 8 model_warmup { name: \"w\" batch_size: 9 }"),
+              HasSubstr("warm-up 'w' batch_size 9 exceeds max_batch_size (8)"));
+  EXPECT_THAT(message("max_batch_size: 8 model_warmup { name: \"w\" count: 1001 }"),
+              HasSubstr("warm-up 'w' count 1001 exceeds the limit of 1000"));
+}
+
 }  // namespace
 }  // namespace brigade::protocol

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <new>
+#include <system_error>
 #include <utility>
 
 #include "core/check.h"
@@ -10,9 +12,14 @@
 #include "protocol/model_config_parser.h"
 #include "repository/model_file.h"
 #include "repository/warmup.h"
+#include "spdlog/spdlog.h"
 
 namespace brigade::repository {
 namespace {
+
+// The config's validation keeps every model within what the scheduler accepts.
+static_assert(protocol::kMaxConfigInstances == scheduler::Scheduler::kMaxInstanceCount);
+static_assert(protocol::kMaxConfigBatchSize == scheduler::Scheduler::kMaxBatchSize);
 
 // Queue bound when the config sets none (Triton's default is unbounded; ours never is).
 constexpr size_t kDefaultMaxQueueSize = 1024;
@@ -341,8 +348,26 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadRouter(Options o
 }
 
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options) {
-  if (options.config.platform() == "ensemble") return LoadEnsemble(std::move(options));
-  if (options.config.platform() == "brigade_router") return LoadRouter(std::move(options));
+  const std::string name = options.config.name();
+  const int64_t version = options.version;
+  // Resource exhaustion fails this load, never the process: nothing our own code allocates
+  // while loading is unbounded, but a backend's allocations and the system's threads may still
+  // be refused.
+  try {
+    if (options.config.platform() == "ensemble") return LoadEnsemble(std::move(options));
+    if (options.config.platform() == "brigade_router") return LoadRouter(std::move(options));
+    return LoadOnBackend(std::move(options));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        StrCat("model '", name, "' version ", version, ": out of memory while loading"));
+  } catch (const std::system_error& error) {
+    return absl::ResourceExhaustedError(
+        StrCat("model '", name, "' version ", version,
+               ": the system refused a resource while loading: ", error.what()));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadOnBackend(Options options) {
   config::ModelConfig config = options.config;
   const std::string& name = config.name();
   if (options.backends == nullptr) return absl::InvalidArgumentError("no backend registry");
@@ -439,6 +464,9 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   scheduler::Scheduler::Options scheduler_options = SchedulerOptions(options, config);
   BRIGADE_ASSIGN_OR_RETURN(WarmupPlan warmup,
                            BuildWarmupPlan(config, signature, options.model_dir));
+  for (const std::string& skipped : warmup.skipped) {
+    spdlog::warn("model '{}' version {}: warm-up {} skipped", name, options.version, skipped);
+  }
   scheduler_options.warmups = std::move(warmup.runs);
   scheduler_options.warmup_required = warmup.required;
   BRIGADE_ASSIGN_OR_RETURN(

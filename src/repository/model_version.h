@@ -18,7 +18,9 @@
 // version being replaced stays alive until its last request is enqueued; the repository calls
 // Drain() when it retires a version, which finishes queued requests and stops the instances.
 // Failure: Load() returns the backend's error or INVALID_ARGUMENT naming the model and the
-// input/output whose config disagrees with the model (for an ensemble, the step or tensor).
+// input/output whose config disagrees with the model (for an ensemble, the step or tensor), and
+// RESOURCE_EXHAUSTED when memory or a thread is refused while loading (the load fails, nothing
+// else does).
 
 #include <cstdint>
 #include <functional>
@@ -152,6 +154,7 @@ class ModelVersion {
  private:
   static absl::StatusOr<std::shared_ptr<ModelVersion>> LoadEnsemble(Options options);
   static absl::StatusOr<std::shared_ptr<ModelVersion>> LoadRouter(Options options);
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> LoadOnBackend(Options options);
 
   const int64_t version_;
   const std::string fingerprint_;

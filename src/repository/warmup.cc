@@ -11,10 +11,11 @@
 namespace brigade::repository {
 namespace {
 
+// `budget`: the bytes the run's remaining inputs may take; this one's are taken off it.
 absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
                                         const engine::TensorSpec& spec, int batch_size,
                                         const std::string& model_dir,
-                                        const std::string& warmup_name) {
+                                        const std::string& warmup_name, size_t* budget) {
   const DataType dtype = protocol::FromConfigDataType(input.data_type());
   if (dtype != spec.dtype) {
     return absl::InvalidArgumentError(StrCat("warm-up '", warmup_name, "' input '", spec.name,
@@ -24,7 +25,20 @@ absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
   Shape shape;
   if (batch_size > 0) shape.push_back(batch_size);
   for (int64_t dim : input.dims()) shape.push_back(dim);
-  BRIGADE_ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
+  absl::StatusOr<int64_t> count_or = ElementCount(shape);
+  if (!count_or.ok()) {
+    return absl::InvalidArgumentError(StrCat("warm-up '", warmup_name, "' input '", spec.name,
+                                             "': ", count_or.status().message()));
+  }
+  const auto count = static_cast<uint64_t>(*count_or);
+  const uint64_t element_bytes =
+      dtype == DataType::kBytes ? sizeof(uint32_t) + sizeof(std::string) : DataTypeSize(dtype);
+  if (element_bytes > 0 && count > *budget / element_bytes) {
+    return absl::ResourceExhaustedError(StrCat("warm-up '", warmup_name, "' input '", spec.name,
+                                               "' ", ShapeToString(shape), " takes more than the ",
+                                               kMaxWarmupBytes, " bytes a warm-up run may use"));
+  }
+  *budget -= count * element_bytes;
 
   if (input.input_data_type_case() == config::ModelWarmup::Input::kInputDataFile) {
     const std::filesystem::path dir = std::filesystem::path(model_dir) / "warmup";
@@ -76,8 +90,13 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
     std::vector<int> sizes = {config.max_batch_size() > 0 ? 1 : 0};
     if (config.max_batch_size() > 1) sizes.push_back(config.max_batch_size());
     for (int size : sizes) {
-      absl::StatusOr<std::vector<Tensor>> inputs = engine::MakeWarmupInputs(signature, size);
-      if (!inputs.ok()) continue;
+      absl::StatusOr<std::vector<Tensor>> inputs =
+          engine::MakeWarmupInputs(signature, size, kMaxWarmupBytes);
+      if (!inputs.ok()) {
+        plan.skipped.push_back(
+            StrCat("zeros at batch size ", size, ": ", inputs.status().message()));
+        continue;
+      }
       plan.runs.push_back({StrCat("zeros at batch size ", size), *std::move(inputs)});
     }
     return plan;
@@ -86,6 +105,7 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
   for (const config::ModelWarmup& warmup : config.model_warmup()) {
     const int batch_size = config.max_batch_size() > 0 ? std::max<int>(1, warmup.batch_size()) : 0;
     std::vector<Tensor> run;
+    size_t budget = kMaxWarmupBytes;
     for (const engine::TensorSpec& spec : signature.inputs) {
       auto it = warmup.inputs().find(spec.name);
       if (it == warmup.inputs().end() && spec.optional) {
@@ -98,8 +118,8 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
                                                  warmup.name(), "' has no input '", spec.name,
                                                  "'"));
       }
-      BRIGADE_ASSIGN_OR_RETURN(
-          Tensor tensor, MakeWarmupTensor(it->second, spec, batch_size, model_dir, warmup.name()));
+      BRIGADE_ASSIGN_OR_RETURN(Tensor tensor, MakeWarmupTensor(it->second, spec, batch_size,
+                                                               model_dir, warmup.name(), &budget));
       run.push_back(std::move(tensor));
     }
     for (uint32_t i = 0; i < std::max<uint32_t>(1, warmup.count()); ++i) {

@@ -11,6 +11,10 @@
 // Tensor, as when a request omits it.
 // Without it: zero-filled inputs at batch size 1 and at max_batch_size, best effort (a model that
 // rejects zeros still loads; the failure is logged).
+// Sizes are bounded before anything is allocated: one run's inputs take at most kMaxWarmupBytes
+// together (a BYTES element counts its length prefix and the string it is built from). An
+// automatic run past the bound is skipped, with a note; a configured one fails the plan
+// (RESOURCE_EXHAUSTED naming the warm-up and the input).
 // Pure apart from reading warm-up files; thread-safe.
 
 #include <string>
@@ -24,9 +28,14 @@
 
 namespace brigade::repository {
 
+// Largest total size of one warm-up run's inputs.
+inline constexpr size_t kMaxWarmupBytes = size_t{256} << 20;
+
 struct WarmupPlan {
   std::vector<scheduler::WarmupRun> runs;
   bool required = false;
+  // Automatic runs left out, and why (for the load's log).
+  std::vector<std::string> skipped;
 };
 
 absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,

@@ -182,5 +182,44 @@ TEST_F(WarmupTest, AModelThatDoesNotBatchGetsNoBatchDimension) {
   EXPECT_EQ(plan->runs[0].inputs[0].shape(), (Shape{4}));
 }
 
+// Nothing is allocated for a run past the bound: before the bound this allocated 1 GiB of zeros
+// for the max_batch_size run (and, at larger sizes, threw std::bad_alloc through the load).
+TEST_F(WarmupTest, AnAutomaticRunPastTheBoundIsSkippedWithANote) {
+  engine::ModelSignature signature;
+  signature.inputs.push_back({"x", DataType::kFp32, {-1, 4096}, false});
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(R"pb(name: "m" max_batch_size: 65536)pb"), signature, dir_.string());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->runs.size(), 1u);
+  EXPECT_EQ(plan->runs[0].name, "zeros at batch size 1");
+  ASSERT_EQ(plan->skipped.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(plan->skipped[0], "zeros at batch size 65536")) << plan->skipped[0];
+  EXPECT_TRUE(absl::StrContains(plan->skipped[0], "more than 268435456 bytes")) << plan->skipped[0];
+}
+
+TEST_F(WarmupTest, AConfiguredInputPastTheBoundFailsBeforeAnythingIsAllocated) {
+  auto input = [](const std::string& dims, const std::string& type) {
+    return "inputs { key: \"x\" value { data_type: " + type + " dims: [ " + dims +
+           " ] zero_data: true } }";
+  };
+  engine::ModelSignature signature;
+  signature.inputs.push_back({"x", DataType::kFp32, {-1, -1}, false});
+  // 512 MiB of FP32 (which used to be allocated), then 2^40 strings (which used to throw).
+  absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
+      Config(WarmupConfig(input("134217728", "TYPE_FP32"), 1, 1)), signature, dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted) << plan.status();
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "warm-up 'w' input 'x' [1,134217728]"))
+      << plan.status();
+  signature.inputs[0].dtype = DataType::kBytes;
+  plan = BuildWarmupPlan(Config(WarmupConfig(input("1099511627776", "TYPE_STRING"), 1, 1)),
+                         signature, dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted) << plan.status();
+  // Dims whose product overflows are refused as such.
+  plan = BuildWarmupPlan(
+      Config(WarmupConfig(input("4611686018427387904, 4611686018427387904", "TYPE_STRING"), 1, 1)),
+      signature, dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+}
+
 }  // namespace
 }  // namespace brigade::repository

@@ -1,6 +1,9 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
+#include <exception>
+#include <new>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -38,6 +41,16 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
                                              "': instance count must be >= 1, got ",
                                              options.instance_count));
   }
+  if (options.instance_count > kMaxInstanceCount) {
+    return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': instance count ",
+                                             options.instance_count, " exceeds the limit of ",
+                                             kMaxInstanceCount));
+  }
+  if (options.queue.max_batch_size > kMaxBatchSize) {
+    return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': max_batch_size ",
+                                             options.queue.max_batch_size, " exceeds the limit of ",
+                                             kMaxBatchSize));
+  }
   if (options.queue.max_queue_size == 0) {
     return absl::InvalidArgumentError(
         StrCat("model '", options.model_name, "': max_queue_size must be > 0"));
@@ -74,22 +87,46 @@ Scheduler::Scheduler(ConstructionTag, Options options, std::shared_ptr<engine::M
 
 Scheduler::~Scheduler() { Drain(); }
 
+std::thread Scheduler::StartThread(std::function<void()> body) const {
+  if (options_.start_thread) return options_.start_thread(std::move(body));
+  return std::thread(std::move(body));
+}
+
 absl::Status Scheduler::StartInstances() {
   const auto count = static_cast<size_t>(options_.instance_count);
   // Each thread writes its own slot, then signals under mu_; we read them after all signalled.
   std::vector<absl::Status> statuses(count);
+  size_t started = 0;
+  absl::Status refused;
   {
     absl::MutexLock lock(&drain_mu_);
-    threads_.reserve(count);
-    for (size_t i = 0; i < count; ++i) {
-      threads_.emplace_back(&Scheduler::InstanceMain, this, static_cast<int>(i), &statuses[i]);
+    // Reserved first, so that adding a started thread never throws and leaves it unowned.
+    try {
+      threads_.reserve(count);
+      for (; started < count; ++started) {
+        threads_.push_back(
+            StartThread([this, index = static_cast<int>(started), status = &statuses[started]] {
+              InstanceMain(index, status);
+            }));
+      }
+      timer_thread_ = StartThread([this] { TimerLoop(); });
+    } catch (const std::system_error& error) {
+      refused = absl::ResourceExhaustedError(
+          StrCat("model '", options_.model_name, "' version ", options_.version,
+                 ": the system refused a thread (", started, " of ", count,
+                 " instances started, and the timer): ", error.what()));
+    } catch (const std::bad_alloc&) {
+      refused = absl::ResourceExhaustedError(StrCat("model '", options_.model_name, "' version ",
+                                                    options_.version,
+                                                    ": out of memory starting its threads"));
     }
-    timer_thread_ = std::thread(&Scheduler::TimerLoop, this);
   }
+  // Every thread that started reports once; only then may `statuses` go.
   {
     absl::MutexLock lock(&mu_);
-    while (started_instances_ < options_.instance_count) start_cv_.Wait(&mu_);
+    while (started_instances_ < static_cast<int>(started)) start_cv_.Wait(&mu_);
   }
+  if (!refused.ok()) return refused;
   for (const absl::Status& status : statuses) {
     if (!status.ok()) return status;
   }
@@ -99,32 +136,20 @@ absl::Status Scheduler::StartInstances() {
 void Scheduler::InstanceMain(int index, absl::Status* start_status) {
   absl::Status status;
   std::unique_ptr<engine::ModelInstance> instance;
-  if (options_.pin_threads) {
-    status = PinCurrentThread(InstanceCpus(index, intra_op_threads_, options_.cpus));
+  // An exception leaving this thread would end the process; what a backend or a warm-up throws
+  // while the instance starts fails this load instead.
+  try {
+    StartInstance(index, &instance, &status);
+  } catch (const std::bad_alloc&) {
+    status = absl::ResourceExhaustedError(StrCat("model '", options_.model_name, "' version ",
+                                                 options_.version, " instance ", index,
+                                                 ": out of memory while starting or warming up"));
+  } catch (const std::exception& error) {
+    status = absl::InternalError(
+        StrCat("model '", options_.model_name, "' version ", options_.version, " instance ", index,
+               ": exception while starting or warming up: ", error.what()));
   }
-  if (status.ok()) {
-    absl::StatusOr<std::unique_ptr<engine::ModelInstance>> created =
-        model_->CreateInstance({index, intra_op_threads_});
-    if (created.ok()) {
-      instance = *std::move(created);
-    } else {
-      status = created.status();
-    }
-  }
-  for (size_t w = 0; status.ok() && w < options_.warmups.size(); ++w) {
-    std::vector<Tensor> outputs;
-    absl::Status warm = instance->Execute(options_.warmups[w].inputs, &outputs);
-    if (warm.ok()) continue;
-    const std::string& name = options_.warmups[w].name;
-    const std::string warmup = name.empty() ? StrCat(w) : StrCat("'", name, "'");
-    if (options_.warmup_required) {
-      status = absl::Status(warm.code(), StrCat("model '", options_.model_name, "' warm-up ",
-                                                warmup, " failed: ", warm.message()));
-    } else {
-      spdlog::warn("model '{}' version {}: warm-up {} failed (serving anyway): {}",
-                   options_.model_name, options_.version, warmup, warm.message());
-    }
-  }
+  if (!status.ok()) instance.reset();
   {
     absl::MutexLock lock(&mu_);
     *start_status = status;
@@ -132,6 +157,36 @@ void Scheduler::InstanceMain(int index, absl::Status* start_status) {
     start_cv_.SignalAll();
   }
   if (status.ok()) ServeLoop(index, instance.get());
+}
+
+void Scheduler::StartInstance(int index, std::unique_ptr<engine::ModelInstance>* instance,
+                              absl::Status* status) {
+  if (options_.pin_threads) {
+    *status = PinCurrentThread(InstanceCpus(index, intra_op_threads_, options_.cpus));
+  }
+  if (status->ok()) {
+    absl::StatusOr<std::unique_ptr<engine::ModelInstance>> created =
+        model_->CreateInstance({index, intra_op_threads_});
+    if (created.ok()) {
+      *instance = *std::move(created);
+    } else {
+      *status = created.status();
+    }
+  }
+  for (size_t w = 0; status->ok() && w < options_.warmups.size(); ++w) {
+    std::vector<Tensor> outputs;
+    absl::Status warm = (*instance)->Execute(options_.warmups[w].inputs, &outputs);
+    if (warm.ok()) continue;
+    const std::string& name = options_.warmups[w].name;
+    const std::string warmup = name.empty() ? StrCat(w) : StrCat("'", name, "'");
+    if (options_.warmup_required) {
+      *status = absl::Status(warm.code(), StrCat("model '", options_.model_name, "' warm-up ",
+                                                 warmup, " failed: ", warm.message()));
+    } else {
+      spdlog::warn("model '{}' version {}: warm-up {} failed (serving anyway): {}",
+                   options_.model_name, options_.version, warmup, warm.message());
+    }
+  }
 }
 
 void Scheduler::ServeLoop(int index, engine::ModelInstance* instance) {

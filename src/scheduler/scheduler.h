@@ -27,7 +27,12 @@
 // Ownership: the scheduler shares ownership of the engine::Model and the ModelStats; requests are
 // owned by the queue until their batch runs. Answers are always delivered through
 // InferRequest::Complete, never under the scheduler's lock.
-// Failure (all answered through the request's callback, at once unless noted):
+// Create() fails with INVALID_ARGUMENT for options past kMaxInstanceCount or kMaxBatchSize, with
+// an instance's own error when it fails to start or to warm up, and with RESOURCE_EXHAUSTED when
+// the system refuses a thread or memory runs out (std::bad_alloc) while instances start or warm
+// up: every thread it started is joined first, so a failed Create leaves nothing running and
+// fails only the load that asked for it.
+// Request failures (all answered through the request's callback, at once unless noted):
 //   UNAVAILABLE        the queue or the request's priority level is full; admission control
 //                      predicts the request would miss its deadline/SLO; the scheduler drains.
 //                      Overload refusals carry a retry-after (protocol/error_payload.h).
@@ -38,6 +43,7 @@
 // Drain() (also run by the destructor) stops admission, runs everything already queued, then
 // joins the threads: requests in flight on a version being replaced always finish.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -95,7 +101,15 @@ class Scheduler {
     // every admission and removal, busy-instances moves around each Execute, and every executed
     // batch's rows are recorded. Borrowed; must outlive the scheduler.
     telemetry::ModelRequestMetrics* metrics = nullptr;
+    // Starts each of the scheduler's threads (instances, timer); null means std::thread. Tests
+    // inject one that throws, as std::thread does when the system refuses a thread.
+    std::function<std::thread(std::function<void()>)> start_thread;
   };
+
+  // Create() refuses options past these (the model config's validation refuses configs past them
+  // first): every instance is a thread, and the statistics keep a row per batch size.
+  static constexpr int kMaxInstanceCount = 256;
+  static constexpr int kMaxBatchSize = 65536;
 
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
       Options options, std::shared_ptr<engine::Model> model,
@@ -128,8 +142,16 @@ class Scheduler {
   SchedulerSnapshot Snapshot() const;
 
  private:
+  // Starts the instance threads and the timer, and waits for every instance that started to be
+  // ready; a thread the system refuses (std::system_error) or memory running out fails it with
+  // RESOURCE_EXHAUSTED, once the threads that did start have reported.
   absl::Status StartInstances();
+  std::thread StartThread(std::function<void()> body) const;
   void InstanceMain(int index, absl::Status* start_status);
+  // Pins the thread, creates the instance and runs the warm-ups on it; may throw (the backend's
+  // allocations), which InstanceMain catches.
+  void StartInstance(int index, std::unique_ptr<engine::ModelInstance>* instance,
+                     absl::Status* status);
   void ServeLoop(int index, engine::ModelInstance* instance);
   void TimerLoop();
   // Answers requests removed from the queue (timed out / cancelled) and releases their order.

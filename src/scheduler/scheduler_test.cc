@@ -1,8 +1,11 @@
 #include "scheduler/scheduler.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -238,6 +241,99 @@ TEST(SchedulerTest, RequiredWarmupFailureFailsCreate) {
   auto scheduler = Scheduler::Create(options, AddSubModel(8), stats);
   EXPECT_EQ(scheduler.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(scheduler.status().message().find("warm-up"), std::string::npos);
+}
+
+// Starts threads until the `fail_at`-th (counting from 1), which the "system" refuses as
+// std::thread does; counts the started threads that have finished.
+struct RefusingThreads {
+  int fail_at = 0;
+  int calls = 0;
+  std::atomic<int> finished{0};
+
+  std::function<std::thread(std::function<void()>)> Starter() {
+    return [this](std::function<void()> body) {
+      if (++calls == fail_at) {
+        throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                                "thread refused");
+      }
+      return std::thread([this, body = std::move(body)] {
+        body();
+        ++finished;
+      });
+    };
+  }
+};
+
+// Before, the exception left Create() and (thrown through a load) ended the process.
+TEST(SchedulerTest, ARefusedThreadFailsCreateWithResourceExhaustedAfterJoiningTheStartedOnes) {
+  // The third of four instance threads, then the timer (the fifth thread).
+  for (int fail_at : {3, 5}) {
+    auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
+    Scheduler::Options options = BatchingOptions(8, 0);
+    options.instance_count = 4;
+    RefusingThreads threads;
+    threads.fail_at = fail_at;
+    options.start_thread = threads.Starter();
+    auto scheduler = Scheduler::Create(options, AddSubModel(8), stats);
+    EXPECT_EQ(scheduler.status().code(), absl::StatusCode::kResourceExhausted)
+        << scheduler.status();
+    EXPECT_NE(scheduler.status().message().find("refused a thread"), std::string::npos)
+        << scheduler.status();
+    // Every thread that started ran to its end before Create returned.
+    EXPECT_EQ(threads.finished.load(), fail_at - 1);
+  }
+}
+
+// An instance whose warm-up allocates more than there is.
+class GreedyModel : public engine::Model {
+ public:
+  const engine::ModelSignature& signature() const override { return signature_; }
+  absl::StatusOr<std::unique_ptr<engine::ModelInstance>> CreateInstance(
+      const engine::InstanceOptions&) override {
+    return std::make_unique<Instance>();
+  }
+
+ private:
+  class Instance : public engine::ModelInstance {
+   public:
+    absl::Status Execute(std::span<const Tensor>, std::vector<Tensor>*) override {
+      throw std::bad_alloc();
+    }
+  };
+  engine::ModelSignature signature_;
+};
+
+// Before, std::bad_alloc escaped the instance thread: std::terminate, every model down.
+TEST(SchedulerTest, RunningOutOfMemoryInAWarmUpFailsCreateWithResourceExhausted) {
+  for (bool required : {true, false}) {
+    auto stats = std::make_shared<telemetry::ModelStats>("greedy", "1", 8);
+    Scheduler::Options options = BatchingOptions(8, 0);
+    options.model_name = "greedy";
+    options.instance_count = 2;
+    options.warmups.push_back({"huge", {}});
+    options.warmup_required = required;
+    auto scheduler = Scheduler::Create(options, std::make_shared<GreedyModel>(), stats);
+    EXPECT_EQ(scheduler.status().code(), absl::StatusCode::kResourceExhausted)
+        << scheduler.status();
+    EXPECT_NE(scheduler.status().message().find("model 'greedy' version 1 instance"),
+              std::string::npos)
+        << scheduler.status();
+  }
+}
+
+TEST(SchedulerTest, InstanceCountsAndBatchSizesPastTheLimitsAreRefused) {
+  auto stats = std::make_shared<telemetry::ModelStats>("simple", "1", 8);
+  Scheduler::Options options = BatchingOptions(8, 0);
+  options.instance_count = Scheduler::kMaxInstanceCount + 1;
+  auto scheduler = Scheduler::Create(options, AddSubModel(8), stats);
+  EXPECT_EQ(scheduler.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(scheduler.status().message().find("exceeds the limit of 256"), std::string::npos)
+      << scheduler.status();
+  options = BatchingOptions(Scheduler::kMaxBatchSize + 1, 0);
+  scheduler = Scheduler::Create(options, AddSubModel(8), stats);
+  EXPECT_EQ(scheduler.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(scheduler.status().message().find("exceeds the limit of 65536"), std::string::npos)
+      << scheduler.status();
 }
 
 TEST(SchedulerTest, IntraOpThreadsSplitTheCoresAcrossInstances) {
