@@ -27,6 +27,15 @@ namespace brigade {
 absl::StatusOr<std::string> ReadPlainFile(const std::filesystem::path& dir, std::string_view name,
                                           uintmax_t max_bytes);
 
+// Resolves `relative` (a relative path, possibly of several components) under `dir` and checks
+// that the result, with every symbolic link resolved, still lies inside `dir` (itself resolved):
+// the canonical-prefix check, so neither "../" nor a link inside `dir` pointing elsewhere
+// reaches outside it. The path need not exist. INVALID_ARGUMENT for an empty or absolute path,
+// one with a NUL, or one naming `dir` itself; PERMISSION_DENIED for a path that escapes;
+// NOT_FOUND when `dir` cannot be resolved. Messages name `relative` (callers add what it is).
+absl::StatusOr<std::filesystem::path> ResolveInsideDir(const std::filesystem::path& dir,
+                                                       std::string_view relative);
+
 // A labels file's lines: one label per class index; "\r\n" endings and a final newline are
 // not part of a label.
 std::vector<std::string> SplitLabels(std::string_view text);

@@ -324,6 +324,30 @@ absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfi
   return CheckWarmups(model_name, *config);
 }
 
+absl::Status CheckOverrideNamesNoFiles(std::string_view model_name,
+                                       const config::ModelConfig& config) {
+  auto refuse = [&](std::string_view field) {
+    return absl::InvalidArgumentError(
+        StrCat("model '", model_name, "': a config sent with a load request may not name files (",
+               field, "); put it in the repository's config.pbtxt"));
+  };
+  if (!config.default_model_filename().empty()) return refuse("default_model_filename");
+  if (!config.cc_model_filenames().empty()) return refuse("cc_model_filenames");
+  for (const config::ModelOutput& output : config.output()) {
+    if (!output.label_filename().empty()) {
+      return refuse(StrCat("output '", output.name(), "' label_filename"));
+    }
+  }
+  for (const config::ModelWarmup& warmup : config.model_warmup()) {
+    for (const auto& [input, data] : warmup.inputs()) {
+      if (data.input_data_type_case() == config::ModelWarmup::Input::kInputDataFile) {
+        return refuse(StrCat("warm-up '", warmup.name(), "' input '", input, "' input_data_file"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::vector<std::string> IgnoredFields(const config::ModelConfig& config) {
   std::vector<std::string> ignored;
   if (config.has_sequence_batching()) ignored.emplace_back("sequence_batching");

@@ -54,6 +54,13 @@ inline constexpr uint32_t kMaxConfigWarmupCount = 1000;
 // (at most kMaxConfigWarmupCount).
 absl::Status ValidateModelConfig(std::string_view model_name, config::ModelConfig* config);
 
+// A config sent with a load request (the repository API's `config` parameter) may not name files:
+// default_model_filename, cc_model_filenames, an output's label_filename and a warm-up's
+// input_data_file are refused (INVALID_ARGUMENT naming the field), so whoever may load models
+// cannot point one at a file the repository's own config.pbtxt does not name.
+absl::Status CheckOverrideNamesNoFiles(std::string_view model_name,
+                                       const config::ModelConfig& config);
+
 // Sections present in `config` that Brigade parses but does not act on, e.g.
 // "sequence_batching", "optimization", "instance_group[0].kind: KIND_GPU (runs on CPU)".
 std::vector<std::string> IgnoredFields(const config::ModelConfig& config);

@@ -402,11 +402,20 @@ absl::Status ModelRepository::Load(std::string_view name, std::string_view confi
     return absl::FailedPreconditionError(
         "explicit model load/unload is only allowed with --model-control-mode=explicit");
   }
+  // Only a name the repository lists: never a path, a URL or "..", whatever the file system
+  // would make of it.
+  const std::vector<std::string> names = ScanModelDirs();
+  if (!std::binary_search(names.begin(), names.end(), name)) {
+    return absl::NotFoundError(StrCat("model '", name,
+                                      "' is not in the repository (a load names one of its model "
+                                      "directories)"));
+  }
   absl::MutexLock control(&control_mu_);
   if (config_json.empty()) return SyncModel(std::string(name), nullptr);
   BRIGADE_ASSIGN_OR_RETURN(
       protocol::ParsedConfig parsed,
       protocol::ParseModelConfigJson(config_json, StrCat("config of '", name, "'")));
+  BRIGADE_RETURN_IF_ERROR(protocol::CheckOverrideNamesNoFiles(name, parsed.config));
   return SyncModel(std::string(name), &parsed);
 }
 

@@ -3,9 +3,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "absl/synchronization/notification.h"
 #include "cache/cache_manager.h"
+#include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
 
@@ -142,6 +145,81 @@ TEST_F(RepositoryTest, LoadWithAConfigOverride) {
   ASSERT_TRUE(a.ok());
   EXPECT_EQ((*a)->max_batch_size(), 2);
   EXPECT_EQ((*a)->inputs()[0].dtype, DataType::kInt32);
+}
+
+// Issue 21 item 3: a name that is not one the repository lists is refused before anything is
+// looked up; ".hidden" (a directory the index does not list) used to load.
+TEST_F(RepositoryTest, ALoadNamesOnlyAModelDirectoryTheRepositoryLists) {
+  WriteModel("a", kIdentityConfig);
+  WriteModel(".hidden", kIdentityConfig);
+  auto repo = ModelRepository::Create(Options(ControlMode::kExplicit), nullptr);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  for (std::string_view name : {".hidden", "../a", "./a", "a/", "/etc", "http://host/a",
+                                "file:///etc", "..", ".", "", "a/1"}) {
+    absl::Status status = (*repo)->Load(name, "");
+    EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << name << ": " << status;
+    EXPECT_NE(status.message().find("is not in the repository"), std::string::npos) << status;
+  }
+  EXPECT_FALSE((*repo)->Find(".hidden").ok());
+  EXPECT_TRUE((*repo)->Load("a", "").ok());
+}
+
+// Issue 21 D3: an override naming files used to load `default_model_filename` wherever it
+// pointed.
+TEST_F(RepositoryTest, AConfigOverrideMayNotNameFiles) {
+  WriteModel("a", kIdentityConfig);
+  std::ofstream(root_ / "outside.bin") << "not a model";
+  auto repo = ModelRepository::Create(Options(ControlMode::kExplicit), nullptr);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {R"({"backend":"brigade","default_model_filename":"../../outside.bin"})",
+       "(default_model_filename)"},
+      {R"({"backend":"brigade","output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[4],
+           "label_filename":"../outside.bin"}]})",
+       "(output 'OUTPUT0' label_filename)"},
+      {R"({"backend":"brigade","model_warmup":[{"name":"w","inputs":{"INPUT0":{
+           "data_type":"TYPE_FP32","dims":[4],"input_data_file":"x.bin"}}}]})",
+       "(warm-up 'w' input 'INPUT0' input_data_file)"},
+  };
+  for (const auto& [json, field] : cases) {
+    absl::Status status = (*repo)->Load("a", json);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(std::string(status.message()).find(field), std::string::npos) << status;
+  }
+  EXPECT_FALSE((*repo)->Get("a", -1).ok());
+}
+
+// Issue 21 D3: a config.pbtxt's default_model_filename resolves inside its version directory.
+TEST_F(RepositoryTest, ADefaultModelFilenameMustResolveInsideTheVersionDirectory) {
+  std::ofstream(root_ / "outside.bin") << "not a model";
+  const std::string config = kIdentityConfig;
+  WriteModel("up", config + R"(default_model_filename: "../../outside.bin")");
+  WriteModel("absolute",
+             config + "default_model_filename: \"" + (root_ / "outside.bin").string() + "\"");
+  WriteModel("link", config + R"(default_model_filename: "model.bin")");
+  fs::create_symlink(root_ / "outside.bin", root_ / "link" / "1" / "model.bin");
+  WriteModel("inside", config + R"(default_model_filename: "sub/model.bin")");
+  fs::create_directories(root_ / "inside" / "1" / "sub");
+  std::ofstream(root_ / "inside" / "1" / "sub" / "model.bin") << "builtin";
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  EXPECT_TRUE((*repo)->Get("inside", 1).ok());
+  auto code = [&](std::string_view name) {
+    for (const absl::Status& error : errors) {
+      if (error.message().find(StrCat("model '", name, "'")) != std::string::npos) {
+        return error.code();
+      }
+    }
+    return absl::StatusCode::kOk;
+  };
+  EXPECT_EQ(code("up"), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(code("absolute"), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code("link"), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(errors.size(), 3u);
+  for (std::string_view name : {"up", "absolute", "link"}) {
+    EXPECT_FALSE((*repo)->Get(name, 1).ok()) << name;
+  }
 }
 
 TEST_F(RepositoryTest, PollLoadsNewVersionsAndRetiresOldOnes) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/plain_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/model_config_parser.h"
@@ -393,6 +394,16 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadOnBackend(Option
   const std::string file_name = config.default_model_filename().empty()
                                     ? std::string(backend->default_model_filename())
                                     : config.default_model_filename();
+  // A configured name may have directories in it, but must resolve (links and "..") inside the
+  // version directory.
+  if (!config.default_model_filename().empty()) {
+    absl::StatusOr<std::filesystem::path> inside = ResolveInsideDir(version_dir, file_name);
+    if (!inside.ok() && !absl::IsNotFound(inside.status())) {
+      return absl::Status(inside.status().code(),
+                          StrCat("model '", name, "' version ", options.version,
+                                 ": default_model_filename ", inside.status().message()));
+    }
+  }
   const std::filesystem::path model_path =
       file_name.empty() ? version_dir : version_dir / file_name;
   std::error_code error;

@@ -1,8 +1,10 @@
 #include "repository/warmup.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
+#include "core/plain_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/model_config_parser.h"
@@ -38,14 +40,25 @@ absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
                                                "' ", ShapeToString(shape), " takes more than the ",
                                                kMaxWarmupBytes, " bytes a warm-up run may use"));
   }
+  const size_t available = *budget;
   *budget -= count * element_bytes;
 
   if (input.input_data_type_case() == config::ModelWarmup::Input::kInputDataFile) {
     const std::filesystem::path dir = std::filesystem::path(model_dir) / "warmup";
-    BRIGADE_ASSIGN_OR_RETURN(
-        const std::string data,
-        ReadModelFile(dir, input.input_data_file(),
-                      StrCat("warm-up '", warmup_name, "' input '", spec.name, "'")));
+    const std::string what = StrCat("warm-up '", warmup_name, "' input '", spec.name, "'");
+    if (absl::StatusOr<std::filesystem::path> inside =
+            ResolveInsideDir(dir, input.input_data_file());
+        !inside.ok() && !absl::IsNotFound(inside.status())) {
+      return absl::Status(inside.status().code(),
+                          StrCat(what, " input_data_file: ", inside.status().message()));
+    }
+    // A fixed-size tensor's file has exactly its size, so anything longer is refused unread; a
+    // BYTES tensor's may take what is left of the run's bound.
+    const bool bytes = dtype == DataType::kBytes;
+    BRIGADE_ASSIGN_OR_RETURN(const std::string data,
+                             ReadModelFile(dir, input.input_data_file(), what,
+                                           bytes ? available : count * element_bytes));
+    if (bytes) *budget = available - std::max<size_t>(count * element_bytes, data.size());
     const std::filesystem::path file = dir / input.input_data_file();
     absl::StatusOr<Tensor> tensor =
         Tensor::Copy(dtype, shape, std::as_bytes(std::span<const char>(data.data(), data.size())));

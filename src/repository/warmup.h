@@ -14,7 +14,9 @@
 // Sizes are bounded before anything is allocated: one run's inputs take at most kMaxWarmupBytes
 // together (a BYTES element counts its length prefix and the string it is built from). An
 // automatic run past the bound is skipped, with a note; a configured one fails the plan
-// (RESOURCE_EXHAUSTED naming the warm-up and the input).
+// (RESOURCE_EXHAUSTED naming the warm-up and the input). An input_data_file is a plain name that
+// must resolve, links and all, inside <model_dir>/warmup/ (the canonical-prefix check of
+// core/plain_file.h), a regular file, and is read only when it is no larger than its tensor.
 // Pure apart from reading warm-up files; thread-safe.
 
 #include <string>

@@ -221,5 +221,14 @@ TEST_F(WarmupTest, AConfiguredInputPastTheBoundFailsBeforeAnythingIsAllocated) {
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
 }
 
+TEST_F(WarmupTest, ADataFileLongerThanItsTensorIsRefusedUnread) {
+  WriteFloats("long.bin", std::vector<float>(1000, 1.0f));  // 1 row of 4 floats was asked for
+  absl::StatusOr<WarmupPlan> plan =
+      BuildWarmupPlan(Config(WarmupConfig(Input("x", R"(input_data_file: "long.bin")"), 1, 1)),
+                      Signature(), dir_.string());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "larger than 16 bytes")) << plan.status();
+}
+
 }  // namespace
 }  // namespace brigade::repository

@@ -1,5 +1,11 @@
 #include "engine/onnx/loader/model_loader.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "engine/onnx/test_util/onnx_builder.h"
 #include "gtest/gtest.h"
 
@@ -133,6 +139,48 @@ TEST(ModelLoaderTest, ExternalDataEscapingTheDirectoryIsRejectedBeforeAnyRead) {
   b.Output("y", DataType::kFp32, {2});
   auto loaded = LoadOnnxBytes(b.Serialize(), "/tmp");
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+// Issue 21 item 3: external data stays inside the model's directory through a link too, and
+// nothing outside is read. A model whose weights sit in the directory loads; the same model
+// whose weights file is a link to a file beside the directory is refused, as is "../".
+TEST(ModelLoaderTest, ExternalDataThroughALinkOutOfTheDirectoryIsRejected) {
+  namespace fs = std::filesystem;
+  const fs::path root =
+      fs::temp_directory_path() / ("brigade_external_link_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "model");
+  const float weights[] = {1.0f, 2.0f};
+  for (const fs::path& file : {root / "model" / "w.bin", root / "outside.bin"}) {
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(weights), sizeof(weights));
+  }
+  fs::create_symlink(root / "outside.bin", root / "model" / "link.bin");
+  auto model = [](const std::string& location) {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {2});
+    auto* init = b.model().mutable_graph()->add_initializer();
+    init->set_name("w");
+    init->set_data_type(::onnx::TensorProto::FLOAT);
+    init->add_dims(2);
+    init->set_data_location(::onnx::TensorProto::EXTERNAL);
+    auto* loc = init->add_external_data();
+    loc->set_key("location");
+    loc->set_value(location);
+    b.Node("Add", {"x", "w"}, {"y"});
+    b.Output("y", DataType::kFp32, {2});
+    return b.Serialize();
+  };
+  const std::string dir = (root / "model").string();
+  auto inside = LoadOnnxBytes(model("w.bin"), dir);
+  EXPECT_TRUE(inside.ok()) << inside.status();
+  auto linked = LoadOnnxBytes(model("link.bin"), dir);
+  EXPECT_EQ(linked.status().code(), absl::StatusCode::kPermissionDenied) << linked.status();
+  EXPECT_NE(Message(linked.status()).find("'link.bin' escapes"), std::string::npos)
+      << linked.status();
+  auto dotdot = LoadOnnxBytes(model("../outside.bin"), dir);
+  EXPECT_EQ(dotdot.status().code(), absl::StatusCode::kPermissionDenied) << dotdot.status();
+  fs::remove_all(root);
 }
 
 TEST(ModelLoaderTest, MissingFileIsNotFound) {

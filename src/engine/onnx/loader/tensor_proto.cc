@@ -5,6 +5,7 @@
 #include <fstream>
 #include <vector>
 
+#include "core/plain_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -89,37 +90,14 @@ absl::StatusOr<std::string> ResolveExternalDataPath(std::string_view model_dir,
     return absl::InvalidArgumentError(
         StrCat("external data '", location, "' is not allowed for a model without a directory"));
   }
-  const fs::path relative(location);
-  if (relative.empty() || relative.is_absolute() || relative.has_root_name()) {
-    return absl::InvalidArgumentError(
-        StrCat("external data location '", location, "' must be a path relative to the model"));
+  // The canonical-prefix check every config- or model-named path goes through: neither "../"
+  // nor a link inside the directory pointing outside it gets past it.
+  absl::StatusOr<fs::path> resolved = ResolveInsideDir(fs::path(model_dir), location);
+  if (!resolved.ok()) {
+    return absl::Status(resolved.status().code(),
+                        StrCat("external data location ", resolved.status().message()));
   }
-  std::error_code error;
-  const fs::path root = fs::canonical(fs::path(model_dir), error);
-  if (error) {
-    return absl::NotFoundError(
-        StrCat("model directory '", model_dir, "' cannot be resolved: ", error.message()));
-  }
-  // canonical() resolves symbolic links, so a link inside the directory that points outside it
-  // is caught by the prefix comparison below as well as a plain "../".
-  const fs::path resolved = fs::weakly_canonical(root / relative, error);
-  if (error) {
-    return absl::InvalidArgumentError(
-        StrCat("external data location '", location, "' cannot be resolved: ", error.message()));
-  }
-  auto root_it = root.begin();
-  auto it = resolved.begin();
-  for (; root_it != root.end(); ++root_it, ++it) {
-    if (it == resolved.end() || *it != *root_it) {
-      return absl::PermissionDeniedError(
-          StrCat("external data location '", location, "' escapes the model directory"));
-    }
-  }
-  if (it == resolved.end()) {
-    return absl::InvalidArgumentError(
-        StrCat("external data location '", location, "' names the model directory itself"));
-  }
-  return resolved.string();
+  return resolved->string();
 }
 
 absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto, std::string_view model_dir) {
