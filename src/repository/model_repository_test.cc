@@ -222,6 +222,42 @@ TEST_F(RepositoryTest, ADefaultModelFilenameMustResolveInsideTheVersionDirectory
   }
 }
 
+// Issue 21 D7: add_sub over inputs of different shapes refuses every request, the automatic
+// warm-up's zeros first; the model used to be READY anyway ("serving anyway").
+TEST_F(RepositoryTest, AModelFailingItsAutomaticWarmUpDoesNotLoad) {
+  WriteModel("mismatched", R"pb(
+    backend: "brigade"
+    max_batch_size: 4 input
+    [ {
+      name: "INPUT0"
+      data_type: TYPE_FP32
+      dims: [ 2 ]
+    }
+      , {
+        name: "INPUT1"
+        data_type: TYPE_FP32
+        dims: [ 3 ]
+      }]
+    parameters {
+      key: "op"
+      value { string_value: "add_sub" }
+    }
+  )pb");
+  std::vector<absl::Status> errors;
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), &errors);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].code(), absl::StatusCode::kInvalidArgument) << errors[0];
+  EXPECT_NE(errors[0].message().find("warm-up 'zeros at batch size 1' failed"), std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[0].message().find("must have the same type and shape"), std::string::npos)
+      << errors[0];
+  EXPECT_EQ((*repo)->Get("mismatched", -1).status().code(), absl::StatusCode::kUnavailable);
+  const std::vector<protocol::RepositoryIndexEntry> index = (*repo)->Index(false);
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, "UNAVAILABLE");
+}
+
 TEST_F(RepositoryTest, PollLoadsNewVersionsAndRetiresOldOnes) {
   WriteModel("a", kIdentityConfig, {1});
   auto repo = ModelRepository::Create(Options(ControlMode::kPoll), nullptr);

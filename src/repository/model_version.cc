@@ -479,7 +479,6 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadOnBackend(Option
     spdlog::warn("model '{}' version {}: warm-up {} skipped", name, options.version, skipped);
   }
   scheduler_options.warmups = std::move(warmup.runs);
-  scheduler_options.warmup_required = warmup.required;
   BRIGADE_ASSIGN_OR_RETURN(
       std::unique_ptr<scheduler::Scheduler> scheduler,
       scheduler::Scheduler::Create(std::move(scheduler_options), std::move(model), stats));

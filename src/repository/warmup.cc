@@ -93,6 +93,19 @@ absl::StatusOr<Tensor> MakeWarmupTensor(const config::ModelWarmup::Input& input,
   return tensor;
 }
 
+// True when zeros of the signature's shapes are a request the model must take: no dimension but
+// the batch one is variable (set to 1 for the warm-up, which a convolution may well refuse) and
+// no input is BYTES (empty strings, which a decoder refuses).
+bool InputsAreExact(const engine::ModelSignature& signature, bool batching) {
+  for (const engine::TensorSpec& spec : signature.inputs) {
+    if (spec.dtype == DataType::kBytes) return false;
+    for (size_t i = 0; i < spec.shape.size(); ++i) {
+      if (spec.shape[i] < 0 && !(i == 0 && batching)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
@@ -110,11 +123,11 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
             StrCat("zeros at batch size ", size, ": ", inputs.status().message()));
         continue;
       }
-      plan.runs.push_back({StrCat("zeros at batch size ", size), *std::move(inputs)});
+      plan.runs.push_back({StrCat("zeros at batch size ", size), *std::move(inputs),
+                           InputsAreExact(signature, config.max_batch_size() > 0)});
     }
     return plan;
   }
-  plan.required = true;
   for (const config::ModelWarmup& warmup : config.model_warmup()) {
     const int batch_size = config.max_batch_size() > 0 ? std::max<int>(1, warmup.batch_size()) : 0;
     std::vector<Tensor> run;
@@ -136,7 +149,7 @@ absl::StatusOr<WarmupPlan> BuildWarmupPlan(const config::ModelConfig& config,
       run.push_back(std::move(tensor));
     }
     for (uint32_t i = 0; i < std::max<uint32_t>(1, warmup.count()); ++i) {
-      plan.runs.push_back({warmup.name(), run});
+      plan.runs.push_back({warmup.name(), run, /*required=*/true});
     }
   }
   return plan;

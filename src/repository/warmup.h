@@ -9,8 +9,11 @@
 // required: if it fails, the version does not load. An entry must name every input except the
 // optional ones (the signature's TensorSpec::optional); an omitted optional input is an empty
 // Tensor, as when a request omits it.
-// Without it: zero-filled inputs at batch size 1 and at max_batch_size, best effort (a model that
-// rejects zeros still loads; the failure is logged).
+// Without it: zero-filled inputs at batch size 1 and at max_batch_size. When those are requests
+// the model must take (every dimension but the batch one fixed, no BYTES input), a failure fails
+// the load with the warm-up's error, since every request of that shape would fail alike; when
+// they are a guess (a variable dimension set to 1, empty strings for BYTES), the failure is only
+// logged and the version loads (give such a model a model_warmup with real data).
 // Sizes are bounded before anything is allocated: one run's inputs take at most kMaxWarmupBytes
 // together (a BYTES element counts its length prefix and the string it is built from). An
 // automatic run past the bound is skipped, with a note; a configured one fails the plan
@@ -34,8 +37,8 @@ namespace brigade::repository {
 inline constexpr size_t kMaxWarmupBytes = size_t{256} << 20;
 
 struct WarmupPlan {
+  // Each run says whether its failure fails the load (scheduler::WarmupRun::required).
   std::vector<scheduler::WarmupRun> runs;
-  bool required = false;
   // Automatic runs left out, and why (for the load's log).
   std::vector<std::string> skipped;
 };

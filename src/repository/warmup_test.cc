@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -66,12 +67,14 @@ class WarmupTest : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(WarmupTest, WithoutModelWarmupZerosRunAtOneRowAndAtMaxBatchSizeBestEffort) {
+TEST_F(WarmupTest, WithoutModelWarmupZerosRunAtOneRowAndAtMaxBatchSize) {
   absl::StatusOr<WarmupPlan> plan =
       BuildWarmupPlan(Config(R"pb(name: "m" max_batch_size: 8)pb"), Signature(), dir_.string());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_FALSE(plan->required);
   ASSERT_EQ(plan->runs.size(), 2u);
+  // The signature's shapes are exact: a model failing them fails every request like them.
+  EXPECT_TRUE(plan->runs[0].required);
+  EXPECT_TRUE(plan->runs[1].required);
   EXPECT_EQ(plan->runs[0].inputs[0].shape(), (Shape{1, 4}));
   EXPECT_EQ(plan->runs[1].inputs[0].shape(), (Shape{8, 4}));
   EXPECT_EQ(plan->runs[0].name, "zeros at batch size 1");
@@ -79,12 +82,28 @@ TEST_F(WarmupTest, WithoutModelWarmupZerosRunAtOneRowAndAtMaxBatchSizeBestEffort
   for (float value : plan->runs[1].inputs[0].values<float>()) EXPECT_EQ(value, 0.0f);
 }
 
+// Zeros at a guessed shape (a variable dimension set to 1) or empty strings are no request the
+// model must take: their failure is logged, the version still loads.
+TEST_F(WarmupTest, AnAutomaticRunAtAGuessedShapeOrOfEmptyStringsIsBestEffort) {
+  for (const auto& [dtype, shape] : {std::pair{DataType::kFp32, Shape{-1, 3, -1, -1}},
+                                     std::pair{DataType::kBytes, Shape{-1, 1}}}) {
+    engine::ModelSignature signature;
+    signature.inputs.push_back({"x", dtype, shape, false});
+    absl::StatusOr<WarmupPlan> plan =
+        BuildWarmupPlan(Config(R"pb(name: "m" max_batch_size: 8)pb"), signature, dir_.string());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->runs.size(), 2u);
+    EXPECT_FALSE(plan->runs[0].required) << ShapeToString(shape);
+    EXPECT_FALSE(plan->runs[1].required) << ShapeToString(shape);
+  }
+}
+
 TEST_F(WarmupTest, EachEntryRunsCountTimesAtItsBatchSizeAndIsRequired) {
   absl::StatusOr<WarmupPlan> plan = BuildWarmupPlan(
       Config(WarmupConfig(Input("x", "zero_data: true") + Input("bias", "zero_data: true"))),
       Signature(), dir_.string());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_TRUE(plan->required);
+  for (const scheduler::WarmupRun& run : plan->runs) EXPECT_TRUE(run.required);
   ASSERT_EQ(plan->runs.size(), 2u);
   EXPECT_EQ(plan->runs[0].name, "w");
   EXPECT_EQ(plan->runs[1].name, "w");

@@ -179,7 +179,7 @@ void Scheduler::StartInstance(int index, std::unique_ptr<engine::ModelInstance>*
     if (warm.ok()) continue;
     const std::string& name = options_.warmups[w].name;
     const std::string warmup = name.empty() ? StrCat(w) : StrCat("'", name, "'");
-    if (options_.warmup_required) {
+    if (options_.warmup_required || options_.warmups[w].required) {
       *status = absl::Status(warm.code(), StrCat("model '", options_.model_name, "' warm-up ",
                                                  warmup, " failed: ", warm.message()));
     } else {

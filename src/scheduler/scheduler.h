@@ -70,6 +70,9 @@ namespace brigade::scheduler {
 struct WarmupRun {
   std::string name;
   std::vector<Tensor> inputs;
+  // A failing run fails Create() when set (or when Options::warmup_required is); otherwise the
+  // failure is logged and the instance serves anyway.
+  bool required = false;
 };
 
 class Scheduler {
@@ -92,8 +95,8 @@ class Scheduler {
     // while any queued request has one. 0 = only at batch decisions.
     int64_t cancel_poll_us = 1000;
     // Run in order on every instance before it takes traffic. A failing warm-up fails Create()
-    // when `warmup_required`, and is logged otherwise; a warm-up without a name is called by its
-    // index.
+    // when `warmup_required` or its own `required` is set, and is logged otherwise; a warm-up
+    // without a name is called by its index.
     std::vector<WarmupRun> warmups;
     bool warmup_required = false;
     const Clock* clock = Clock::Real();
