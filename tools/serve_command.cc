@@ -68,6 +68,7 @@ struct ServeFlags {
   double drain_delay_secs = 5;
   double exit_timeout_secs = 30;
   bool pin_threads = true;
+  bool allow_symlinked_models = false;
   int preprocess_threads = 1;
   std::string log_level = "info";
   int log_verbose = 0;
@@ -267,6 +268,7 @@ int RunServe(const ServeFlags& flags) {
   options.repository_poll_interval = absl::Seconds(flags.repository_poll_secs);
   options.exit_on_error = flags.exit_on_error;
   options.pin_threads = flags.pin_threads;
+  options.allow_symlinked_models = flags.allow_symlinked_models;
   options.preprocess_threads = flags.preprocess_threads;
   if (!flags.cache_redis_address.empty()) {
     if (absl::Status status = ParseRedisAddress(flags.cache_redis_address, &options);
@@ -574,6 +576,9 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   serve->add_option("--pin-threads", flags->pin_threads, "Pin model instance threads to cores")
       ->capture_default_str();
+  serve->add_flag("--allow-symlinked-models", flags->allow_symlinked_models,
+                  "Serve model directories that are symbolic links to places outside the model "
+                  "repository (refused by default: the load fails saying so)");
   serve
       ->add_option("--preprocess-threads", flags->preprocess_threads,
                    "Threads of the pool that runs models' attached preprocess steps (count "

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cache/cache_config.h"
+#include "core/plain_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -207,6 +208,20 @@ absl::Status ModelRepository::SyncModel(const std::string& name,
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
       !fs::is_directory(model_dir, error)) {
     return absl::NotFoundError(StrCat("model '", name, "' is not in the repository"));
+  }
+  if (!options_.allow_symlinked_models) {
+    // The canonical-prefix check: a link to another model of the repository passes, a link to
+    // anywhere else on the host does not.
+    if (absl::StatusOr<fs::path> inside = ResolveInsideDir(options_.root, name);
+        absl::IsPermissionDenied(inside.status())) {
+      const fs::path target = fs::weakly_canonical(model_dir, error);
+      absl::Status refused = absl::PermissionDeniedError(
+          StrCat("model '", name, "': its directory is a symbolic link to ", target.string(),
+                 ", outside the repository; serving it needs --allow-symlinked-models"));
+      Update(name, [&](Draft& draft) { draft.reason = std::string(refused.message()); });
+      spdlog::error("{}", refused.message());
+      return refused;
+    }
   }
 
   absl::StatusOr<protocol::ParsedConfig> parsed =

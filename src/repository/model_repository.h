@@ -69,6 +69,10 @@ class ModelRepository {
     const Clock* clock = Clock::Real();
     bool pin_threads = true;
     std::vector<int> cpus;
+    // A model directory that is a symbolic link resolving outside the root is refused (its load
+    // fails saying so) unless this is set: whoever can write a link into the repository would
+    // otherwise serve any directory of the host as a model.
+    bool allow_symlinked_models = false;
     // Where models' response caches come from; borrowed, must outlive the repository. Null: a
     // model whose config enables a response cache fails to load, saying so.
     cache::CacheManager* caches = nullptr;

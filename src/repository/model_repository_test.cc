@@ -258,6 +258,48 @@ TEST_F(RepositoryTest, AModelFailingItsAutomaticWarmUpDoesNotLoad) {
   EXPECT_EQ(index[0].state, "UNAVAILABLE");
 }
 
+// Issue 21 D11: a model directory linked in from elsewhere on the host used to be served like
+// any other; now only with allow_symlinked_models. A link to another model of the repository
+// stays inside it and is served either way.
+TEST_F(RepositoryTest, AModelDirectoryLinkedFromOutsideIsRefusedUnlessAllowed) {
+  WriteModel("a", kIdentityConfig);
+  const fs::path elsewhere = fs::path(root_.string() + "_elsewhere");
+  fs::remove_all(elsewhere);
+  fs::create_directories(elsewhere / "outside" / "1");
+  std::ofstream(elsewhere / "outside" / "config.pbtxt") << kIdentityConfig;
+  fs::create_symlink(elsewhere / "outside", root_ / "linked");
+  fs::create_symlink(root_ / "a", root_ / "alias");  // kIdentityConfig names no model
+  for (bool allowed : {false, true}) {
+    ModelRepository::Options options = Options(ControlMode::kNone);
+    options.allow_symlinked_models = allowed;
+    std::vector<absl::Status> errors;
+    auto repo = ModelRepository::Create(options, &errors);
+    ASSERT_TRUE(repo.ok()) << repo.status();
+    EXPECT_TRUE((*repo)->Get("a", 1).ok());
+    EXPECT_TRUE((*repo)->Get("alias", 1).ok());
+    if (allowed) {
+      EXPECT_TRUE(errors.empty());
+      EXPECT_TRUE((*repo)->Get("linked", 1).ok());
+      continue;
+    }
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].code(), absl::StatusCode::kPermissionDenied) << errors[0];
+    EXPECT_NE(errors[0].message().find("model 'linked': its directory is a symbolic link to"),
+              std::string::npos)
+        << errors[0];
+    EXPECT_NE(errors[0].message().find("--allow-symlinked-models"), std::string::npos);
+    EXPECT_FALSE((*repo)->Get("linked", 1).ok());
+    bool listed = false;
+    for (const protocol::RepositoryIndexEntry& entry : (*repo)->Index(false)) {
+      if (entry.name != "linked") continue;
+      listed = true;
+      EXPECT_NE(entry.reason.find("outside the repository"), std::string::npos) << entry.reason;
+    }
+    EXPECT_TRUE(listed);
+  }
+  fs::remove_all(elsewhere);
+}
+
 TEST_F(RepositoryTest, PollLoadsNewVersionsAndRetiresOldOnes) {
   WriteModel("a", kIdentityConfig, {1});
   auto repo = ModelRepository::Create(Options(ControlMode::kPoll), nullptr);

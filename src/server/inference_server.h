@@ -65,6 +65,9 @@ class InferenceServer {
     bool exit_on_error = true;
     // Pin instance threads to cores (see scheduler/cpu_affinity.h).
     bool pin_threads = true;
+    // Serve model directories that are symbolic links resolving outside the repository
+    // (repository::ModelRepository::Options::allow_symlinked_models); off by default.
+    bool allow_symlinked_models = false;
     // Threads that run models' attached preprocess steps (pipeline::RequestPipeline::Options).
     int preprocess_threads = 1;
     // Response cache (models opt in with `response_cache { enable: true }` in config.pbtxt).

@@ -33,7 +33,9 @@ def server():
     for name in MODELS:
         os.symlink(os.path.join(DEMO_REPOSITORY, name), os.path.join(repo, name))
     try:
-        with BrigadeProcess(model_repository=repo) as process:
+        # The demo models are linked in from the demo repository.
+        with BrigadeProcess(model_repository=repo,
+                            extra_args=["--allow-symlinked-models"]) as process:
             yield process
     finally:
         shutil.rmtree(repo, ignore_errors=True)

@@ -55,7 +55,9 @@ def repository():
 
 @pytest.fixture(scope="module")
 def server(repository):
-    with BrigadeProcess(model_repository=repository) as process:
+    # The demo models are linked in from the demo repository.
+    with BrigadeProcess(model_repository=repository,
+                        extra_args=["--allow-symlinked-models"]) as process:
         yield process
 
 

@@ -94,7 +94,8 @@ def repository(workdir):
     """Only the trivial model: these tests are about the serving path, not the model."""
     repo = os.path.join(workdir, "models")
     os.makedirs(repo)
-    os.symlink(os.path.join(DEMO_REPOSITORY, "identity"), os.path.join(repo, "identity"))
+    # Copied, not linked: a model directory linked from outside the repository is refused.
+    shutil.copytree(os.path.join(DEMO_REPOSITORY, "identity"), os.path.join(repo, "identity"))
     # A router splitting its traffic over two variants (both the identity model), for the
     # dashboard's per-variant table.
     os.makedirs(os.path.join(repo, "identity_split", "1"))

@@ -170,7 +170,8 @@ def server():
     try:
         with BrigadeProcess(model_repository=repo,
                             extra_args=["--model-control-mode", "explicit",
-                                        "--load-model", "*", "--exit-on-error", "false"]) as process:
+                                        "--load-model", "*", "--exit-on-error", "false",
+                                        "--allow-symlinked-models"]) as process:
             yield process
     finally:
         shutil.rmtree(repo, ignore_errors=True)
