@@ -13,8 +13,8 @@ set(BRIGADE_SANITIZE_TESTS
   # core
   core_data_type_test core_tensor_test core_parameters_test core_clock_test
   core_infer_request_test core_json_text_test
-  # the protocol's error payloads
-  protocol_test
+  # the protocol's error payloads; model configs (config.pbtxt and load requests' JSON)
+  protocol_test protocol_model_config_parser_test
   # the HTTP/1.1 client: response parser, raw mode, the scripted test server (threads)
   net_test
   # the HTTP and gRPC codecs (both directions), the content codings, the KServe route parser, the
@@ -49,12 +49,12 @@ set(BRIGADE_SANITIZE_TESTS
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).
 set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache protocol_http protocol_grpc http_content_coding
-                                    process)
+                                    process model_config)
 
 set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz protocol_grpc_infer_messages_fuzz
                          protocol_http_infer_request_json_fuzz frontend_http_content_coding_fuzz
                          process_jpeg_decoder_fuzz process_png_decoder_fuzz
-                         process_wordpiece_tokenizer_fuzz)
+                         process_wordpiece_tokenizer_fuzz protocol_model_config_fuzz)
 
 if(NOT BRIGADE_SANITIZE)
   return()
