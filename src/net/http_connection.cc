@@ -1,5 +1,6 @@
 #include "net/http_connection.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -9,12 +10,17 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "openssl/err.h"
+#include "openssl/ssl.h"
+#include "openssl/x509v3.h"
 
 namespace brigade::net {
 namespace {
@@ -22,6 +28,24 @@ namespace {
 std::string Authority(const std::string& host, int port) {
   if (host.find(':') != std::string::npos) return StrCat("[", host, "]:", port);
   return StrCat(host, ":", port);
+}
+
+// A request smaller than this is gathered into one buffer for one TLS record.
+constexpr size_t kGatherBytes = size_t{64} * 1024;
+
+std::string OpenSslReason() {
+  const unsigned long code = ERR_peek_last_error();
+  ERR_clear_error();
+  if (code == 0) return "connection closed during the TLS exchange";
+  char text[256];
+  ERR_error_string_n(code, text, sizeof(text));
+  return text;
+}
+
+bool IsIpLiteral(const std::string& host) {
+  in6_addr ignored;
+  return inet_pton(AF_INET, host.c_str(), &ignored) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), &ignored) == 1;
 }
 
 timeval ToTimeval(int64_t timeout_ms) {
@@ -62,6 +86,12 @@ HttpConnection::HttpConnection(Key, Options options,
 HttpConnection::~HttpConnection() { Close(); }
 
 void HttpConnection::Close() {
+  if (ssl_ != nullptr) {
+    SSL_shutdown(ssl_);  // close_notify, without waiting for the server's
+    SSL_free(ssl_);
+    ssl_ = nullptr;
+    ERR_clear_error();
+  }
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
@@ -73,6 +103,9 @@ absl::Status HttpConnection::SocketError(std::string_view action, int error) {
   if (error == EAGAIN || error == EWOULDBLOCK || error == ETIMEDOUT || error == EINPROGRESS) {
     return absl::DeadlineExceededError(
         StrCat(action, " ", authority_, ": no progress within ", options_.timeout_ms, " ms"));
+  }
+  if (error == EPROTO && !tls_error_.empty()) {
+    return absl::UnavailableError(StrCat(action, " ", authority_, ": TLS: ", tls_error_));
   }
   return absl::UnavailableError(StrCat(action, " ", authority_, ": ", std::strerror(error)));
 }
@@ -100,7 +133,7 @@ absl::Status HttpConnection::Connect() {
     } while (result != 0 && errno == EINTR);
     if (result == 0) {
       fd_ = fd;
-      return absl::OkStatus();
+      return options_.tls != nullptr ? StartTls() : absl::OkStatus();
     }
     last_error = errno;
     ::close(fd);
@@ -108,7 +141,98 @@ absl::Status HttpConnection::Connect() {
   return SocketError("cannot connect to", last_error);
 }
 
+absl::Status HttpConnection::StartTls() {
+  ERR_clear_error();
+  ssl_ = SSL_new(options_.tls->native());
+  if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) {
+    tls_error_ = OpenSslReason();
+    return SocketError("TLS with", EPROTO);
+  }
+  if (IsIpLiteral(options_.host)) {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), options_.host.c_str());
+  } else {
+    SSL_set_tlsext_host_name(ssl_, options_.host.c_str());
+    SSL_set1_host(ssl_, options_.host.c_str());
+  }
+  while (true) {
+    const int result = SSL_connect(ssl_);
+    if (result == 1) return absl::OkStatus();
+    const int error = SSL_get_error(ssl_, result);
+    if (error == SSL_ERROR_SYSCALL && errno == EINTR) continue;
+    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+      return SocketError("TLS handshake with", EAGAIN);
+    }
+    const long verify = SSL_get_verify_result(ssl_);
+    tls_error_ = verify != X509_V_OK
+                     ? StrCat("the server's certificate: ", X509_verify_cert_error_string(verify))
+                     : OpenSslReason();
+    return SocketError("TLS handshake with", EPROTO);
+  }
+}
+
+ssize_t HttpConnection::ReadSome(void* data, size_t size) {
+  if (ssl_ == nullptr) return ::recv(fd_, data, size, 0);
+  ERR_clear_error();
+  errno = 0;
+  const int n = SSL_read(ssl_, data, static_cast<int>(std::min<size_t>(size, INT32_MAX)));
+  if (n > 0) return n;
+  switch (SSL_get_error(ssl_, n)) {
+    case SSL_ERROR_ZERO_RETURN:
+      return 0;  // close_notify
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+      errno = EAGAIN;  // SO_RCVTIMEO ran out
+      return -1;
+    case SSL_ERROR_SYSCALL:
+      if (errno == 0) return 0;  // closed without close_notify
+      return -1;
+    default:
+      tls_error_ = OpenSslReason();
+      errno = EPROTO;
+      return -1;
+  }
+}
+
 absl::Status HttpConnection::SendAll(std::span<const iovec> parts, bool raw) {
+  if (ssl_ != nullptr) {
+    // One SSL_write per buffer: small requests are gathered first (one record, one send).
+    size_t total = 0;
+    for (const iovec& part : parts) total += part.iov_len;
+    const iovec* first_part = parts.data();
+    size_t count = parts.size();
+    iovec gathered{};
+    if (parts.size() > 1 && total <= kGatherBytes) {
+      gathered_.clear();
+      for (const iovec& part : parts) {
+        gathered_.append(static_cast<const char*>(part.iov_base), part.iov_len);
+      }
+      gathered = {gathered_.data(), gathered_.size()};
+      first_part = &gathered;
+      count = 1;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (first_part[i].iov_len == 0) continue;
+      ERR_clear_error();
+      const int n = SSL_write(ssl_, first_part[i].iov_base,
+                              static_cast<int>(std::min<size_t>(first_part[i].iov_len, INT32_MAX)));
+      if (n > 0 && static_cast<size_t>(n) == first_part[i].iov_len) continue;
+      const int error = SSL_get_error(ssl_, n);
+      int code = EPROTO;
+      if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
+        code = EAGAIN;
+      } else if (error == SSL_ERROR_SYSCALL && errno != 0) {
+        code = errno;
+      } else {
+        tls_error_ = OpenSslReason();
+      }
+      if (raw) {
+        return absl::UnavailableError(StrCat("sending to ", authority_, ": ",
+                                             code == EPROTO ? tls_error_ : std::strerror(code)));
+      }
+      return SocketError("sending to", code);
+    }
+    return absl::OkStatus();
+  }
   pending_.assign(parts.begin(), parts.end());
   size_t first = 0;
   while (first < pending_.size()) {
@@ -168,7 +292,7 @@ absl::StatusOr<HttpResponse> HttpConnection::Receive(ReceiveBuffer* buffer, bool
   while (true) {
     if (!have_unparsed) {
       if (buffer->available() == 0) buffer->Reserve(buffer->capacity());
-      const ssize_t n = ::recv(fd_, buffer->write_ptr(), buffer->available(), 0);
+      const ssize_t n = ReadSome(buffer->write_ptr(), buffer->available());
       if (n < 0) {
         if (errno == EINTR) continue;
         if (raw && (errno == EAGAIN || errno == EWOULDBLOCK)) {

@@ -21,6 +21,11 @@
 // had arrived, interim (1xx) responses are returned, and `Connection: close` is left for the
 // caller to check with WaitForClose. Raw mode and RoundTrip are not mixed on one connection.
 //
+// TLS (`tls` set): after connecting, a TLS handshake (1.2 or later) that verifies the server's
+// certificate and that it names `host` (an IP address must be in its subjectAltName); bytes then
+// go through OpenSSL (a request's parts gathered into one TLS record when they are small) and a
+// close sends close_notify. Handshake failures are UNAVAILABLE with OpenSSL's reason.
+//
 // Timeouts: `timeout_ms` bounds each wait for the socket (connect, each send, each receive), via
 // SO_SNDTIMEO / SO_RCVTIMEO; 0 waits forever.
 //
@@ -42,8 +47,10 @@
 #include "absl/status/statusor.h"
 #include "net/http_response_parser.h"
 #include "net/receive_buffer.h"
+#include "net/tls_client_context.h"
 
 struct addrinfo;
+typedef struct ssl_st SSL;
 
 namespace brigade::net {
 
@@ -61,6 +68,8 @@ class HttpConnection {
     int port = 80;
     int64_t timeout_ms = 60'000;
     size_t max_response_bytes = size_t{1} << 30;
+    // HTTPS with this context; null: plain HTTP.
+    std::shared_ptr<const TlsClientContext> tls{};
   };
 
   // Resolves the host (INVALID_ARGUMENT when it does not resolve); does not connect.
@@ -102,6 +111,11 @@ class HttpConnection {
 
  private:
   absl::Status Connect();
+  // The TLS handshake on fd_.
+  absl::Status StartTls();
+  // recv(), or SSL_read() under TLS, with recv's results (0: EOF; -1 and errno, EPROTO for a TLS
+  // failure whose reason is in tls_error_).
+  ssize_t ReadSome(void* data, size_t size);
   // `raw`: a failure does not close the socket.
   absl::Status SendAll(std::span<const iovec> parts, bool raw);
   // Reads one response; `*nothing_received` tells whether the failure happened before its
@@ -120,6 +134,11 @@ class HttpConnection {
   std::string carry_;
   // Raw mode: the peer closed the connection (seen as EOF or a reset).
   bool peer_closed_ = false;
+  // The TLS session on fd_ (null without TLS), and the reason of its last failure.
+  SSL* ssl_ = nullptr;
+  std::string tls_error_;
+  // A small request's parts, gathered for one SSL_write.
+  std::string gathered_;
 };
 
 }  // namespace brigade::net

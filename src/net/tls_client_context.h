@@ -1,0 +1,46 @@
+#ifndef BRIGADE_NET_TLS_CLIENT_CONTEXT_H_
+#define BRIGADE_NET_TLS_CLIENT_CONTEXT_H_
+
+// TlsClientContext: what HttpConnection needs to speak HTTPS: an OpenSSL client context (TLS 1.2
+// or later) that verifies the server's certificate against `root_cert_path` (or the system's
+// roots when empty) and its name against the host connected to, and presents a client
+// certificate for mutual TLS when one is given.
+//
+// Thread safety: immutable once created; shared by any number of connections on any threads.
+// Failure: Create returns INVALID_ARGUMENT naming the file OpenSSL refused (and why), and for a
+// certificate given without its key or the other way round.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+typedef struct ssl_ctx_st SSL_CTX;
+
+namespace brigade::net {
+
+class TlsClientContext {
+ public:
+  struct Options {
+    std::string root_cert_path;    // PEM roots for the server's certificate; "": the system's
+    std::string client_cert_path;  // PEM client certificate chain (mutual TLS), with...
+    std::string client_key_path;   // ... its unencrypted PEM key
+  };
+
+  static absl::StatusOr<std::shared_ptr<const TlsClientContext>> Create(const Options& options);
+  ~TlsClientContext();
+
+  TlsClientContext(const TlsClientContext&) = delete;
+  TlsClientContext& operator=(const TlsClientContext&) = delete;
+
+  SSL_CTX* native() const { return context_; }
+
+  explicit TlsClientContext(SSL_CTX* context) : context_(context) {}
+
+ private:
+  SSL_CTX* const context_;
+};
+
+}  // namespace brigade::net
+
+#endif  // BRIGADE_NET_TLS_CLIENT_CONTEXT_H_
