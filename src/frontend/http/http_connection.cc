@@ -5,6 +5,7 @@
 
 #include "boost/asio/buffer.hpp"
 #include "boost/asio/read.hpp"
+#include "boost/asio/ssl/error.hpp"
 #include "boost/asio/write.hpp"
 #include "boost/beast/http/error.hpp"
 #include "core/http_tokens.h"
@@ -25,6 +26,8 @@ constexpr size_t kMaxAnswersPerWrite = 16;
 constexpr Clock::time_point kNever = Clock::time_point::max();
 // How long a connection refused for the connection limit keeps discarding what the client sends.
 constexpr absl::Duration kRefusedLinger = absl::Milliseconds(100);
+// How long a TLS connection refused for the connection limit may take to handshake.
+constexpr absl::Duration kRefusedHandshake = absl::Seconds(1);
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
@@ -138,13 +141,17 @@ size_t HttpServerState::open_connections() {
 // ---------------------------------------------------------------------------- HttpConnection
 
 HttpConnection::HttpConnection(asio::ip::tcp::socket socket, std::shared_ptr<IoThread> io,
-                               std::shared_ptr<HttpServerState> state)
+                               std::shared_ptr<HttpServerState> state,
+                               std::shared_ptr<asio::ssl::context> tls)
     : io_(std::move(io)),
       state_(std::move(state)),
       options_(state_->options()),
       socket_(std::move(socket)),
+      tls_context_(std::move(tls)),
       read_timer_(io_->context()),
-      write_timer_(io_->context()) {}
+      write_timer_(io_->context()) {
+  if (tls_context_ != nullptr) tls_.emplace(socket_, *tls_context_);
+}
 
 HttpConnection::~HttpConnection() = default;
 
@@ -154,6 +161,14 @@ void HttpConnection::Start() {
     Close();
     return;
   }
+  if (tls_.has_value()) {
+    Handshake(&HttpConnection::Serve);
+    return;
+  }
+  Serve();
+}
+
+void HttpConnection::Serve() {
   idle_since_ = Clock::now();
   ProcessInput();
 }
@@ -161,6 +176,44 @@ void HttpConnection::Start() {
 void HttpConnection::Refuse() {
   refused_ = true;
   read_closed_ = true;
+  if (tls_.has_value()) {
+    Handshake(&HttpConnection::AnswerRefused);
+    return;
+  }
+  AnswerRefused();
+}
+
+void HttpConnection::Handshake(void (HttpConnection::*then)()) {
+  handshaking_ = true;
+  handshake_until_ =
+      Clock::now() +
+      absl::ToChronoNanoseconds(refused_ ? std::min(options_.header_timeout, kRefusedHandshake)
+                                         : options_.header_timeout);
+  ArmReadTimer();
+  tls_->next_layer().async_handshake(
+      asio::ssl::stream_base::server, [self = shared_from_this(), then](const error_code& error) {
+        self->handshaking_ = false;
+        if (self->closed_) return;
+        if (error) {
+          if (self->options_.tls_handshake_failures != nullptr) {
+            self->options_.tls_handshake_failures->Add();
+          }
+          self->Close();  // not a TLS client, or one the context refuses: nobody to answer
+          return;
+        }
+        ((*self).*then)();
+      });
+}
+
+bool HttpConnection::InputPending() {
+  error_code ignored;
+  if (buffer_.size() > 0 || socket_.available(ignored) > 0) return true;
+  if (!tls_.has_value()) return false;
+  SSL* ssl = tls_->next_layer().native_handle();
+  return SSL_has_pending(ssl) == 1 || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0;
+}
+
+void HttpConnection::AnswerRefused() {
   Slot slot;
   slot.id = next_id_++;
   slot.ready = true;
@@ -231,10 +284,15 @@ void HttpConnection::ReadMore() {
   if (reading_ || closed_) return;
   reading_ = true;
   ArmReadTimer();
-  socket_.async_read_some(buffer_.prepare(kReadChunkBytes),
-                          [self = shared_from_this()](const error_code& error, size_t bytes) {
-                            self->OnRead(error, bytes);
-                          });
+  auto on_read = [self = shared_from_this()](const error_code& error, size_t bytes) {
+    self->OnRead(error, bytes);
+  };
+  // Lingering discards what arrives: no need to decrypt it.
+  if (tls_.has_value() && !lingering_) {
+    tls_->async_read_some(buffer_.prepare(kReadChunkBytes), std::move(on_read));
+  } else {
+    socket_.async_read_some(buffer_.prepare(kReadChunkBytes), std::move(on_read));
+  }
 }
 
 void HttpConnection::OnRead(const error_code& error, size_t bytes) {
@@ -258,7 +316,9 @@ void HttpConnection::OnReadError(const error_code& error) {
   if (error == asio::error::operation_aborted) return;
   peer_gone_ = true;
   read_closed_ = true;
-  if (lingering_ || request_started_ || error != asio::error::eof) {
+  // A TLS client that closes its socket without close_notify reads as a truncated stream.
+  const bool eof = error == asio::error::eof || error == asio::ssl::error::stream_truncated;
+  if (lingering_ || request_started_ || !eof) {
     Close();
     return;
   }
@@ -345,10 +405,15 @@ HttpConnection::HeaderAction HttpConnection::OnHeader() {
 void HttpConnection::ReadBody() {
   reading_ = true;
   reading_body_ = true;
-  asio::async_read(socket_, asio::buffer(body_->write_ptr(), body_->available()),
-                   [self = shared_from_this()](const error_code& error, size_t bytes) {
-                     self->OnBodyRead(error, bytes);
-                   });
+  auto on_read = [self = shared_from_this()](const error_code& error, size_t bytes) {
+    self->OnBodyRead(error, bytes);
+  };
+  const asio::mutable_buffer into(body_->write_ptr(), body_->available());
+  if (tls_.has_value()) {
+    asio::async_read(*tls_, into, std::move(on_read));
+  } else {
+    asio::async_read(socket_, into, std::move(on_read));
+  }
 }
 
 void HttpConnection::OnBodyRead(const error_code& error, size_t bytes) {
@@ -527,9 +592,14 @@ void HttpConnection::MaybeWrite() {
   writing_ = true;
   write_started_at_ = Clock::now();
   ArmWriteTimer();
-  asio::async_write(
-      socket_, write_buffers_,
-      [self = shared_from_this()](const error_code& error, size_t) { self->OnWrite(error); });
+  auto on_write = [self = shared_from_this()](const error_code& error, size_t) {
+    self->OnWrite(error);
+  };
+  if (tls_.has_value()) {
+    asio::async_write(*tls_, write_buffers_, std::move(on_write));
+  } else {
+    asio::async_write(socket_, write_buffers_, std::move(on_write));
+  }
 }
 
 void HttpConnection::OnWrite(const error_code& error) {
@@ -582,8 +652,6 @@ void HttpConnection::CloseAfterWrite() {
   }
   // Lingering close: stop sending, then read and discard what the client still sends until it
   // closes (or the linger timeout), so it reads our last response rather than a reset.
-  error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   lingering_ = true;
   // A refused connection lingers only long enough for the request already on its way, so that
   // connections over the limit cannot pile up lingering.
@@ -592,6 +660,19 @@ void HttpConnection::CloseAfterWrite() {
                                               : options_.linger_timeout);
   buffer_.consume(buffer_.size());
   ArmReadTimer();
+  if (tls_.has_value() && !reading_) {
+    // TLS: send close_notify, then wait for the client's (or its FIN) until the linger deadline;
+    // meanwhile OpenSSL discards any data the client still sends. (With a read in flight the
+    // stream is busy: that read turns into the discarding one below, without close_notify.)
+    reading_ = true;
+    tls_->next_layer().async_shutdown([self = shared_from_this()](const error_code&) {
+      self->reading_ = false;
+      self->Close();
+    });
+    return;
+  }
+  error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   if (!reading_) {
     ReadMore();
   } else if (reading_body_) {
@@ -602,12 +683,15 @@ void HttpConnection::CloseAfterWrite() {
 void HttpConnection::BeginDrain() {
   if (closed_ || draining_) return;
   draining_ = true;
+  if (handshaking_) {  // no request could have been sent yet
+    Close();
+    return;
+  }
   if (read_closed_) return;  // the last request is known already
   // A request partly read, or whose bytes wait in the buffer or the socket, was sent before the
   // client could know: it is read and answered, and its answer (marked by Dispatch, which sees
   // draining_) is the last. Closing under it would lose it.
-  error_code ignored;
-  const bool more_sent = request_started_ || buffer_.size() > 0 || socket_.available(ignored) > 0;
+  const bool more_sent = request_started_ || InputPending();
   if (more_sent && !paused_) {
     ArmReadTimer();
     return;
@@ -689,6 +773,7 @@ void HttpConnection::Close() {
 
 HttpConnection::TimePoint HttpConnection::ReadDeadline() const {
   if (closed_) return kNever;
+  if (handshaking_) return handshake_until_;
   if (lingering_) return linger_until_;
   if (request_started_) {
     const TimePoint whole = request_started_at_ + absl::ToChronoNanoseconds(options_.read_timeout);
@@ -721,6 +806,11 @@ void HttpConnection::OnReadTimer(const error_code& error) {
   if (deadline == kNever) return;
   if (deadline > Clock::now()) {
     ArmReadTimer();
+    return;
+  }
+  if (handshaking_) {
+    if (options_.tls_handshake_failures != nullptr) options_.tls_handshake_failures->Add();
+    Close();  // too slow to handshake: nothing can be answered
     return;
   }
   if (request_started_ && !lingering_ && !header_seen_ &&

@@ -11,6 +11,11 @@
 //
 // Lifetime: shared. Pending operations and responders hold it; the socket is closed by Close(),
 // after which late answers are dropped and the object goes away with its last holder.
+//
+// TLS: with a context, the bytes go through an ssl::stream over the socket (a flat_stream in
+// front of it, so that an answer's head and body parts leave as one TLS record rather than one
+// each); the handshake comes first and nothing is read or written before it completes. Socket
+// operations (shutdown, close, available) stay on the TCP socket.
 
 #include <atomic>
 #include <chrono>
@@ -27,9 +32,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/ssl/context.hpp"
+#include "boost/asio/ssl/stream.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/beast/core/buffers_range.hpp"
 #include "boost/beast/core/flat_buffer.hpp"
+#include "boost/beast/core/flat_stream.hpp"
 #include "boost/beast/http/parser.hpp"
 #include "frontend/http/http_handler.h"
 #include "frontend/http/http_server.h"
@@ -98,8 +106,10 @@ struct BodyBufferBody {
 class HttpConnection final : public ResponseChannel,
                              public std::enable_shared_from_this<HttpConnection> {
  public:
+  // `tls`: the context to handshake with (held for the connection's life); null for plain HTTP.
   HttpConnection(boost::asio::ip::tcp::socket socket, std::shared_ptr<IoThread> io,
-                 std::shared_ptr<HttpServerState> state);
+                 std::shared_ptr<HttpServerState> state,
+                 std::shared_ptr<boost::asio::ssl::context> tls);
   ~HttpConnection() override;
 
   const std::shared_ptr<IoThread>& io() const { return io_; }
@@ -148,6 +158,16 @@ class HttpConnection final : public ResponseChannel,
     }
   };
 
+  using TlsStream =
+      boost::beast::flat_stream<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>>;
+
+  // TLS: handshakes (bounded by the read timer), then runs `then` on success; closes on failure.
+  void Handshake(void (HttpConnection::*then)());
+  void Serve();
+  void AnswerRefused();
+  // Whether bytes of the client wait to be read: in the socket or, under TLS, in OpenSSL.
+  bool InputPending();
+
   // Reading and parsing.
   void ProcessInput();
   void ReadMore();
@@ -186,6 +206,8 @@ class HttpConnection final : public ResponseChannel,
   const std::shared_ptr<HttpServerState> state_;
   const HttpServer::Options& options_;
   boost::asio::ip::tcp::socket socket_;
+  const std::shared_ptr<boost::asio::ssl::context> tls_context_;
+  std::optional<TlsStream> tls_;  // over socket_; set iff tls_context_ is
   boost::asio::steady_timer read_timer_;
   boost::asio::steady_timer write_timer_;
   boost::beast::flat_buffer buffer_;
@@ -219,6 +241,8 @@ class HttpConnection final : public ResponseChannel,
   bool closed_ = false;
   bool reserved_ = false;  // holds a place among max_connections
   bool refused_ = false;   // over max_connections: answered 503, lingers briefly
+  bool handshaking_ = false;
+  TimePoint handshake_until_;
   TimePoint idle_since_;
   TimePoint linger_until_;
   bool read_timer_armed_ = false;

@@ -1,6 +1,7 @@
 #include "frontend/http/http_server.h"
 
 #include <atomic>
+#include <exception>
 #include <optional>
 #include <utility>  // before Asio: Boost 1.74 Asio misses it under C++20 with g++ 12
 #include <vector>
@@ -12,6 +13,7 @@
 #include "boost/asio/steady_timer.hpp"
 #include "core/strings.h"
 #include "frontend/http/http_connection.h"
+#include "frontend/http/http_tls_context.h"
 #include "frontend/http/io_thread.h"
 
 namespace brigade::frontend {
@@ -166,7 +168,16 @@ class HttpServer::Impl {
           }
           error_code ignored;
           socket.set_option(tcp::no_delay(true), ignored);
-          auto connection = std::make_shared<HttpConnection>(std::move(socket), target, state_);
+          std::shared_ptr<HttpConnection> connection;
+          try {
+            connection = std::make_shared<HttpConnection>(
+                std::move(socket), target, state_,
+                state_->options().tls != nullptr ? state_->options().tls->Current() : nullptr);
+          } catch (const std::exception&) {
+            // OpenSSL could not make a session (out of memory): the socket closes with it.
+            Accept();
+            return;
+          }
           if (state_->ReserveConnection()) {
             if (!target->Post([connection] { connection->Start(); })) {
               state_->ReleaseConnection();  // stopping: the connection never starts

@@ -26,6 +26,13 @@
 //   * Connections: at most `max_connections` open at once; one more is accepted, answered 503
 //     with `Connection: close` and closed (counted in `refused_connections`), so the client
 //     learns why instead of waiting in the listen queue.
+//   * TLS (`tls` set): every connection first completes a TLS handshake (1.2 or later) with the
+//     context `tls` holds when the connection is accepted, within `header_timeout`; a client
+//     that fails it (a plain-HTTP client, no client certificate under mutual TLS, a bad one) is
+//     closed without an answer and counted in `tls_handshake_failures`. Everything above then
+//     holds over TLS; a connection closed after a response sends TLS close_notify and lingers
+//     as over plain TCP. A connection over `max_connections` handshakes (within 1 s) to be told
+//     503.
 //   * Stage stamps: a request's t0 (HttpRequest::arrival_ns) is when its first byte was read;
 //     t5 is reported through HttpResponse::on_sent once the last byte is written.
 //   * Disconnects: when the client goes away (EOF or error) with requests unanswered, the cancel
@@ -52,6 +59,8 @@
 #include "telemetry/counter.h"
 
 namespace brigade::frontend {
+
+class HttpTlsContext;
 
 class HttpServer {
  public:
@@ -95,6 +104,10 @@ class HttpServer {
     // Counts connections refused for `max_connections`; borrowed, outlives the server; may be
     // null.
     telemetry::Counter* refused_connections = nullptr;
+    // TLS on every connection; null: plain HTTP. Shared with whoever rotates its certificate.
+    std::shared_ptr<HttpTlsContext> tls{};
+    // Counts failed TLS handshakes; borrowed, outlives the server; may be null.
+    telemetry::Counter* tls_handshake_failures = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<HttpServer>> Create(Options options, HttpHandler* handler);
