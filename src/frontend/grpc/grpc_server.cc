@@ -66,7 +66,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(InferenceServer* 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   const std::string requested = JoinHostPort(o.host, o.port);
-  builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &out->port_);
+  builder.AddListeningPort(
+      requested, o.credentials != nullptr ? o.credentials : grpc::InsecureServerCredentials(),
+      &out->port_);
   builder.RegisterService(out->service_.get());
   builder.RegisterService(out->cache_admin_.get());
   builder.SetMaxReceiveMessageSize(ToInt(o.max_receive_message_bytes));

@@ -2,9 +2,10 @@
 #define BRIGADE_FRONTEND_GRPC_GRPC_SERVER_H_
 
 // GrpcServer: Brigade's gRPC front end. Listens on one address (HTTP/2 cleartext, like Triton's
-// default), serves `inference.GRPCInferenceService` (grpc_inference_service.h), Brigade's
-// `brigade.admin.CacheAdmin` (grpc_cache_admin_service.h) and the standard
-// `grpc.health.v1.Health` service, and shuts down gracefully.
+// default, or TLS with `credentials`: grpc_tls_credentials.h), serves
+// `inference.GRPCInferenceService` (grpc_inference_service.h), Brigade's `brigade.admin.CacheAdmin`
+// (grpc_cache_admin_service.h) and the standard `grpc.health.v1.Health` service, and shuts down
+// gracefully.
 //
 // Health: the health service reports SERVING exactly when InferenceServer::IsReady(), for the
 // whole server ("") and for "inference.GRPCInferenceService". A background thread re-reads
@@ -38,6 +39,7 @@
 #include "absl/time/time.h"
 #include "frontend/grpc/grpc_cache_admin_service.h"
 #include "frontend/grpc/grpc_inference_service.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "server/inference_server.h"
 
@@ -69,6 +71,8 @@ class GrpcServer {
     bool keepalive_permit_without_calls = false;
     GrpcInferenceService::Options service;
     GrpcCacheAdminService::Options cache_admin;
+    // The listening port's credentials; null: plaintext (insecure) HTTP/2.
+    std::shared_ptr<grpc::ServerCredentials> credentials{};
   };
 
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(InferenceServer* server,
