@@ -48,6 +48,11 @@ struct BenchFlags {
   int64_t timeout_ms = 60'000;
   // The bearer token's file; empty: BRIGADE_TOKEN, if set.
   std::string auth_token_file;
+  // TLS (perf_analyzer's --ssl-grpc-* / --ssl-https-* reduced to one set for either protocol).
+  bool ssl = false;
+  std::string root_cert;
+  std::string client_cert;
+  std::string client_key;
   bool no_server_stats = false;
   std::string format = "table";
   std::string output;
@@ -123,6 +128,11 @@ absl::StatusOr<loadgen::BenchOptions> ToOptions(const BenchFlags& flags) {
       flags.auth_token_file, std::getenv(client::kTokenEnvironmentVariable));
   if (!token.ok()) return token.status();
   options.client.bearer_token = *std::move(token);
+  options.client.tls = {
+      .enabled = flags.ssl || !flags.root_cert.empty() || !flags.client_cert.empty(),
+      .root_cert_path = flags.root_cert,
+      .client_cert_path = flags.client_cert,
+      .client_key_path = flags.client_key};
   options.model_name = flags.model;
   options.model_version = flags.model_version;
   options.http_binary = flags.http_binary;
@@ -289,6 +299,14 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--auth-token-file", flags->auth_token_file,
                     "File holding the bearer token to send (mode 600); default: the "
                     "BRIGADE_TOKEN environment variable, if set");
+  bench->add_flag("--ssl", flags->ssl,
+                  "Connect over TLS (HTTPS or gRPC with TLS; also an https:// --url)");
+  bench->add_option("--root-cert", flags->root_cert,
+                    "PEM roots that verify the server's certificate (default: the system's; "
+                    "implies --ssl)");
+  bench->add_option("--client-cert", flags->client_cert,
+                    "PEM client certificate for a server that requires mutual TLS (implies --ssl)");
+  bench->add_option("--client-key", flags->client_key, "PEM key of --client-cert");
   bench->add_option("--timeout-ms", flags->timeout_ms, "Per-request timeout (0 = none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

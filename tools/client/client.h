@@ -58,6 +58,17 @@ struct ClientOptions {
   // none. Printable ASCII without spaces (else Create is INVALID_ARGUMENT). bearer_token.h reads
   // one from a file or BRIGADE_TOKEN.
   std::string bearer_token{};
+  // TLS (HTTPS, gRPC over TLS), also on for an "https://" address. The server's certificate is
+  // verified against `root_cert_path` (empty: the system's roots) and must name the host;
+  // `client_cert_path` and `client_key_path` (PEM) answer a server that asks for mutual TLS. A
+  // file that cannot be read is INVALID_ARGUMENT from Create.
+  struct Tls {
+    bool enabled = false;
+    std::string root_cert_path{};
+    std::string client_cert_path{};
+    std::string client_key_path{};
+  };
+  Tls tls{};
 };
 
 class Client {

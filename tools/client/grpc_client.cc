@@ -1,7 +1,9 @@
 #include "tools/client/grpc_client.h"
 
 #include <chrono>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -22,6 +24,30 @@ constexpr int kDefaultGrpcPort = 8001;
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
   return GrpcError(static_cast<int>(status.error_code()), status.error_message());
+}
+
+absl::StatusOr<std::string> ReadPem(std::string_view what, const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in.is_open() || in.bad()) {
+    return absl::InvalidArgumentError(StrCat(what, " '", path, "' cannot be read"));
+  }
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(
+    const ClientOptions::Tls& tls) {
+  if (!tls.enabled) return grpc::InsecureChannelCredentials();
+  if (tls.client_cert_path.empty() != tls.client_key_path.empty()) {
+    return absl::InvalidArgumentError("a client certificate and its key go together");
+  }
+  grpc::SslCredentialsOptions ssl;
+  BRIGADE_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem("root certificates", tls.root_cert_path));
+  BRIGADE_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadPem("client certificate", tls.client_cert_path));
+  BRIGADE_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadPem("client key", tls.client_key_path));
+  return grpc::SslCredentials(ssl);
 }
 
 }  // namespace
@@ -49,8 +75,10 @@ absl::StatusOr<std::unique_ptr<GrpcClient>> GrpcClient::Create(const ClientOptio
   arguments.SetMaxReceiveMessageSize(static_cast<int>(
       std::min<int64_t>(options.max_response_bytes, std::numeric_limits<int>::max())));
   arguments.SetMaxSendMessageSize(-1);
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                           Credentials(options.tls));
   std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), arguments);
+      grpc::CreateCustomChannel(target, credentials, arguments);
   if (channel == nullptr) {
     return absl::InvalidArgumentError(StrCat("cannot create a gRPC channel to '", target, "'"));
   }

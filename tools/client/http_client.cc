@@ -4,6 +4,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "google/protobuf/util/json_util.h"
+#include "net/tls_client_context.h"
 #include "protocol/http/infer_request_json.h"
 #include "protocol/http/infer_response_json.h"
 #include "protocol/http/metadata_json.h"
@@ -43,17 +44,15 @@ iovec Iov(const void* data, size_t size) { return iovec{const_cast<void*>(data),
 
 absl::StatusOr<HostPort> ParseHostPort(std::string_view address, int default_port) {
   std::string_view rest = address;
-  if (rest.starts_with("https://")) {
-    return absl::InvalidArgumentError(
-        StrCat("'", address, "': https is not supported; use http:// or host:port"));
-  }
+  const bool https = rest.starts_with("https://");
+  if (https) rest.remove_prefix(8);
   if (rest.starts_with("http://")) rest.remove_prefix(7);
   if (rest.ends_with("/")) rest.remove_suffix(1);
   if (rest.empty() || rest.find('/') != std::string_view::npos) {
     return absl::InvalidArgumentError(
         StrCat("'", address, "' is not host:port (a server address takes no path)"));
   }
-  HostPort result{.host = "", .port = default_port};
+  HostPort result{.host = "", .port = default_port, .https = https};
   std::string_view port_text;
   if (rest.front() == '[') {
     const size_t close = rest.find(']');
@@ -93,12 +92,20 @@ absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const ClientOptio
   if (options.timeout_ms < 0 || options.max_response_bytes <= 0) {
     return absl::InvalidArgumentError("timeout_ms must be >= 0 and max_response_bytes > 0");
   }
-  BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<HttpConnection> connection,
-                           HttpConnection::Create({.host = address.host,
-                                                   .port = address.port,
-                                                   .timeout_ms = options.timeout_ms,
-                                                   .max_response_bytes = static_cast<size_t>(
-                                                       options.max_response_bytes)}));
+  std::shared_ptr<const net::TlsClientContext> tls;
+  if (options.tls.enabled || address.https) {
+    BRIGADE_ASSIGN_OR_RETURN(
+        tls, net::TlsClientContext::Create({.root_cert_path = options.tls.root_cert_path,
+                                            .client_cert_path = options.tls.client_cert_path,
+                                            .client_key_path = options.tls.client_key_path}));
+  }
+  BRIGADE_ASSIGN_OR_RETURN(
+      std::unique_ptr<HttpConnection> connection,
+      HttpConnection::Create({.host = address.host,
+                              .port = address.port,
+                              .timeout_ms = options.timeout_ms,
+                              .max_response_bytes = static_cast<size_t>(options.max_response_bytes),
+                              .tls = std::move(tls)}));
   BRIGADE_RETURN_IF_ERROR(CheckBearerToken(options.bearer_token));
   auto client = std::make_unique<HttpClient>(Key(), std::move(connection));
   if (!options.bearer_token.empty()) {

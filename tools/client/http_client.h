@@ -36,10 +36,11 @@ namespace brigade::client {
 struct HostPort {
   std::string host;
   int port = 0;
+  bool https = false;  // the address said "https://"
 };
 
-// Parses "host:port", "[v6]:port" or "host" (then `default_port`) with an optional "http://"
-// scheme and trailing "/". INVALID_ARGUMENT for https (not supported), a path, or a bad port.
+// Parses "host:port", "[v6]:port" or "host" (then `default_port`) with an optional "http://" or
+// "https://" scheme and trailing "/". INVALID_ARGUMENT for a path or a bad port.
 absl::StatusOr<HostPort> ParseHostPort(std::string_view address, int default_port);
 
 class HttpClient final : public Client {

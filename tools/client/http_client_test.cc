@@ -43,7 +43,8 @@ TEST(ParseHostPortTest, AcceptsTheUsualSpellings) {
   EXPECT_EQ(ParseHostPort("example.com", 8001)->port, 8001);
   EXPECT_EQ(ParseHostPort("[::1]:9000", 1)->host, "::1");
   EXPECT_EQ(ParseHostPort("[::1]:9000", 1)->port, 9000);
-  EXPECT_FALSE(ParseHostPort("https://x:1", 1).ok());
+  EXPECT_TRUE(ParseHostPort("https://x:1", 1)->https);
+  EXPECT_FALSE(ParseHostPort("http://x:1", 1)->https);
   EXPECT_FALSE(ParseHostPort("x:1/v2", 1).ok());
   EXPECT_FALSE(ParseHostPort("x:99999", 1).ok());
   EXPECT_FALSE(ParseHostPort("::1:80", 1).ok());
