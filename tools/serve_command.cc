@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -17,9 +18,12 @@
 #include "frontend/auth/access_gate.h"
 #include "frontend/auth/token_store.h"
 #include "frontend/grpc/grpc_server.h"
+#include "frontend/grpc/grpc_tls_credentials.h"
 #include "frontend/http/http_server.h"
+#include "frontend/http/http_tls_context.h"
 #include "frontend/http/kserve_http_handler.h"
 #include "frontend/http/metrics_http_handler.h"
+#include "frontend/tls/tls_credential_store.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
 #include "telemetry/counter.h"
@@ -28,6 +32,17 @@
 
 namespace brigade::tools {
 namespace {
+
+// One front end's TLS flags: --<protocol>-use-ssl, -server-cert, -server-key, -root-cert,
+// -use-ssl-mutual.
+struct TlsFlags {
+  std::string prefix{};
+  bool use_ssl = false;
+  bool mutual = false;
+  std::string server_cert{};
+  std::string server_key{};
+  std::string root_cert{};
+};
 
 struct ServeFlags {
   std::string model_repository = "models";
@@ -90,6 +105,11 @@ struct ServeFlags {
   std::vector<std::string> http_restricted_api;
   std::vector<std::string> grpc_restricted_protocol;
   std::vector<std::string> allowed_hosts;
+  // TLS (README "TLS"); gRPC's flags are Triton's, HTTP's follow them.
+  TlsFlags http_tls{.prefix = "--http"};
+  TlsFlags grpc_tls{.prefix = "--grpc"};
+  // How often the certificate files are looked at for a rotation; 0 = never (fixed at start).
+  int tls_reload_secs = 0;
 };
 
 bool IsLoopback(std::string_view address) {
@@ -152,6 +172,72 @@ absl::Status ParseRedisAddress(const std::string& address, InferenceServer::Opti
   options->cache_redis_host = std::move(host);
   options->cache_redis_port = port;
   return absl::OkStatus();
+}
+
+// The credentials `tls` names, checked; null when TLS is off. INVALID_ARGUMENT names the flag.
+absl::StatusOr<std::unique_ptr<frontend::tls::TlsCredentialStore>> OpenTls(const TlsFlags& tls) {
+  const bool on = tls.use_ssl || tls.mutual;  // as Triton, -use-ssl-mutual implies -use-ssl
+  if (!on) {
+    for (const auto& [flag, value] :
+         {std::pair{"-server-cert", &tls.server_cert}, std::pair{"-server-key", &tls.server_key},
+          std::pair{"-root-cert", &tls.root_cert}}) {
+      if (!value->empty()) {
+        return absl::InvalidArgumentError(
+            StrCat(tls.prefix, flag, " is set but TLS is off: add ", tls.prefix,
+                   "-use-ssl=true (or drop the certificate flags) rather than serve plain text"));
+      }
+    }
+    return nullptr;
+  }
+  if (tls.server_cert.empty() || tls.server_key.empty()) {
+    return absl::InvalidArgumentError(StrCat(tls.prefix, "-use-ssl needs ", tls.prefix,
+                                             "-server-cert and ", tls.prefix, "-server-key"));
+  }
+  if (tls.mutual && tls.root_cert.empty()) {
+    return absl::InvalidArgumentError(StrCat(tls.prefix, "-use-ssl-mutual needs ", tls.prefix,
+                                             "-root-cert to verify client certificates"));
+  }
+  // Roots matter only to verify clients; without mutual TLS they are not read.
+  frontend::tls::TlsFiles files{tls.server_cert, tls.server_key,
+                                tls.mutual ? tls.root_cert : std::string(), tls.prefix};
+  absl::StatusOr<std::unique_ptr<frontend::tls::TlsCredentialStore>> store =
+      frontend::tls::TlsCredentialStore::Create(std::move(files));
+  if (!store.ok()) return store.status();
+  const frontend::tls::TlsCredentials& current = (*store)->current();
+  spdlog::info("tls: {} certificate {}{}", tls.prefix, current.summary,
+               tls.mutual ? "; client certificates required" : "");
+  if (current.expired) spdlog::warn("tls: the {}-server-cert certificate has expired", tls.prefix);
+  return store;
+}
+
+// One front end's certificate files and what takes a rotation of them into use.
+struct TlsReload {
+  frontend::tls::TlsCredentialStore* store = nullptr;
+  frontend::tls::TlsCredentialStore::Apply apply;
+};
+
+// A rotation taken in, or refused with the certificate in force kept; either is logged.
+void ReloadTls(const TlsReload& reload, bool always) {
+  if (reload.store == nullptr) return;
+  const std::string& prefix = reload.store->files().flag_prefix;
+  if (always) {
+    const absl::Status status = reload.store->Reload(reload.apply);
+    if (status.ok()) {
+      spdlog::info("tls: SIGHUP: {} certificate {}", prefix, reload.store->current().summary);
+    } else {
+      spdlog::error("tls: SIGHUP: keeping the {} certificate in force: {}", prefix,
+                    status.message());
+    }
+    return;
+  }
+  absl::StatusOr<bool> changed = reload.store->ReloadIfChanged(reload.apply);
+  if (!changed.ok()) {
+    spdlog::error("tls: the {} certificate files changed; keeping the certificate in force: {}",
+                  prefix, changed.status().message());
+  } else if (*changed) {
+    spdlog::info("tls: the {} certificate files changed: now {}", prefix,
+                 reload.store->current().summary);
+  }
 }
 
 // Blocks the shutdown signals in this thread and every thread it creates afterwards, so that
@@ -313,6 +399,44 @@ int RunServe(const ServeFlags& flags) {
         "who reaches the port can load and unload models (set --auth-token-file)");
   }
 
+  // Certificates are checked before any model loads, so a bad file fails the start at once.
+  using TlsStore = std::unique_ptr<frontend::tls::TlsCredentialStore>;
+  absl::StatusOr<TlsStore> http_tls_store = TlsStore();
+  if (flags.allow_http) http_tls_store = OpenTls(flags.http_tls);
+  absl::StatusOr<TlsStore> grpc_tls_store = TlsStore();
+  if (flags.allow_grpc) grpc_tls_store = OpenTls(flags.grpc_tls);
+  for (const auto* store : {&http_tls_store, &grpc_tls_store}) {
+    if (!store->ok()) {
+      spdlog::error("cannot start: {}", store->status().message());
+      return 1;
+    }
+  }
+  std::unique_ptr<frontend::GrpcTlsCredentials> grpc_tls;
+  if (*grpc_tls_store != nullptr) {
+    absl::StatusOr<std::unique_ptr<frontend::GrpcTlsCredentials>> created =
+        frontend::GrpcTlsCredentials::Create(
+            (*grpc_tls_store)->current(), {.require_client_cert = flags.grpc_tls.mutual,
+                                           // gRPC re-reads its private copy each second: a rotation
+                                           // reaches it that soon after Brigade took it in.
+                                           .refresh_secs = flags.tls_reload_secs > 0 ? 1 : 0});
+    if (!created.ok()) {
+      spdlog::error("cannot start gRPC: {}", created.status().message());
+      return 1;
+    }
+    grpc_tls = *std::move(created);
+  }
+  std::shared_ptr<frontend::HttpTlsContext> http_tls;
+  if (*http_tls_store != nullptr) {
+    absl::StatusOr<std::shared_ptr<frontend::HttpTlsContext>> created =
+        frontend::HttpTlsContext::Create((*http_tls_store)->current(),
+                                         {.require_client_cert = flags.http_tls.mutual});
+    if (!created.ok()) {
+      spdlog::error("cannot start HTTP: --http-server-cert: {}", created.status().message());
+      return 1;
+    }
+    http_tls = *std::move(created);
+  }
+
   absl::StatusOr<std::unique_ptr<InferenceServer>> server = InferenceServer::Create(options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().message());
@@ -339,6 +463,7 @@ int RunServe(const ServeFlags& flags) {
     grpc_options.max_metadata_bytes = flags.grpc_max_metadata_bytes;
     grpc_options.service.access_gate = gate->get();
     grpc_options.cache_admin.access_gate = gate->get();
+    if (grpc_tls != nullptr) grpc_options.credentials = grpc_tls->credentials();
     absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =
         frontend::GrpcServer::Create(server->get(), grpc_options);
     if (!created.ok()) {
@@ -346,7 +471,8 @@ int RunServe(const ServeFlags& flags) {
       return 1;
     }
     grpc = *std::move(created);
-    spdlog::info("gRPC (KServe v2) listening on {}:{}", flags.grpc_address, grpc->port());
+    spdlog::info("gRPC (KServe v2) listening on {}:{}{}", flags.grpc_address, grpc->port(),
+                 grpc_tls != nullptr ? " (TLS)" : "");
   }
 
   absl::StatusOr<telemetry::CounterFamily*> refused_family =
@@ -363,6 +489,19 @@ int RunServe(const ServeFlags& flags) {
     absl::StatusOr<telemetry::Counter*> counter = (*refused_family)->WithLabels({port});
     return counter.ok() ? *counter : nullptr;
   };
+  telemetry::Counter* handshake_counter = nullptr;
+  if (http_tls != nullptr) {
+    absl::StatusOr<telemetry::CounterFamily*> family =
+        (*server)->observer()->registry()->AddCounter(
+            "brigade_tls_handshake_failures_total",
+            "TLS handshakes that failed or timed out on the HTTP port (plain-text clients, "
+            "missing or untrusted client certificates)",
+            {"port"});
+    if (family.ok()) {
+      absl::StatusOr<telemetry::Counter*> counter = (*family)->WithLabels({"http"});
+      if (counter.ok()) handshake_counter = *counter;
+    }
+  }
   frontend::HttpServer::Options transport;
   transport.address = flags.http_address;
   transport.max_connections = flags.http_max_connections;
@@ -387,6 +526,9 @@ int RunServe(const ServeFlags& flags) {
     http_options.port = flags.http_port;
     http_options.io_threads = flags.http_thread_count;
     http_options.max_body_bytes = static_cast<size_t>(flags.http_max_input_size);
+    // The metrics port (`transport` without this) stays plain, for a scraper on loopback.
+    http_options.tls = http_tls;
+    http_options.tls_handshake_failures = handshake_counter;
     absl::StatusOr<std::unique_ptr<frontend::HttpServer>> created =
         frontend::HttpServer::Create(http_options, http_handler.get());
     if (!created.ok()) {
@@ -394,7 +536,8 @@ int RunServe(const ServeFlags& flags) {
       return 1;
     }
     http = *std::move(created);
-    spdlog::info("HTTP (KServe v2 REST) listening on {}:{}", flags.http_address, http->port());
+    spdlog::info("HTTP (KServe v2 REST) listening on {}:{}{}", flags.http_address, http->port(),
+                 http_tls != nullptr ? " (TLS)" : "");
   }
 
   std::unique_ptr<frontend::MetricsHttpHandler> metrics_handler;
@@ -416,13 +559,31 @@ int RunServe(const ServeFlags& flags) {
                  metrics_http->port());
   }
 
+  // A rotation of the certificate files: checked, then taken into use by new connections.
+  const TlsReload http_reload{
+      http_tls != nullptr ? http_tls_store->get() : nullptr,
+      [&http_tls](const frontend::tls::TlsCredentials& next) { return http_tls->Update(next); }};
+  const TlsReload grpc_reload{
+      grpc_tls != nullptr ? grpc_tls_store->get() : nullptr,
+      [&grpc_tls](const frontend::tls::TlsCredentials& next) { return grpc_tls->Update(next); }};
+  absl::Time tls_checked = absl::Now();
+
   // Waits for a shutdown signal; meanwhile SIGHUP re-reads the token file, and so does a change
-  // of the file itself (looked at once a second). A bad file keeps the tokens in force.
+  // of the file itself (looked at once a second). A bad file keeps the tokens in force. With
+  // --tls-reload-secs, SIGHUP and a change of the certificate files (looked at that often) do
+  // the same for TLS.
   int signal_number = 0;
   for (;;) {
     const struct timespec second = {1, 0};
     signal_number = sigtimedwait(&signals, nullptr, &second);
     if (signal_number == SIGINT || signal_number == SIGTERM) break;
+    if (flags.tls_reload_secs > 0 &&
+        (signal_number == SIGHUP ||
+         absl::Now() - tls_checked >= absl::Seconds(flags.tls_reload_secs))) {
+      tls_checked = absl::Now();
+      ReloadTls(http_reload, signal_number == SIGHUP);
+      ReloadTls(grpc_reload, signal_number == SIGHUP);
+    }
     if (tokens == nullptr) continue;
     if (signal_number == SIGHUP) {
       const absl::Status reloaded = tokens->Reload();
@@ -641,6 +802,36 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                    "HTTP Host header values answered (name or name:port, comma-separated); "
                    "others get 403 (default: any)")
       ->delimiter(',');
+  for (TlsFlags* tls : {&flags->http_tls, &flags->grpc_tls}) {
+    const std::string& p = tls->prefix;
+    const char* const protocol = tls == &flags->http_tls ? "HTTP" : "gRPC";
+    serve
+        ->add_option(p + "-use-ssl", tls->use_ssl,
+                     StrCat("Serve ", protocol, " over TLS (1.2 or later; needs ", p,
+                            "-server-cert and ", p, "-server-key)"))
+        ->capture_default_str();
+    serve->add_option(p + "-server-cert", tls->server_cert,
+                      StrCat("PEM certificate chain of the ", protocol, " port, leaf first"));
+    serve->add_option(p + "-server-key", tls->server_key,
+                      StrCat("PEM private key (unencrypted) of ", p, "-server-cert"));
+    serve->add_option(p + "-root-cert", tls->root_cert,
+                      StrCat("PEM root certificates that ", protocol,
+                             " client certificates must chain to (with ", p, "-use-ssl-mutual)"));
+    serve
+        ->add_option(p + "-use-ssl-mutual", tls->mutual,
+                     StrCat("Mutual TLS on the ", protocol,
+                            " port: clients must present a "
+                            "certificate signed by ",
+                            p, "-root-cert (implies ", p, "-use-ssl)"))
+        ->capture_default_str();
+  }
+  serve
+      ->add_option("--tls-reload-secs", flags->tls_reload_secs,
+                   "Look at the TLS certificate files this often and take a rotation into use "
+                   "for new connections (also on SIGHUP); a bad file keeps the certificate in "
+                   "force; 0 = read once at start")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
   serve->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 

@@ -28,8 +28,12 @@ def free_port():
 class BrigadeProcess:
     """One `brigade serve` process. Use as a context manager."""
 
-    def __init__(self, model_repository=DEMO_REPOSITORY, extra_args=(), ready_timeout_s=120):
+    def __init__(self, model_repository=DEMO_REPOSITORY, extra_args=(), ready_timeout_s=120,
+                 http_ssl_context=None):
+        """`http_ssl_context`: an ssl.SSLContext when the HTTP port serves TLS (readiness is
+        then polled over https with it)."""
         self.model_repository = model_repository
+        self.http_ssl_context = http_ssl_context
         self.extra_args = list(extra_args)
         self.ready_timeout_s = ready_timeout_s
         self.http_port = free_port()
@@ -39,7 +43,8 @@ class BrigadeProcess:
 
     @property
     def http_url(self):
-        return f"http://127.0.0.1:{self.http_port}"
+        scheme = "https" if self.http_ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.http_port}"
 
     @property
     def grpc_target(self):
@@ -60,7 +65,8 @@ class BrigadeProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"brigade exited with {self.proc.returncode}:\n{self.logs()}")
             try:
-                with urllib.request.urlopen(self.http_url + "/v2/health/ready", timeout=1) as r:
+                with urllib.request.urlopen(self.http_url + "/v2/health/ready", timeout=1,
+                                            context=self.http_ssl_context) as r:
                     if r.status == 200:
                         return self
             except (urllib.error.URLError, ConnectionError, OSError):
