@@ -24,6 +24,9 @@ set(BRIGADE_SANITIZE_TESTS
   core_blocking_worker_test
   # access control: the token file, Authorization and Triton's restriction headers
   frontend_auth_test
+  # TLS: PEM files parsed with OpenSSL, and the HTTP transport over Asio SSL (handshakes, records,
+  # rotation, shutdown)
+  frontend_tls_test frontend_http_tls_test
   # the response cache: in process, and against a real redis-server (threads, Asio)
   cache_key_test cache_cached_value_test cache_memory_cache_test cache_circuit_breaker_test
   cache_request_coalescer_test cache_invalidation_test cache_response_cache_test

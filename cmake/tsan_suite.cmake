@@ -26,7 +26,9 @@ set(BRIGADE_TSAN_TESTS
   # writes on its threads) read as races; a suppression wide enough for them (any libgrpc frame)
   # would also hide our reactors, which run under libgrpc frames. See CONTRIBUTING.md.
   frontend_request_report_test frontend_http_transport_test frontend_http_limits_test
-  frontend_http_kserve_handler_test)
+  frontend_http_kserve_handler_test
+  # ... and the transport over TLS (OpenSSL's locks are pthread's, which TSan sees)
+  frontend_http_tls_test)
 
 if(NOT BRIGADE_TSAN)
   return()
