@@ -41,48 +41,11 @@
 #include "boost/beast/http/parser.hpp"
 #include "frontend/http/http_handler.h"
 #include "frontend/http/http_server.h"
+#include "frontend/http/http_server_state.h"
 #include "frontend/http/io_thread.h"
 #include "protocol/http/body_buffer.h"
 
 namespace brigade::frontend {
-
-class HttpConnection;
-
-// What the connections of one server share with it: options, handler, and the set of open
-// connections (so Shutdown can reach them and wait for them). Thread-safe.
-class HttpServerState {
- public:
-  HttpServerState(HttpServer::Options options, HttpHandler* handler)
-      : options_(std::move(options)), handler_(handler) {}
-
-  const HttpServer::Options& options() const { return options_; }
-  HttpHandler* handler() const { return handler_; }
-
-  // Takes one of the `max_connections` places; false when they are all taken. Every true is
-  // matched by one ReleaseConnection().
-  bool ReserveConnection();
-  void ReleaseConnection();
-  // False once draining began (the connection must close instead of serving).
-  bool Register(const std::shared_ptr<HttpConnection>& connection);
-  void Unregister(const HttpConnection* connection);
-  // Refuses new registrations and returns the connections open now.
-  std::vector<std::shared_ptr<HttpConnection>> StartDraining();
-  std::vector<std::shared_ptr<HttpConnection>> OpenConnections();
-  bool WaitUntilNoConnections(absl::Duration timeout);
-  size_t open_connections();
-  // True once StartDraining() ran; cheap enough to check on every write.
-  bool draining() const { return draining_flag_.load(std::memory_order_acquire); }
-
- private:
-  const HttpServer::Options options_;
-  HttpHandler* const handler_;
-  absl::Mutex mu_;
-  bool draining_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<bool> draining_flag_{false};
-  std::atomic<int> reserved_connections_{0};
-  absl::flat_hash_map<const HttpConnection*, std::weak_ptr<HttpConnection>> connections_
-      ABSL_GUARDED_BY(mu_);
-};
 
 // A Beast body type that reads into a BodyBuffer (used for chunked bodies only: bodies with a
 // Content-Length bypass the parser and are read directly).
