@@ -23,26 +23,15 @@
 #include "frontend/http/http_tls_context.h"
 #include "frontend/http/kserve_http_handler.h"
 #include "frontend/http/metrics_http_handler.h"
-#include "frontend/tls/tls_credential_store.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
 #include "telemetry/counter.h"
 #include "telemetry/metrics_registry.h"
 #include "tools/command.h"
+#include "tools/serve_tls.h"
 
 namespace brigade::tools {
 namespace {
-
-// One front end's TLS flags: --<protocol>-use-ssl, -server-cert, -server-key, -root-cert,
-// -use-ssl-mutual.
-struct TlsFlags {
-  std::string prefix{};
-  bool use_ssl = false;
-  bool mutual = false;
-  std::string server_cert{};
-  std::string server_key{};
-  std::string root_cert{};
-};
 
 struct ServeFlags {
   std::string model_repository = "models";
@@ -172,72 +161,6 @@ absl::Status ParseRedisAddress(const std::string& address, InferenceServer::Opti
   options->cache_redis_host = std::move(host);
   options->cache_redis_port = port;
   return absl::OkStatus();
-}
-
-// The credentials `tls` names, checked; null when TLS is off. INVALID_ARGUMENT names the flag.
-absl::StatusOr<std::unique_ptr<frontend::tls::TlsCredentialStore>> OpenTls(const TlsFlags& tls) {
-  const bool on = tls.use_ssl || tls.mutual;  // as Triton, -use-ssl-mutual implies -use-ssl
-  if (!on) {
-    for (const auto& [flag, value] :
-         {std::pair{"-server-cert", &tls.server_cert}, std::pair{"-server-key", &tls.server_key},
-          std::pair{"-root-cert", &tls.root_cert}}) {
-      if (!value->empty()) {
-        return absl::InvalidArgumentError(
-            StrCat(tls.prefix, flag, " is set but TLS is off: add ", tls.prefix,
-                   "-use-ssl=true (or drop the certificate flags) rather than serve plain text"));
-      }
-    }
-    return nullptr;
-  }
-  if (tls.server_cert.empty() || tls.server_key.empty()) {
-    return absl::InvalidArgumentError(StrCat(tls.prefix, "-use-ssl needs ", tls.prefix,
-                                             "-server-cert and ", tls.prefix, "-server-key"));
-  }
-  if (tls.mutual && tls.root_cert.empty()) {
-    return absl::InvalidArgumentError(StrCat(tls.prefix, "-use-ssl-mutual needs ", tls.prefix,
-                                             "-root-cert to verify client certificates"));
-  }
-  // Roots matter only to verify clients; without mutual TLS they are not read.
-  frontend::tls::TlsFiles files{tls.server_cert, tls.server_key,
-                                tls.mutual ? tls.root_cert : std::string(), tls.prefix};
-  absl::StatusOr<std::unique_ptr<frontend::tls::TlsCredentialStore>> store =
-      frontend::tls::TlsCredentialStore::Create(std::move(files));
-  if (!store.ok()) return store.status();
-  const frontend::tls::TlsCredentials& current = (*store)->current();
-  spdlog::info("tls: {} certificate {}{}", tls.prefix, current.summary,
-               tls.mutual ? "; client certificates required" : "");
-  if (current.expired) spdlog::warn("tls: the {}-server-cert certificate has expired", tls.prefix);
-  return store;
-}
-
-// One front end's certificate files and what takes a rotation of them into use.
-struct TlsReload {
-  frontend::tls::TlsCredentialStore* store = nullptr;
-  frontend::tls::TlsCredentialStore::Apply apply;
-};
-
-// A rotation taken in, or refused with the certificate in force kept; either is logged.
-void ReloadTls(const TlsReload& reload, bool always) {
-  if (reload.store == nullptr) return;
-  const std::string& prefix = reload.store->files().flag_prefix;
-  if (always) {
-    const absl::Status status = reload.store->Reload(reload.apply);
-    if (status.ok()) {
-      spdlog::info("tls: SIGHUP: {} certificate {}", prefix, reload.store->current().summary);
-    } else {
-      spdlog::error("tls: SIGHUP: keeping the {} certificate in force: {}", prefix,
-                    status.message());
-    }
-    return;
-  }
-  absl::StatusOr<bool> changed = reload.store->ReloadIfChanged(reload.apply);
-  if (!changed.ok()) {
-    spdlog::error("tls: the {} certificate files changed; keeping the certificate in force: {}",
-                  prefix, changed.status().message());
-  } else if (*changed) {
-    spdlog::info("tls: the {} certificate files changed: now {}", prefix,
-                 reload.store->current().summary);
-  }
 }
 
 // Blocks the shutdown signals in this thread and every thread it creates afterwards, so that
@@ -802,29 +725,8 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                    "HTTP Host header values answered (name or name:port, comma-separated); "
                    "others get 403 (default: any)")
       ->delimiter(',');
-  for (TlsFlags* tls : {&flags->http_tls, &flags->grpc_tls}) {
-    const std::string& p = tls->prefix;
-    const char* const protocol = tls == &flags->http_tls ? "HTTP" : "gRPC";
-    serve
-        ->add_option(p + "-use-ssl", tls->use_ssl,
-                     StrCat("Serve ", protocol, " over TLS (1.2 or later; needs ", p,
-                            "-server-cert and ", p, "-server-key)"))
-        ->capture_default_str();
-    serve->add_option(p + "-server-cert", tls->server_cert,
-                      StrCat("PEM certificate chain of the ", protocol, " port, leaf first"));
-    serve->add_option(p + "-server-key", tls->server_key,
-                      StrCat("PEM private key (unencrypted) of ", p, "-server-cert"));
-    serve->add_option(p + "-root-cert", tls->root_cert,
-                      StrCat("PEM root certificates that ", protocol,
-                             " client certificates must chain to (with ", p, "-use-ssl-mutual)"));
-    serve
-        ->add_option(p + "-use-ssl-mutual", tls->mutual,
-                     StrCat("Mutual TLS on the ", protocol,
-                            " port: clients must present a "
-                            "certificate signed by ",
-                            p, "-root-cert (implies ", p, "-use-ssl)"))
-        ->capture_default_str();
-  }
+  AddTlsFlags(serve, &flags->http_tls, "HTTP");
+  AddTlsFlags(serve, &flags->grpc_tls, "gRPC");
   serve
       ->add_option("--tls-reload-secs", flags->tls_reload_secs,
                    "Look at the TLS certificate files this often and take a rotation into use "
