@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <utility>
 
 #include "boost/asio/buffer.hpp"
 #include "boost/asio/read.hpp"
@@ -98,11 +99,11 @@ HttpConnection::HttpConnection(asio::ip::tcp::socket socket, std::shared_ptr<IoT
 HttpConnection::~HttpConnection() = default;
 
 void HttpConnection::Start() {
-  reserved_ = true;
-  if (!state_->Register(shared_from_this())) {
-    Close();
+  if (closed_) {  // closed by shutdown before it could start: give its place back
+    state_->ReleaseConnection();
     return;
   }
+  reserved_ = true;  // the acceptor registered it and took its place
   if (tls_.has_value()) {
     Handshake(&HttpConnection::Serve);
     return;
@@ -112,6 +113,13 @@ void HttpConnection::Start() {
 
 void HttpConnection::Serve() {
   idle_since_ = Clock::now();
+  // Accepted as the drain began: what the client sent before it could know is read and
+  // answered; an idle connection closes. Checked before the first read is started, which may
+  // take the bytes off the socket where BeginDrain looks for them.
+  if (!draining_ && state_->draining()) {
+    BeginDrain();
+    if (closed_) return;
+  }
   ProcessInput();
 }
 
@@ -240,6 +248,11 @@ void HttpConnection::ReadMore() {
 void HttpConnection::OnRead(const error_code& error, size_t bytes) {
   reading_ = false;
   if (closed_) return;
+  if (std::exchange(drain_read_cancelled_, false) && bytes == 0 &&
+      (!error || error == asio::error::operation_aborted)) {
+    StopReadingForDrain();  // it held nothing: the connection was idle
+    return;
+  }
   if (error) {
     OnReadError(error);
     return;
@@ -638,6 +651,18 @@ void HttpConnection::BeginDrain() {
     ArmReadTimer();
     return;
   }
+  if (!more_sent && reading_ && !reading_body_ && !tls_.has_value()) {
+    // Asio may already have moved the client's bytes off the socket into the read in flight,
+    // where InputPending cannot see them: cancel it, and OnRead decides on what it brings.
+    drain_read_cancelled_ = true;
+    error_code ignored;
+    socket_.cancel(ignored);
+    return;
+  }
+  StopReadingForDrain();
+}
+
+void HttpConnection::StopReadingForDrain() {
   read_closed_ = true;
   // The request last answered (or to be answered) is the last on this connection.
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {

@@ -77,8 +77,10 @@ class HttpConnection final : public ResponseChannel,
 
   const std::shared_ptr<IoThread>& io() const { return io_; }
 
-  // On the io thread: begins reading. Closes at once if the server is draining. The connection
-  // holds one reservation (HttpServerState::ReserveConnection) and releases it when it closes.
+  // On the io thread: begins reading (the acceptor registered it already). If the server is
+  // draining, what the client sent before it could know is answered, then it closes. The
+  // connection holds one reservation (HttpServerState::ReserveConnection) and releases it when it
+  // closes.
   void Start();
   // On the io thread, for a connection over the limit (it holds no reservation): answers 503
   // with `Connection: close` without reading a request, lingers briefly, then closes.
@@ -136,6 +138,8 @@ class HttpConnection final : public ResponseChannel,
   void ReadMore();
   void OnRead(const boost::system::error_code& error, size_t bytes);
   void OnReadError(const boost::system::error_code& error);
+  // The drain's end of reading: the request last read is the last answered; idle closes.
+  void StopReadingForDrain();
   void StartRequest();
   HeaderAction OnHeader();
   void ReadHead();
@@ -199,6 +203,8 @@ class HttpConnection final : public ResponseChannel,
   bool paused_ = false;        // too many unanswered requests: reading paused
   bool peer_gone_ = false;     // the client closed or reset its side
   bool draining_ = false;
+  // BeginDrain cancelled the read in flight to learn whether it holds a request (OnRead).
+  bool drain_read_cancelled_ = false;
   bool lingering_ = false;
   bool writing_ = false;
   bool closed_ = false;

@@ -111,7 +111,16 @@ class HttpServer::Impl {
     // 1. No new connections.
     absl::Notification stopped_accepting;
     if (!threads_[0]->Post([this, &stopped_accepting] {
+          // Connections the kernel completed but nobody accepted yet may carry requests: take
+          // them (they drain like the others) rather than reset them with the listener.
           error_code ignored;
+          acceptor_->non_blocking(true, ignored);
+          for (error_code error; !error;) {
+            const std::shared_ptr<IoThread>& target = threads_[next_thread_++ % threads_.size()];
+            tcp::socket socket(target->context());
+            acceptor_->accept(socket, error);
+            if (!error) Adopt(std::move(socket), target);
+          }
           acceptor_->close(ignored);
           retry_timer_->cancel();
           stopped_accepting.Notify();
@@ -156,40 +165,50 @@ class HttpServer::Impl {
   // On threads_[0].
   void Accept() {
     const std::shared_ptr<IoThread>& target = threads_[next_thread_++ % threads_.size()];
-    acceptor_->async_accept(
-        target->context(), [this, target](const error_code& error, tcp::socket socket) {
-          if (error == asio::error::operation_aborted || !acceptor_->is_open()) return;
-          if (error) {
-            retry_timer_->expires_after(kAcceptRetryDelay);
-            retry_timer_->async_wait([this](const error_code& wait_error) {
-              if (!wait_error) Accept();
-            });
-            return;
-          }
-          error_code ignored;
-          socket.set_option(tcp::no_delay(true), ignored);
-          std::shared_ptr<HttpConnection> connection;
-          try {
-            connection = std::make_shared<HttpConnection>(
-                std::move(socket), target, state_,
-                state_->options().tls != nullptr ? state_->options().tls->Current() : nullptr);
-          } catch (const std::exception&) {
-            // OpenSSL could not make a session (out of memory): the socket closes with it.
-            Accept();
-            return;
-          }
-          if (state_->ReserveConnection()) {
-            if (!target->Post([connection] { connection->Start(); })) {
-              state_->ReleaseConnection();  // stopping: the connection never starts
-            }
-          } else {
-            if (state_->options().refused_connections != nullptr) {
-              state_->options().refused_connections->Add();
-            }
-            target->Post([connection] { connection->Refuse(); });
-          }
-          Accept();
-        });
+    acceptor_->async_accept(target->context(),
+                            [this, target](const error_code& error, tcp::socket socket) {
+                              if (error == asio::error::operation_aborted) return;
+                              if (error) {
+                                if (!acceptor_->is_open()) return;
+                                retry_timer_->expires_after(kAcceptRetryDelay);
+                                retry_timer_->async_wait([this](const error_code& wait_error) {
+                                  if (!wait_error) Accept();
+                                });
+                                return;
+                              }
+                              // Accepted before the listener closed, even if this runs after: it is
+                              // served.
+                              Adopt(std::move(socket), target);
+                              if (acceptor_->is_open()) Accept();
+                            });
+  }
+
+  // On threads_[0]: a connection for an accepted socket, started on `target` (or refused).
+  void Adopt(tcp::socket socket, const std::shared_ptr<IoThread>& target) {
+    error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    std::shared_ptr<HttpConnection> connection;
+    try {
+      connection = std::make_shared<HttpConnection>(
+          std::move(socket), target, state_,
+          state_->options().tls != nullptr ? state_->options().tls->Current() : nullptr);
+    } catch (const std::exception&) {
+      return;  // OpenSSL could not make a session (out of memory): the socket closes with it.
+    }
+    if (state_->ReserveConnection()) {
+      // Registered here, not when it starts on its thread, so a drain that begins in between
+      // counts it and waits for it.
+      state_->Register(connection);
+      if (!target->Post([connection] { connection->Start(); })) {
+        state_->Unregister(connection.get());  // stopping: the connection never starts
+        state_->ReleaseConnection();
+      }
+    } else {
+      if (state_->options().refused_connections != nullptr) {
+        state_->options().refused_connections->Add();
+      }
+      target->Post([connection] { connection->Refuse(); });
+    }
   }
 
   // Declared first so they are destroyed last: the acceptor and connections are bound to them.

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -328,6 +329,32 @@ TEST(HttpServerLimitsTest, DrainAnswersTheRequestStillArriving) {
   client.Close();
   stopper.join();
   EXPECT_EQ(cut, 0u);
+}
+
+// Connections whose requests were sent as the drain began (still in the listen queue, or
+// accepted but not yet started) are answered, not reset: their clients could not have known.
+TEST(HttpServerLimitsTest, RequestsOnConnectionsMadeAsTheDrainBeginsAreAnswered) {
+  EchoHandler handler;
+  constexpr int kRounds = 10;
+  constexpr int kClients = 16;
+  int answered = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    auto server = Start(&handler);
+    ASSERT_NE(server, nullptr);
+    std::vector<std::unique_ptr<TestClient>> clients;
+    for (int i = 0; i < kClients; ++i) {
+      clients.push_back(std::make_unique<TestClient>(server->port()));
+      clients.back()->Send(GetRequest("/late"));
+    }
+    std::thread stopper([&server] { server->Shutdown(absl::Seconds(10)); });
+    for (std::unique_ptr<TestClient>& client : clients) {
+      std::optional<net::testing::ClientResponse> response = client->Read();
+      if (response.has_value() && response->status == 200) ++answered;
+      client->Close();  // the server lingers on a closed connection until its client closes
+    }
+    stopper.join();
+  }
+  EXPECT_EQ(answered, kRounds * kClients);
 }
 
 // D6: requests still unanswered at the drain deadline are answered 503 (not dropped) and

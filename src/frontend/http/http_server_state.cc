@@ -16,11 +16,9 @@ void HttpServerState::ReleaseConnection() {
   reserved_connections_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-bool HttpServerState::Register(const std::shared_ptr<HttpConnection>& connection) {
+void HttpServerState::Register(const std::shared_ptr<HttpConnection>& connection) {
   absl::MutexLock lock(&mu_);
-  if (draining_) return false;
   connections_.emplace(connection.get(), connection);
-  return true;
 }
 
 void HttpServerState::Unregister(const HttpConnection* connection) {
@@ -30,8 +28,8 @@ void HttpServerState::Unregister(const HttpConnection* connection) {
 
 std::vector<std::shared_ptr<HttpConnection>> HttpServerState::StartDraining() {
   {
+    // Under the lock, so a connection registering after this sees the flag when it serves.
     absl::MutexLock lock(&mu_);
-    draining_ = true;
     draining_flag_.store(true, std::memory_order_release);
   }
   return OpenConnections();

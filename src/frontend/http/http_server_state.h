@@ -37,10 +37,11 @@ class HttpServerState {
   // matched by one ReleaseConnection().
   bool ReserveConnection();
   void ReleaseConnection();
-  // False once draining began (the connection must close instead of serving).
-  bool Register(const std::shared_ptr<HttpConnection>& connection);
+  // Also while draining: a connection accepted as the drain began may already carry a request,
+  // which it reads and answers as its last (HttpConnection checks draining() when it serves).
+  void Register(const std::shared_ptr<HttpConnection>& connection);
   void Unregister(const HttpConnection* connection);
-  // Refuses new registrations and returns the connections open now.
+  // Marks the server draining and returns the connections open now.
   std::vector<std::shared_ptr<HttpConnection>> StartDraining();
   std::vector<std::shared_ptr<HttpConnection>> OpenConnections();
   bool WaitUntilNoConnections(absl::Duration timeout);
@@ -52,7 +53,6 @@ class HttpServerState {
   const HttpServer::Options options_;
   HttpHandler* const handler_;
   absl::Mutex mu_;
-  bool draining_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> draining_flag_{false};
   std::atomic<int> reserved_connections_{0};
   absl::flat_hash_map<const HttpConnection*, std::weak_ptr<HttpConnection>> connections_
