@@ -651,9 +651,12 @@ void HttpConnection::BeginDrain() {
     ArmReadTimer();
     return;
   }
-  if (!more_sent && reading_ && !reading_body_ && !tls_.has_value()) {
+  const bool idle =
+      std::none_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return slot.id != 0; });
+  if (!more_sent && idle && reading_ && !reading_body_ && !tls_.has_value()) {
     // Asio may already have moved the client's bytes off the socket into the read in flight,
-    // where InputPending cannot see them: cancel it, and OnRead decides on what it brings.
+    // where InputPending cannot see them: cancel it, and OnRead decides on what it brings. Not
+    // while an answer is due: that answer must say it is the last as soon as it is written.
     drain_read_cancelled_ = true;
     error_code ignored;
     socket_.cancel(ignored);
