@@ -22,14 +22,6 @@ namespace {
 
 using inference::GRPCInferenceService;
 
-tls::TlsCredentials Credentials(const tls::TestPki& pki) {
-  tls::TlsCredentials credentials;
-  credentials.cert_chain_pem = pki.server_cert;
-  credentials.private_key_pem = pki.server_key;
-  credentials.root_certs_pem = pki.ca_cert;
-  return credentials;
-}
-
 class GrpcTlsCredentialsTest : public ::testing::Test {
  protected:
   void SetUp() override { pki_ = tls::MakeTestPki(); }
@@ -39,7 +31,7 @@ class GrpcTlsCredentialsTest : public ::testing::Test {
 
   void Start(GrpcTlsCredentials::Options options) {
     absl::StatusOr<std::unique_ptr<GrpcTlsCredentials>> tls =
-        GrpcTlsCredentials::Create(Credentials(pki_), options);
+        GrpcTlsCredentials::Create(tls::ServerCredentials(pki_), options);
     ASSERT_TRUE(tls.ok()) << tls.status();
     tls_ = *std::move(tls);
     InferenceServer::Options server_options;
@@ -93,7 +85,8 @@ TEST_F(GrpcTlsCredentialsTest, FixedCredentialsServeTlsAndRefusePlaintext) {
   EXPECT_TRUE(Live(Trusting(pki_)).ok());
   EXPECT_EQ(Live(grpc::InsecureChannelCredentials()).error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_TRUE(tls_->directory().empty());
-  EXPECT_EQ(tls_->Update(Credentials(pki_)).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(tls_->Update(tls::ServerCredentials(pki_)).code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(GrpcTlsCredentialsTest, MutualTlsServesOnlyClientsWithACertificate) {
@@ -103,7 +96,7 @@ TEST_F(GrpcTlsCredentialsTest, MutualTlsServesOnlyClientsWithACertificate) {
 }
 
 TEST_F(GrpcTlsCredentialsTest, MutualTlsWithoutRootsIsRefused) {
-  tls::TlsCredentials credentials = Credentials(pki_);
+  tls::TlsCredentials credentials = tls::ServerCredentials(pki_);
   credentials.root_certs_pem.clear();
   EXPECT_FALSE(GrpcTlsCredentials::Create(credentials, {.require_client_cert = true}).ok());
 }
@@ -112,7 +105,7 @@ TEST_F(GrpcTlsCredentialsTest, AnUpdateReachesNewConnectionsThroughTheWatchedCop
   Start({.require_client_cert = true, .refresh_secs = 1});
   ASSERT_TRUE(Live(Trusting(pki_, true)).ok());
   const tls::TestPki next = tls::MakeTestPki();
-  ASSERT_TRUE(tls_->Update(Credentials(next)).ok());
+  ASSERT_TRUE(tls_->Update(tls::ServerCredentials(next)).ok());
   bool switched = false;
   for (int i = 0; i < 50 && !switched; ++i) {
     switched = Live(Trusting(next, true)).ok();
@@ -125,10 +118,10 @@ TEST_F(GrpcTlsCredentialsTest, AnUpdateReachesNewConnectionsThroughTheWatchedCop
 TEST_F(GrpcTlsCredentialsTest, ThePrivateCopyKeepsTwoGenerationsAndGoesAway) {
   std::string directory;
   {
-    auto tls = GrpcTlsCredentials::Create(Credentials(pki_), {.refresh_secs = 1});
+    auto tls = GrpcTlsCredentials::Create(tls::ServerCredentials(pki_), {.refresh_secs = 1});
     ASSERT_TRUE(tls.ok()) << tls.status();
     directory = (*tls)->directory();
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*tls)->Update(Credentials(pki_)).ok());
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*tls)->Update(tls::ServerCredentials(pki_)).ok());
     EXPECT_FALSE(std::filesystem::exists(directory + "/g2"));
     EXPECT_TRUE(std::filesystem::exists(directory + "/g3/key.pem"));
     EXPECT_EQ(std::filesystem::read_symlink(directory + "/current"), "g4");

@@ -32,14 +32,6 @@ using testing::EchoHandler;
 using ::testing::HasSubstr;
 using testing::HoldingHandler;
 
-tls::TlsCredentials Credentials(const tls::TestPki& pki) {
-  tls::TlsCredentials credentials;
-  credentials.cert_chain_pem = pki.server_cert;
-  credentials.private_key_pem = pki.server_key;
-  credentials.root_certs_pem = pki.ca_cert;
-  return credentials;
-}
-
 class HttpServerTlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -61,7 +53,7 @@ class HttpServerTlsTest : public ::testing::Test {
   void Start(HttpHandler* handler, bool mutual = false,
              HttpServer::Options options = HttpServer::Options()) {
     absl::StatusOr<std::shared_ptr<HttpTlsContext>> context =
-        HttpTlsContext::Create(Credentials(pki_), {.require_client_cert = mutual});
+        HttpTlsContext::Create(tls::ServerCredentials(pki_), {.require_client_cert = mutual});
     ASSERT_TRUE(context.ok()) << context.status();
     context_ = *context;
     options.address = "127.0.0.1";
@@ -183,7 +175,7 @@ TEST_F(HttpServerTlsTest, ARotationServesNewConnectionsAndOldOnesKeepTheirs) {
   ASSERT_TRUE(Get(old_connection.get(), "/before").ok());
 
   const tls::TestPki next = tls::MakeTestPki();
-  ASSERT_TRUE(context_->Update(Credentials(next)).ok());
+  ASSERT_TRUE(context_->Update(tls::ServerCredentials(next)).ok());
   tls::WriteTestFile(Path("next-ca.pem"), next.ca_cert);
 
   // New connections get the new certificate: only the new CA verifies it.
@@ -201,7 +193,7 @@ TEST_F(HttpServerTlsTest, ARotationServesNewConnectionsAndOldOnesKeepTheirs) {
 TEST_F(HttpServerTlsTest, AnUnusableCertificateLeavesTheContextInForce) {
   EchoHandler handler;
   Start(&handler);
-  tls::TlsCredentials broken = Credentials(pki_);
+  tls::TlsCredentials broken = tls::ServerCredentials(pki_);
   broken.private_key_pem = pki_.client_key;  // not the certificate's
   EXPECT_FALSE(context_->Update(broken).ok());
   std::unique_ptr<net::HttpConnection> connection = Connect();

@@ -125,4 +125,12 @@ void WriteTestFile(const std::string& path, const std::string& text) {
   Check(std::rename(temp.c_str(), path.c_str()) == 0, "rename");
 }
 
+TlsCredentials ServerCredentials(const TestPki& pki) {
+  TlsCredentials credentials;
+  credentials.cert_chain_pem = pki.server_cert;
+  credentials.private_key_pem = pki.server_key;
+  credentials.root_certs_pem = pki.ca_cert;
+  return credentials;
+}
+
 }  // namespace brigade::frontend::tls

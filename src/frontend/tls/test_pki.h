@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "frontend/tls/tls_credentials.h"
+
 namespace brigade::frontend::tls {
 
 struct TestPki {
@@ -20,6 +22,10 @@ struct TestPki {
 
 // `days` < 0 makes certificates that have already expired.
 TestPki MakeTestPki(const std::string& server_name = "localhost", int days = 30);
+
+// The server's side of `pki`: its certificate and key, and the CA as the root for client
+// certificates.
+TlsCredentials ServerCredentials(const TestPki& pki);
 
 // Writes `text` to `path` (mode 0600); aborts on failure.
 void WriteTestFile(const std::string& path, const std::string& text);
