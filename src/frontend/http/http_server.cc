@@ -167,20 +167,25 @@ class HttpServer::Impl {
     const std::shared_ptr<IoThread>& target = threads_[next_thread_++ % threads_.size()];
     acceptor_->async_accept(target->context(),
                             [this, target](const error_code& error, tcp::socket socket) {
-                              if (error == asio::error::operation_aborted) return;
-                              if (error) {
-                                if (!acceptor_->is_open()) return;
-                                retry_timer_->expires_after(kAcceptRetryDelay);
-                                retry_timer_->async_wait([this](const error_code& wait_error) {
-                                  if (!wait_error) Accept();
-                                });
-                                return;
-                              }
-                              // Accepted before the listener closed, even if this runs after: it is
-                              // served.
-                              Adopt(std::move(socket), target);
-                              if (acceptor_->is_open()) Accept();
+                              OnAccept(error, std::move(socket), target);
                             });
+  }
+
+  // On threads_[0].
+  void OnAccept(const error_code& error, tcp::socket socket,
+                const std::shared_ptr<IoThread>& target) {
+    if (error == asio::error::operation_aborted) return;
+    if (error) {
+      if (!acceptor_->is_open()) return;
+      retry_timer_->expires_after(kAcceptRetryDelay);
+      retry_timer_->async_wait([this](const error_code& wait_error) {
+        if (!wait_error) Accept();
+      });
+      return;
+    }
+    // Accepted before the listener closed, even if this runs after: it is served.
+    Adopt(std::move(socket), target);
+    if (acceptor_->is_open()) Accept();
   }
 
   // On threads_[0]: a connection for an accepted socket, started on `target` (or refused).
