@@ -337,11 +337,10 @@ int RunServe(const ServeFlags& flags) {
   std::unique_ptr<frontend::GrpcTlsCredentials> grpc_tls;
   if (*grpc_tls_store != nullptr) {
     absl::StatusOr<std::unique_ptr<frontend::GrpcTlsCredentials>> created =
-        frontend::GrpcTlsCredentials::Create(
-            (*grpc_tls_store)->current(), {.require_client_cert = flags.grpc_tls.mutual,
-                                           // gRPC re-reads its private copy each second: a rotation
-                                           // reaches it that soon after Brigade took it in.
-                                           .refresh_secs = flags.tls_reload_secs > 0 ? 1 : 0});
+        // gRPC re-reads its private copy each second (the default refresh): a rotation reaches
+        // it that soon after Brigade took it in, on SIGHUP or at --tls-reload-secs.
+        frontend::GrpcTlsCredentials::Create((*grpc_tls_store)->current(),
+                                             {.require_client_cert = flags.grpc_tls.mutual});
     if (!created.ok()) {
       spdlog::error("cannot start gRPC: {}", created.status().message());
       return 1;
@@ -492,16 +491,16 @@ int RunServe(const ServeFlags& flags) {
   absl::Time tls_checked = absl::Now();
 
   // Waits for a shutdown signal; meanwhile SIGHUP re-reads the token file, and so does a change
-  // of the file itself (looked at once a second). A bad file keeps the tokens in force. With
-  // --tls-reload-secs, SIGHUP and a change of the certificate files (looked at that often) do
-  // the same for TLS.
+  // of the file itself (looked at once a second). A bad file keeps the tokens in force. SIGHUP
+  // re-reads the certificate files too, and with --tls-reload-secs a change of them (looked at
+  // that often) does the same.
   int signal_number = 0;
   for (;;) {
     const struct timespec second = {1, 0};
     signal_number = sigtimedwait(&signals, nullptr, &second);
     if (signal_number == SIGINT || signal_number == SIGTERM) break;
-    if (flags.tls_reload_secs > 0 &&
-        (signal_number == SIGHUP ||
+    if (signal_number == SIGHUP ||
+        (flags.tls_reload_secs > 0 &&
          absl::Now() - tls_checked >= absl::Seconds(flags.tls_reload_secs))) {
       tls_checked = absl::Now();
       ReloadTls(http_reload, signal_number == SIGHUP);
@@ -730,8 +729,8 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   serve
       ->add_option("--tls-reload-secs", flags->tls_reload_secs,
                    "Look at the TLS certificate files this often and take a rotation into use "
-                   "for new connections (also on SIGHUP); a bad file keeps the certificate in "
-                   "force; 0 = read once at start")
+                   "for new connections; SIGHUP re-reads them whatever this is; a bad file keeps "
+                   "the certificate in force; 0 = only on SIGHUP")
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();
   serve->callback([flags, exit_code] { *exit_code = RunServe(*flags); });

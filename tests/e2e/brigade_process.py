@@ -29,9 +29,10 @@ class BrigadeProcess:
     """One `brigade serve` process. Use as a context manager."""
 
     def __init__(self, model_repository=DEMO_REPOSITORY, extra_args=(), ready_timeout_s=120,
-                 http_ssl_context=None):
+                 http_ssl_context=None, env=None):
         """`http_ssl_context`: an ssl.SSLContext when the HTTP port serves TLS (readiness is
-        then polled over https with it)."""
+        then polled over https with it). `env`: variables added to the server's environment."""
+        self.env = dict(os.environ, **env) if env else None
         self.model_repository = model_repository
         self.http_ssl_context = http_ssl_context
         self.extra_args = list(extra_args)
@@ -59,7 +60,7 @@ class BrigadeProcess:
         if "--drain-delay-secs" not in self.extra_args:
             args += ["--drain-delay-secs", "0"]
         args += self.extra_args
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.monotonic() + self.ready_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

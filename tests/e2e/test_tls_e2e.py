@@ -355,9 +355,12 @@ def test_a_rotated_certificate_is_served_without_a_restart_and_a_bad_one_is_not(
         assert process.stop() == 0
 
 
-def test_sighup_reloads_the_certificates_at_once(workdir, pki):
-    # The files are looked at only hourly: what happens within seconds is SIGHUP's doing.
-    args = (tls_args(workdir, "http") + tls_args(workdir, "grpc") + ["--tls-reload-secs", "3600"])
+@pytest.mark.parametrize("reload_args", [["--tls-reload-secs", "3600"], []],
+                         ids=["looked_at_hourly", "never_looked_at"])
+def test_sighup_reloads_the_certificates_at_once(workdir, pki, reload_args):
+    # The files are looked at only hourly, or never (the default): what happens within seconds
+    # is SIGHUP's doing.
+    args = tls_args(workdir, "http") + tls_args(workdir, "grpc") + reload_args
     cert, key = os.path.join(workdir, "server.pem"), os.path.join(workdir, "server.key")
     second = fingerprint(os.path.join(pki, "rotated.pem"))
     with BrigadeProcess(model_repository=os.path.join(workdir, "repo"), extra_args=args,
@@ -372,6 +375,40 @@ def test_sighup_reloads_the_certificates_at_once(workdir, pki):
         assert wait_for(lambda: served_certificate(process.grpc_port, client_context(pki), ["h2"])
                         == second), process.logs()
         assert process.stop() == 0
+
+
+def test_a_killed_server_leaves_no_key_behind_and_the_next_start_clears_its_links(workdir, pki):
+    tmp = os.path.join(workdir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    with open(os.path.join(workdir, "server.key"), "rb") as f:
+        key = f.read()
+    args = tls_args(workdir, "grpc")
+    with BrigadeProcess(model_repository=os.path.join(workdir, "repo"), extra_args=args,
+                        env={"TMPDIR": tmp}) as process:
+        copies = [d for d in os.listdir(tmp) if d.startswith("brigade-grpc-tls-")]
+        assert len(copies) == 1, copies
+        process.proc.kill()
+        process.proc.wait()
+    left = os.path.join(tmp, copies[0])
+    assert os.path.isdir(left)
+    for root, _, files in os.walk(left):
+        for name in files:
+            path = os.path.join(root, name)
+            assert os.path.islink(path), path
+            # Into the server's own in-memory files, gone with it.
+            assert os.readlink(path).startswith("/proc/self/fd/"), path
+    for root, _, files in os.walk(tmp):
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                with open(path, "rb") as f:
+                    assert key not in f.read(), path
+    with BrigadeProcess(model_repository=os.path.join(workdir, "repo"), extra_args=args,
+                        env={"TMPDIR": tmp}) as process:
+        assert not os.path.exists(left)
+        assert len([d for d in os.listdir(tmp) if d.startswith("brigade-grpc-tls-")]) == 1
+        assert process.stop() == 0
+    assert not [d for d in os.listdir(tmp) if d.startswith("brigade-grpc-tls-")]
 
 
 # ---- bad files at start -------------------------------------------------------------------------

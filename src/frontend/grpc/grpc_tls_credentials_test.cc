@@ -3,8 +3,12 @@
 
 #include "frontend/grpc/grpc_tls_credentials.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -80,13 +84,19 @@ class GrpcTlsCredentialsTest : public ::testing::Test {
   std::unique_ptr<GrpcServer> grpc_server_;
 };
 
-TEST_F(GrpcTlsCredentialsTest, FixedCredentialsServeTlsAndRefusePlaintext) {
+TEST_F(GrpcTlsCredentialsTest, ServesTlsAndRefusesPlaintext) {
   Start({});
   EXPECT_TRUE(Live(Trusting(pki_)).ok());
   EXPECT_EQ(Live(grpc::InsecureChannelCredentials()).error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_TRUE(tls_->directory().empty());
-  EXPECT_EQ(tls_->Update(tls::ServerCredentials(pki_)).code(),
-            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(GrpcTlsCredentialsTest, RefreshMustBeWholeSecondsOfAtLeastOne) {
+  EXPECT_FALSE(
+      GrpcTlsCredentials::Create(tls::ServerCredentials(pki_), {.refresh = absl::ZeroDuration()})
+          .ok());
+  EXPECT_FALSE(GrpcTlsCredentials::Create(tls::ServerCredentials(pki_),
+                                          {.refresh = absl::Milliseconds(1500)})
+                   .ok());
 }
 
 TEST_F(GrpcTlsCredentialsTest, MutualTlsServesOnlyClientsWithACertificate) {
@@ -102,7 +112,7 @@ TEST_F(GrpcTlsCredentialsTest, MutualTlsWithoutRootsIsRefused) {
 }
 
 TEST_F(GrpcTlsCredentialsTest, AnUpdateReachesNewConnectionsThroughTheWatchedCopy) {
-  Start({.require_client_cert = true, .refresh_secs = 1});
+  Start({.require_client_cert = true});
   ASSERT_TRUE(Live(Trusting(pki_, true)).ok());
   const tls::TestPki next = tls::MakeTestPki();
   ASSERT_TRUE(tls_->Update(tls::ServerCredentials(next)).ok());
@@ -118,7 +128,7 @@ TEST_F(GrpcTlsCredentialsTest, AnUpdateReachesNewConnectionsThroughTheWatchedCop
 TEST_F(GrpcTlsCredentialsTest, ThePrivateCopyKeepsTwoGenerationsAndGoesAway) {
   std::string directory;
   {
-    auto tls = GrpcTlsCredentials::Create(tls::ServerCredentials(pki_), {.refresh_secs = 1});
+    auto tls = GrpcTlsCredentials::Create(tls::ServerCredentials(pki_), {});
     ASSERT_TRUE(tls.ok()) << tls.status();
     directory = (*tls)->directory();
     for (int i = 0; i < 3; ++i) ASSERT_TRUE((*tls)->Update(tls::ServerCredentials(pki_)).ok());
@@ -129,6 +139,45 @@ TEST_F(GrpcTlsCredentialsTest, ThePrivateCopyKeepsTwoGenerationsAndGoesAway) {
               std::filesystem::perms::owner_all);
   }
   EXPECT_FALSE(std::filesystem::exists(directory));
+}
+
+// What a killed server leaves behind must hold no key: the copy's files are links into the
+// process's own in-memory files, never regular files on disk.
+TEST_F(GrpcTlsCredentialsTest, ThePrivateCopyHoldsNoKeyOnDisk) {
+  const tls::TlsCredentials credentials = tls::ServerCredentials(pki_);
+  auto tls = GrpcTlsCredentials::Create(credentials, {.require_client_cert = true});
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  int links = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator((*tls)->directory())) {
+    EXPECT_FALSE(entry.is_regular_file() && !entry.is_symlink()) << entry.path();
+    if (entry.is_symlink() && entry.path().filename() != "current") {
+      EXPECT_TRUE(
+          std::filesystem::read_symlink(entry.path()).string().starts_with("/proc/self/fd/"))
+          << entry.path();
+      ++links;
+    }
+  }
+  EXPECT_EQ(links, 3);
+  // Read through the link, the key is there for gRPC.
+  std::ifstream key((*tls)->directory() + "/current/key.pem");
+  const std::string text((std::istreambuf_iterator<char>(key)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, credentials.private_key_pem);
+}
+
+TEST_F(GrpcTlsCredentialsTest, DirectoriesOfProcessesThatAreGoneAreRemoved) {
+  const std::string tmp = repository_.path();
+  // A pid that no process has: past /proc/sys/kernel/pid_max's largest possible value.
+  const std::string gone = tmp + "/brigade-grpc-tls-2147483000-abcdef";
+  const std::string alive = tmp + "/brigade-grpc-tls-" + std::to_string(getpid()) + "-abcdef";
+  const std::string other = tmp + "/brigade-grpc-tls-x-abcdef";
+  for (const std::string& dir : {gone, alive, other}) {
+    ASSERT_TRUE(std::filesystem::create_directories(dir + "/g1"));
+    std::filesystem::create_symlink("/proc/self/fd/999", dir + "/g1/key.pem");
+  }
+  EXPECT_EQ(RemoveStaleGrpcTlsDirectories(tmp), 1);
+  EXPECT_FALSE(std::filesystem::exists(gone));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(other));
 }
 
 }  // namespace
