@@ -33,6 +33,8 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
 parameters { key: "op" value { string_value: "add_sub" } }
 """
 
+CLIENT_URI = "spiffe://brigade.e2e/client"
+
 INPUT0 = list(range(16))
 INPUT1 = [1] * 16
 
@@ -61,7 +63,11 @@ def pki():
     server_ext = "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"
     make_certificate(path, "server", "localhost", server_ext)
     make_certificate(path, "rotated", "localhost", server_ext)
-    make_certificate(path, "client", "brigade e2e client", "extendedKeyUsage=clientAuth\n")
+    make_certificate(path, "client", "brigade e2e client",
+                     f"subjectAltName=URI:{CLIENT_URI}\nextendedKeyUsage=clientAuth\n")
+    make_certificate(path, "stranger", "stranger",
+                     "subjectAltName=URI:spiffe://brigade.e2e/stranger\n"
+                     "extendedKeyUsage=clientAuth\n")
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
@@ -97,11 +103,22 @@ def tls_args(workdir, protocol, mutual=False):
     return args
 
 
-def client_context(pki, client_cert=False):
+def client_context(pki, client_cert=False, name="client"):
     context = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
     if client_cert:
-        context.load_cert_chain(os.path.join(pki, "client.pem"), os.path.join(pki, "client.key"))
+        context.load_cert_chain(os.path.join(pki, name + ".pem"), os.path.join(pki, name + ".key"))
     return context
+
+
+def https_post(port, context, path, body="{}"):
+    """POST `path` over a new TLS connection; returns (status, body)."""
+    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+    try:
+        connection.request("POST", path, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
 
 
 def https_infer(port, context):
@@ -137,12 +154,13 @@ def grpc_infer(stubs, channel):
     return list(struct.unpack("<16i", response.raw_output_contents[0]))
 
 
-def grpc_credentials(pki, client_cert=False):
+def grpc_credentials(pki, client_cert=False, name="client"):
     def read(name):
         with open(os.path.join(pki, name), "rb") as f:
             return f.read()
     if client_cert:
-        return grpc.ssl_channel_credentials(read("ca.pem"), read("client.key"), read("client.pem"))
+        return grpc.ssl_channel_credentials(read("ca.pem"), read(name + ".key"),
+                                            read(name + ".pem"))
     return grpc.ssl_channel_credentials(read("ca.pem"))
 
 
@@ -308,6 +326,40 @@ def test_a_client_certificate_from_another_ca_is_refused(workdir, pki):
                 https_infer(process.http_port, stranger)
     finally:
         shutil.rmtree(other, ignore_errors=True)
+
+
+def test_a_client_certificate_named_in_the_token_file_has_its_scopes(workdir, pki, stubs):
+    tokens = os.path.join(workdir, "tokens")
+    with open(tokens, "w") as f:
+        f.write(f"infer,admin cert:{CLIENT_URI} ops\n")
+    os.chmod(tokens, 0o600)
+    args = (tls_args(workdir, "http", mutual=True) + tls_args(workdir, "grpc", mutual=True)
+            + ["--auth-token-file", tokens])
+    named, stranger = client_context(pki, True), client_context(pki, True, name="stranger")
+    pb, stub_module = stubs
+    with BrigadeProcess(model_repository=os.path.join(workdir, "repo"), extra_args=args,
+                        http_ssl_context=named) as process:
+        # HTTP: the named certificate reaches an admin endpoint and infers, without a token.
+        status, body = https_post(process.http_port, named, "/v2/repository/index")
+        assert status == 200, body
+        assert b'"simple"' in body
+        status, body, _ = https_infer(process.http_port, named)
+        assert status == 200, body
+        # Another certificate of the same CA is verified but named nowhere: it needs a token.
+        status, body = https_post(process.http_port, stranger, "/v2/repository/index")
+        assert status == 401, body
+
+        # gRPC, the same.
+        with secure_channel(process, grpc_credentials(pki, True)) as channel:
+            stub = stub_module.GRPCInferenceServiceStub(channel)
+            index = stub.RepositoryIndex(pb.RepositoryIndexRequest(), timeout=10)
+            assert [m.name for m in index.models] == ["simple"]
+            assert grpc_infer(stubs, channel)[0] == 1
+        with secure_channel(process, grpc_credentials(pki, True, name="stranger")) as channel:
+            with pytest.raises(grpc.RpcError) as refused:
+                grpc_infer(stubs, channel)
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert process.stop() == 0
 
 
 # ---- rotation -----------------------------------------------------------------------------------

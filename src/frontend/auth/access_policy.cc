@@ -380,24 +380,38 @@ Decision Decide(const PolicyOptions& policy, const TokenSet* tokens, const Reque
         presented = Trim(value.substr(space + 1));
       }
     }
-    if (presented.empty()) {
-      return Refuse(
-          Refusal::kMissingToken,
-          StrCat(OperationName(operation), " needs a bearer token (Authorization: Bearer <token>)"),
-          scope);
+    const IdentityEntry* identity = presented.empty() && !tokens->identities().empty()
+                                        ? tokens->FindIdentity(facts.peer_names())
+                                        : nullptr;
+    if (identity != nullptr) {
+      if (!HasScope(identity->scopes, scope)) {
+        return Refuse(Refusal::kScope,
+                      StrCat("client certificate '", identity->name, "' lacks scope '",
+                             ScopeName(scope), "', which ", OperationName(operation), " needs"),
+                      scope, identity->name);
+      }
+      // Not `credentialed`: a certificate does not lift step 4's checks.
+      principal = identity->name;
+    } else {
+      if (presented.empty()) {
+        return Refuse(Refusal::kMissingToken,
+                      StrCat(OperationName(operation),
+                             " needs a bearer token (Authorization: Bearer <token>)"),
+                      scope);
+      }
+      const TokenEntry* entry = tokens->Find(presented);
+      if (entry == nullptr) {
+        return Refuse(Refusal::kInvalidToken, "the bearer token is not valid", scope);
+      }
+      if (!HasScope(entry->scopes, scope)) {
+        return Refuse(Refusal::kScope,
+                      StrCat("token '", entry->name, "' lacks scope '", ScopeName(scope),
+                             "', which ", OperationName(operation), " needs"),
+                      scope, entry->name);
+      }
+      principal = entry->name;
+      credentialed = true;
     }
-    const TokenEntry* entry = tokens->Find(presented);
-    if (entry == nullptr) {
-      return Refuse(Refusal::kInvalidToken, "the bearer token is not valid", scope);
-    }
-    if (!HasScope(entry->scopes, scope)) {
-      return Refuse(Refusal::kScope,
-                    StrCat("token '", entry->name, "' lacks scope '", ScopeName(scope), "', which ",
-                           OperationName(operation), " needs"),
-                    scope, entry->name);
-    }
-    principal = entry->name;
-    credentialed = true;
   }
 
   if (facts.http && facts.post && IsAdminPost(operation) && !credentialed) {

@@ -15,6 +15,11 @@
 //   3. Bearer tokens (when a token file is configured): `Authorization: Bearer <token>`;
 //      missing or unknown → 401 / UNAUTHENTICATED, known without the scope the operation needs →
 //      403 / PERMISSION_DENIED. The health endpoints skip this check while `health_open`.
+//      A request without a token whose connection presented a client certificate that the TLS
+//      handshake verified (mutual TLS) is judged by the token file's `cert:` line naming one of
+//      the certificate's names instead; a token, when sent, is what counts. A certificate is
+//      not a credential for step 4: a browser presents one to any page's requests, as it sends
+//      cookies.
 //   4. Cross-site requests (HTTP load, unload, cache invalidation and log-settings POSTs without a
 //      credential): an `Origin` other than the Host, or `Sec-Fetch-Site` cross-site or same-site
 //      → 403; a body whose Content-Type is not `application/json` (text/plain, a form: what a
@@ -34,6 +39,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -137,6 +143,8 @@ struct PolicyOptions {
   std::vector<std::string> allowed_hosts;
 };
 
+inline std::span<const std::string> NoPeerNames() { return {}; }
+
 // One request's facts. Borrowed for the call.
 struct RequestFacts {
   Operation operation = Operation::kServerLive;
@@ -146,6 +154,10 @@ struct RequestFacts {
   // HTTP: whether the request is a POST with a non-empty body.
   bool post = false;
   bool has_body = false;
+  // The names (SANs, common name) of the client certificate the TLS handshake verified; empty
+  // without one. Asked only when the token file has `cert:` lines and no token was sent (gRPC
+  // reads them off the call's auth context, which costs an allocation).
+  absl::FunctionRef<std::span<const std::string>()> peer_names = NoPeerNames;
 };
 
 struct Decision {

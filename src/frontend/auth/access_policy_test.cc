@@ -3,6 +3,7 @@
 #include <cctype>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,8 +33,11 @@ struct Request {
   bool post = false;
   bool has_body = false;
   std::map<std::string, std::string> headers;
+  // A verified client certificate's names.
+  std::vector<std::string> peer_names;
 
   Decision Run(const PolicyOptions& policy, const TokenSet* tokens) const {
+    auto names = [this] { return std::span<const std::string>(peer_names); };
     auto lookup = [this](std::string_view name) -> std::optional<std::string_view> {
       std::string lowered(name);
       for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -46,7 +50,8 @@ struct Request {
                    .http = http,
                    .header = lookup,
                    .post = post,
-                   .has_body = has_body});
+                   .has_body = has_body,
+                   .peer_names = names});
   }
 };
 
@@ -302,6 +307,70 @@ TEST(CrossSiteTest, InferenceAndGrpcAreNotSubjectToTheCrossSiteCheck) {
   unload.post = true;
   unload.has_body = true;
   EXPECT_TRUE(unload.Run(PolicyOptions{}, nullptr).ok());
+}
+
+// ---- client certificates (mutual TLS) ----------------------------------------------------------
+
+TokenSet TokensWithIdentities() {
+  absl::StatusOr<TokenSet> set = TokenSet::Parse(std::string("infer ") + kInferToken +
+                                                 " app\n"
+                                                 "infer,admin cert:spiffe://brigade/ops ops\n"
+                                                 "infer cert:client.example reader\n");
+  EXPECT_TRUE(set.ok()) << set.status();
+  return *std::move(set);
+}
+
+TEST(AccessPolicyTest, AVerifiedCertificateNamedInTheFileHasItsScopes) {
+  const TokenSet tokens = TokensWithIdentities();
+  Request request;
+  request.operation = Operation::kRepositoryLoad;
+  request.peer_names = {"unrelated.example", "spiffe://brigade/ops"};
+  const Decision decision = request.Run({}, &tokens);
+  EXPECT_TRUE(decision.ok()) << decision.message;
+  EXPECT_EQ(decision.principal, "ops");
+}
+
+TEST(AccessPolicyTest, ACertificateWithoutTheScopeIsRefusedByName) {
+  const TokenSet tokens = TokensWithIdentities();
+  Request request;
+  request.operation = Operation::kRepositoryUnload;
+  request.peer_names = {"client.example"};
+  const Decision decision = request.Run({}, &tokens);
+  EXPECT_EQ(decision.refusal, Refusal::kScope);
+  EXPECT_THAT(decision.message, HasSubstr("client certificate 'reader' lacks scope 'admin'"));
+}
+
+TEST(AccessPolicyTest, ACertificateTheFileDoesNotNameNeedsAToken) {
+  const TokenSet tokens = TokensWithIdentities();
+  Request request;
+  request.peer_names = {"stranger.example"};
+  EXPECT_EQ(request.Run({}, &tokens).refusal, Refusal::kMissingToken);
+}
+
+TEST(AccessPolicyTest, ATokenSentBesideACertificateIsWhatCounts) {
+  const TokenSet tokens = TokensWithIdentities();
+  Request request = WithToken(Operation::kRepositoryLoad, kInferToken);
+  request.peer_names = {"spiffe://brigade/ops"};
+  const Decision decision = request.Run({}, &tokens);
+  EXPECT_EQ(decision.refusal, Refusal::kScope);
+  EXPECT_THAT(decision.message, HasSubstr("token 'app'"));
+}
+
+// A browser presents its client certificate to any page's requests: a certificate alone does
+// not let a cross-site POST through.
+TEST(AccessPolicyTest, ACertificateIsNoDefenceAgainstACrossSitePost) {
+  const TokenSet tokens = TokensWithIdentities();
+  Request request;
+  request.operation = Operation::kRepositoryUnload;
+  request.post = true;
+  request.has_body = true;
+  request.peer_names = {"spiffe://brigade/ops"};
+  request.headers["host"] = "server:8000";
+  request.headers["origin"] = "https://evil.example";
+  EXPECT_EQ(request.Run({}, &tokens).refusal, Refusal::kOrigin);
+  request.headers.erase("origin");
+  request.headers["content-type"] = "text/plain";
+  EXPECT_EQ(request.Run({}, &tokens).refusal, Refusal::kContentType);
 }
 
 }  // namespace

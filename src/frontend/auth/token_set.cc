@@ -166,25 +166,49 @@ absl::StatusOr<TokenSet> TokenSet::Parse(std::string_view text) {
       return LineError(line_number, "expected '<scopes> <token> <name>'");
     }
     BRIGADE_ASSIGN_OR_RETURN(ScopeSet scopes, ParseScopes(fields[0], line_number));
-    BRIGADE_ASSIGN_OR_RETURN(Digest digest, ParseCredential(fields[1], line_number));
     if (!ValidName(fields[2])) {
       return LineError(line_number, "a name is 1 to 64 of [A-Za-z0-9_.-]");
     }
     if (!names.insert(std::string(fields[2])).second) {
       return LineError(line_number, StrCat("name '", fields[2], "' appears twice"));
     }
+    if (set.size() == kMaxTokens) {
+      return LineError(line_number, StrCat("more than ", kMaxTokens, " tokens"));
+    }
+    if (fields[1].starts_with(kIdentityPrefix)) {
+      const std::string_view identity = fields[1].substr(kIdentityPrefix.size());
+      if (identity.empty() || identity.size() > kMaxIdentityChars || !PrintableToken(identity)) {
+        return LineError(line_number, StrCat("a cert: identity must have 1 to ", kMaxIdentityChars,
+                                             " printable characters"));
+      }
+      for (const IdentityEntry& entry : set.identities_) {
+        if (entry.identity == identity) {
+          return LineError(line_number, StrCat("identity '", identity, "' of '", fields[2],
+                                               "' is already the identity of '", entry.name, "'"));
+        }
+      }
+      set.identities_.push_back({std::string(identity), scopes, std::string(fields[2])});
+      continue;
+    }
+    BRIGADE_ASSIGN_OR_RETURN(Digest digest, ParseCredential(fields[1], line_number));
     for (const TokenEntry& entry : set.entries_) {
       if (ConstantTimeEqual(entry.digest, digest)) {
         return LineError(line_number, StrCat("the token of '", fields[2],
                                              "' is the same as the token of '", entry.name, "'"));
       }
     }
-    if (set.entries_.size() == kMaxTokens) {
-      return LineError(line_number, StrCat("more than ", kMaxTokens, " tokens"));
-    }
     set.entries_.push_back({digest, scopes, std::string(fields[2])});
   }
   return set;
+}
+
+const IdentityEntry* TokenSet::FindIdentity(std::span<const std::string> names) const {
+  for (const IdentityEntry& entry : identities_) {
+    for (const std::string& name : names) {
+      if (name == entry.identity) return &entry;
+    }
+  }
+  return nullptr;
 }
 
 const TokenEntry* TokenSet::Find(std::string_view presented) const {

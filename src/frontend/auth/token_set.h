@@ -13,6 +13,18 @@
 //           `sha256:<64 hex digits>`, the digest of the secret, so the file need not hold it
 //   name    [A-Za-z0-9_.-]{1,64}, unique in the file; what the log says instead of the token
 //
+// or, for a client certificate (mutual TLS) instead of a token:
+//
+//   <scope>[,<scope>...]  cert:<identity>  <name>
+//
+//   identity  a name the certificate carries, compared exactly: a subject alternative name
+//             (DNS, URI such as spiffe://..., e-mail) or the subject's common name (1 to 256
+//             printable characters, no spaces: a common name with spaces can only be reached
+//             through a SAN). Only certificates the TLS handshake verified are looked at.
+//             Identities are not secrets: they are kept as written.
+//
+// FindIdentity() takes the first line, in file order, that names one of the certificate's names.
+//
 // Find() hashes the token presented and compares it with every entry's digest in constant time
 // (CRYPTO_memcmp), without stopping at a match, so neither the content of a digest nor the
 // position of a match shows in the time taken.
@@ -24,6 +36,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,9 +64,17 @@ inline constexpr size_t kMaxTokenFileBytes = size_t{1} << 20;
 inline constexpr size_t kMaxTokens = 10'000;
 inline constexpr size_t kMinTokenChars = 16;
 inline constexpr size_t kMaxTokenChars = 4096;
+inline constexpr size_t kMaxIdentityChars = 256;
+inline constexpr std::string_view kIdentityPrefix = "cert:";
 
 struct TokenEntry {
   Digest digest{};
+  ScopeSet scopes = 0;
+  std::string name;
+};
+
+struct IdentityEntry {
+  std::string identity;
   ScopeSet scopes = 0;
   std::string name;
 };
@@ -69,11 +90,17 @@ class TokenSet {
   const TokenEntry* Find(std::string_view presented) const;
   const TokenEntry* Find(std::string_view presented, DigestEqual equal) const;
 
-  size_t size() const { return entries_.size(); }
+  // The first identity line naming one of `names` (a verified client certificate's), or null.
+  const IdentityEntry* FindIdentity(std::span<const std::string> names) const;
+
+  // Tokens and identities together.
+  size_t size() const { return entries_.size() + identities_.size(); }
   const std::vector<TokenEntry>& entries() const { return entries_; }
+  const std::vector<IdentityEntry>& identities() const { return identities_; }
 
  private:
   std::vector<TokenEntry> entries_;
+  std::vector<IdentityEntry> identities_;
 };
 
 // CRYPTO_memcmp over the two digests.

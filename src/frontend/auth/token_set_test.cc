@@ -1,6 +1,7 @@
 #include "frontend/auth/token_set.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -119,6 +120,36 @@ TEST(TokenSetTest, RefusesAFileOverTheSizeLimit) {
   absl::StatusOr<TokenSet> set = TokenSet::Parse(big);
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("the limit is"));
+}
+
+TEST(TokenSetTest, CertificateLinesMapIdentitiesToScopesInFileOrder) {
+  absl::StatusOr<TokenSet> set = TokenSet::Parse(
+      "admin cert:spiffe://brigade/ops ops\n"
+      "infer,metrics cert:client.example reader\n");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->size(), 2u);
+  EXPECT_TRUE(set->entries().empty());
+  const std::vector<std::string> both = {"client.example", "spiffe://brigade/ops"};
+  const IdentityEntry* found = set->FindIdentity(both);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->name, "ops");  // the first line naming one of them, not the first name
+  EXPECT_EQ(found->scopes, static_cast<ScopeSet>(Scope::kAdmin));
+  const std::vector<std::string> reader = {"client.example"};
+  ASSERT_NE(set->FindIdentity(reader), nullptr);
+  EXPECT_EQ(set->FindIdentity(reader)->name, "reader");
+  const std::vector<std::string> stranger = {"Client.example", "client.example.evil"};
+  EXPECT_EQ(set->FindIdentity(stranger), nullptr);
+  EXPECT_EQ(set->Find("cert:client.example"), nullptr);  // not a token
+}
+
+TEST(TokenSetTest, RefusesEmptyTooLongAndRepeatedIdentities) {
+  EXPECT_THAT(TokenSet::Parse("infer cert: x\n").status().message(),
+              HasSubstr("line 1: a cert: identity must have 1 to 256"));
+  EXPECT_THAT(TokenSet::Parse("infer cert:" + std::string(257, 'a') + " x\n").status().message(),
+              HasSubstr("line 1: a cert: identity"));
+  EXPECT_THAT(
+      TokenSet::Parse("infer cert:a.example x\nadmin cert:a.example y\n").status().message(),
+      HasSubstr("line 2: identity 'a.example' of 'y' is already the identity of 'x'"));
 }
 
 }  // namespace

@@ -9,13 +9,20 @@
 // Stateless; safe from any thread. The gate is borrowed for the call.
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "frontend/auth/access_gate.h"
+#include "grpcpp/security/auth_context.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "grpcpp/support/status.h"
 
 namespace brigade::frontend {
+
+// The names of the client certificate the call's TLS handshake verified (the same rules as
+// tls/peer_names.h: subject alternative names, then the common name); empty without one.
+std::vector<std::string> GrpcPeerNames(const grpc::AuthContext& auth);
 
 // nullopt when `gate` is null or lets the call through; else the status to finish it with.
 std::optional<grpc::Status> RefuseGrpc(const auth::AccessGate* gate,

@@ -12,11 +12,16 @@ std::optional<HttpResponse> RefuseHttp(const auth::AccessGate* gate, const HttpR
                                        auth::Operation operation) {
   if (gate == nullptr) return std::nullopt;
   auto header = [&request](std::string_view name) { return request.Header(name); };
+  auto peer_names = [&request] {
+    return request.peer_names != nullptr ? std::span<const std::string>(*request.peer_names)
+                                         : std::span<const std::string>();
+  };
   const auth::Decision decision = gate->Check({.operation = operation,
                                                .http = true,
                                                .header = header,
                                                .post = request.method == "POST",
-                                               .has_body = request.body->size() > 0});
+                                               .has_body = request.body->size() > 0,
+                                               .peer_names = peer_names});
   if (decision.ok()) return std::nullopt;
   std::string body;
   protocol::http::JsonWriter writer(&body);

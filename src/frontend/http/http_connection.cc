@@ -11,6 +11,7 @@
 #include "boost/beast/http/error.hpp"
 #include "core/http_tokens.h"
 #include "core/strings.h"
+#include "frontend/tls/peer_names.h"
 
 namespace brigade::frontend {
 namespace {
@@ -151,6 +152,11 @@ void HttpConnection::Handshake(void (HttpConnection::*then)()) {
           self->Close();  // not a TLS client, or one the context refuses: nobody to answer
           return;
         }
+        std::vector<std::string> names =
+            tls::VerifiedPeerNames(self->tls_->next_layer().native_handle());
+        if (!names.empty()) {
+          self->peer_names_ = std::make_shared<const std::vector<std::string>>(std::move(names));
+        }
         ((*self).*then)();
       });
 }
@@ -290,6 +296,7 @@ void HttpConnection::ReadHead() {
   request_.method = std::string(AsStd(message.method_string()));
   request_.target = std::string(AsStd(message.target()));
   request_.version = static_cast<int>(message.version());
+  request_.peer_names = peer_names_;
   size_t header_count = 0;
   size_t header_bytes = 0;
   for (const auto& field : message) {

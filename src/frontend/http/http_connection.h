@@ -212,6 +212,9 @@ class HttpConnection final : public ResponseChannel,
   bool refused_ = false;   // over max_connections: answered 503, lingers briefly
   bool handshaking_ = false;
   TimePoint handshake_until_;
+  // The verified client certificate's names (tls/peer_names.h), shared by the connection's
+  // requests; null without one.
+  std::shared_ptr<const std::vector<std::string>> peer_names_;
   TimePoint idle_since_;
   TimePoint linger_until_;
   bool read_timer_armed_ = false;

@@ -56,6 +56,8 @@ struct HttpRequest {
   std::shared_ptr<protocol::http::BodyBuffer> body;
   // t0: when the first byte of this request was read (Clock::NowNs scale).
   int64_t arrival_ns = 0;
+  // The names of the client certificate its TLS connection verified; null without one.
+  std::shared_ptr<const std::vector<std::string>> peer_names;
 
   // The first header called `name` (case-insensitive), or nullopt.
   std::optional<std::string_view> Header(std::string_view name) const;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "core/strings.h"
 #include "openssl/evp.h"
 #include "openssl/pem.h"
 #include "openssl/x509.h"
@@ -107,8 +108,8 @@ TestPki MakeTestPki(const std::string& server_name, int days) {
   MakeCert(&ca, ca_key.key, "brigade test CA", nullptr, ca_key.key, true, "", 30, serial++);
   MakeCert(&server, server_key.key, server_name, ca.cert, ca_key.key, false,
            "DNS:" + server_name + ",IP:127.0.0.1", days, serial++);
-  MakeCert(&client, client_key.key, "brigade test client", ca.cert, ca_key.key, false, "", days,
-           serial++);
+  MakeCert(&client, client_key.key, "brigade test client", ca.cert, ca_key.key, false,
+           StrCat("URI:", kTestClientUri, ",DNS:", kTestClientDns), days, serial++);
   return TestPki{CertPem(ca.cert),       KeyPem(ca_key.key),   CertPem(server.cert),
                  KeyPem(server_key.key), CertPem(client.cert), KeyPem(client_key.key)};
 }

@@ -2,14 +2,18 @@
 #define BRIGADE_FRONTEND_TLS_TEST_PKI_H_
 
 // Test support: a throwaway PKI made with OpenSSL in memory: a CA, a server certificate it signed
-// (for "localhost" and 127.0.0.1) and a client certificate it signed, each with an EC P-256 key,
-// all PEM. Every call makes new keys. Aborts (a test bug) if OpenSSL fails. Thread-safe.
+// (for "localhost" and 127.0.0.1) and a client certificate it signed (common name "brigade test
+// client", subject alternative names kTestClientUri and kTestClientDns), each with an EC P-256
+// key, all PEM. Every call makes new keys. Aborts (a test bug) if OpenSSL fails. Thread-safe.
 
 #include <string>
 
 #include "frontend/tls/tls_credentials.h"
 
 namespace brigade::frontend::tls {
+
+inline constexpr char kTestClientUri[] = "spiffe://brigade.test/client";
+inline constexpr char kTestClientDns[] = "client.brigade.test";
 
 struct TestPki {
   std::string ca_cert;
