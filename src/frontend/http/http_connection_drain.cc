@@ -1,9 +1,9 @@
 // HttpConnection's part in a server's shutdown: the drain (finish what the client sent before it
 // could know, then close) and the deadline's abort (answer 503 what is still unanswered). The
 // rest of the class is in http_connection.cc.
-#include "frontend/http/http_connection.h"
-
 #include <algorithm>
+
+#include "frontend/http/http_connection.h"
 
 namespace brigade::frontend {
 
@@ -11,11 +11,10 @@ using boost::system::error_code;
 
 void HttpConnection::BeginDrain() {
   if (closed_ || draining_) return;
+  // A TLS 1.3 client sends its first request right behind its last handshake message: the
+  // handshake (bounded by its timer) finishes first, and Serve comes back here.
+  if (handshaking_) return;
   draining_ = true;
-  if (handshaking_) {  // no request could have been sent yet
-    Close();
-    return;
-  }
   if (read_closed_) return;  // the last request is known already
   // A request partly read, or whose bytes wait in the buffer or the socket, was sent before the
   // client could know: it is read and answered, and its answer (marked by Dispatch, which sees
@@ -31,6 +30,8 @@ void HttpConnection::BeginDrain() {
     // Asio may already have moved the client's bytes off the socket into the read in flight,
     // where InputPending cannot see them: cancel it, and OnRead decides on what it brings. Not
     // while an answer is due: that answer must say it is the last as soon as it is written.
+    // Not under TLS: the read in flight may be writing a TLS record of its own (a session
+    // ticket, a key update), and a write cut in the middle would break the stream.
     drain_read_cancelled_ = true;
     error_code ignored;
     socket_.cancel(ignored);

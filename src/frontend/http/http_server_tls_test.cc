@@ -2,14 +2,22 @@
 // timeouts and shutdown with TLS underneath; Brigade's own HTTPS client (net::HttpConnection with
 // a TlsClientContext) and a plain one as the peers, certificates made in memory (test_pki.h).
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/strings.h"
 #include "frontend/http/http_server.h"
@@ -229,6 +237,115 @@ TEST_F(HttpServerTlsTest, ShutdownAnswersARequestInFlightWithConnectionClose) {
   EXPECT_EQ(response->head.status, 200);
   EXPECT_TRUE(response->head.close);
   EXPECT_TRUE(connection->WaitForClose(5000));
+  server_.reset();
+}
+
+// A TLS client driven by hand over a blocking socket, through memory BIOs, so that a test can
+// hold back its last handshake flight (TLS 1.3: the client's Finished) and send it together with
+// its first request, as real clients do.
+class ManualTlsClient {
+ public:
+  explicit ManualTlsClient(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    const timeval timeout{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    context_ = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_min_proto_version(context_, TLS1_3_VERSION);
+    SSL_CTX_set_verify(context_, SSL_VERIFY_NONE, nullptr);  // the server is not on trial here
+    ssl_ = SSL_new(context_);
+    BIO* in = BIO_new(BIO_s_mem());
+    out_ = BIO_new(BIO_s_mem());
+    in_ = in;
+    SSL_set_bio(ssl_, in, out_);
+    SSL_set_connect_state(ssl_);
+  }
+  ~ManualTlsClient() {
+    SSL_free(ssl_);
+    SSL_CTX_free(context_);
+    Close();
+  }
+
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+  // Runs the handshake up to the client's last flight, which stays unsent.
+  bool HandshakeHoldingTheLastFlight() {
+    if (!connected_) return false;
+    for (;;) {
+      const int done = SSL_do_handshake(ssl_);
+      if (done == 1) return true;
+      if (SSL_get_error(ssl_, done) != SSL_ERROR_WANT_READ || !Flush() || !Receive()) return false;
+    }
+  }
+
+  // Writes `request` behind whatever is held and sends it all in one write.
+  bool Send(const std::string& request) {
+    return SSL_write(ssl_, request.data(), static_cast<int>(request.size())) > 0 && Flush();
+  }
+
+  // Plain text up to the end of a response head (or what came before the server closed, or 5 s
+  // passed).
+  std::string ReadHead() {
+    std::string text;
+    char chunk[4096];
+    while (text.find("\r\n\r\n") == std::string::npos) {
+      int n;
+      while ((n = SSL_read(ssl_, chunk, sizeof(chunk))) > 0) text.append(chunk, n);
+      if (text.find("\r\n\r\n") == std::string::npos && !Receive()) break;
+    }
+    return text;
+  }
+
+ private:
+  bool Flush() {
+    char chunk[4096];
+    std::string bytes;
+    int n;
+    while ((n = BIO_read(out_, chunk, sizeof(chunk))) > 0) bytes.append(chunk, n);
+    return bytes.empty() || send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+                                static_cast<ssize_t>(bytes.size());
+  }
+  bool Receive() {
+    char chunk[16384];
+    const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
+    if (n <= 0) return false;
+    BIO_write(in_, chunk, static_cast<int>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  SSL_CTX* context_ = nullptr;
+  SSL* ssl_ = nullptr;
+  BIO* in_ = nullptr;
+  BIO* out_ = nullptr;
+};
+
+// D5 over TLS: a connection still handshaking when the drain began used to be closed at once,
+// but a TLS 1.3 client sends its first request right behind its last handshake message, before it
+// could know of the drain: the handshake is finished and that request answered, last.
+TEST_F(HttpServerTlsTest, ARequestRidingBehindTheHandshakeAsTheDrainBeginsIsAnswered) {
+  EchoHandler handler;
+  Start(&handler);
+  ManualTlsClient late(server_->port());
+  ASSERT_TRUE(late.HandshakeHoldingTheLastFlight());
+  std::unique_ptr<net::HttpConnection> idle = Connect();  // closes when the drain begins
+  ASSERT_TRUE(idle->Open().ok());
+  std::thread stopper([this] { server_->Shutdown(absl::Seconds(10)); });
+  EXPECT_TRUE(idle->WaitForClose(5000));
+  ASSERT_TRUE(late.Send(net::testing::GetRequest("/late")));
+  const std::string answer = late.ReadHead();
+  late.Close();  // the server lingers on a connection it closed until the client closes too
+  stopper.join();
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(answer, HasSubstr("Connection: close"));
   server_.reset();
 }
 
