@@ -23,6 +23,7 @@
 #include "frontend/http/http_tls_context.h"
 #include "frontend/http/kserve_http_handler.h"
 #include "frontend/http/metrics_http_handler.h"
+#include "protocol/header_forwarding.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
 #include "telemetry/counter.h"
@@ -94,6 +95,9 @@ struct ServeFlags {
   std::vector<std::string> http_restricted_api;
   std::vector<std::string> grpc_restricted_protocol;
   std::vector<std::string> allowed_hosts;
+  // Triton's header forwarding: empty, none.
+  std::string http_header_forward_pattern;
+  std::string grpc_header_forward_pattern;
   // TLS (README "TLS"); gRPC's flags are Triton's, HTTP's follow them.
   TlsFlags http_tls{.prefix = "--http"};
   TlsFlags grpc_tls{.prefix = "--grpc"};
@@ -322,6 +326,25 @@ int RunServe(const ServeFlags& flags) {
         "who reaches the port can load and unload models (set --auth-token-file)");
   }
 
+  // Bad patterns stop the start, as bad certificates do.
+  using Forwarding = std::unique_ptr<protocol::HeaderForwarding>;
+  absl::StatusOr<Forwarding> http_forwarding = Forwarding();
+  absl::StatusOr<Forwarding> grpc_forwarding = Forwarding();
+  if (!flags.http_header_forward_pattern.empty()) {
+    http_forwarding = protocol::HeaderForwarding::Create(flags.http_header_forward_pattern,
+                                                         "--http-header-forward-pattern");
+  }
+  if (!flags.grpc_header_forward_pattern.empty()) {
+    grpc_forwarding = protocol::HeaderForwarding::Create(flags.grpc_header_forward_pattern,
+                                                         "--grpc-header-forward-pattern");
+  }
+  for (const auto* forwarding : {&http_forwarding, &grpc_forwarding}) {
+    if (!forwarding->ok()) {
+      spdlog::error("cannot start: {}", forwarding->status().message());
+      return 1;
+    }
+  }
+
   // Certificates are checked before any model loads, so a bad file fails the start at once.
   using TlsStore = std::unique_ptr<frontend::tls::TlsCredentialStore>;
   absl::StatusOr<TlsStore> http_tls_store = TlsStore();
@@ -384,6 +407,7 @@ int RunServe(const ServeFlags& flags) {
     grpc_options.max_concurrent_streams = flags.grpc_max_concurrent_streams;
     grpc_options.max_metadata_bytes = flags.grpc_max_metadata_bytes;
     grpc_options.service.access_gate = gate->get();
+    grpc_options.service.header_forwarding = grpc_forwarding->get();
     grpc_options.cache_admin.access_gate = gate->get();
     if (grpc_tls != nullptr) grpc_options.credentials = grpc_tls->credentials();
     absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =
@@ -442,6 +466,7 @@ int RunServe(const ServeFlags& flags) {
     frontend::KServeHttpHandler::Options handler_options;
     handler_options.max_inflated_body_bytes = static_cast<size_t>(flags.http_max_input_size);
     handler_options.access_gate = gate->get();
+    handler_options.header_forwarding = http_forwarding->get();
     http_handler = std::make_unique<frontend::KServeHttpHandler>(server->get(), handler_options);
     frontend::HttpServer::Options http_options = transport;
     http_options.refused_connections = refused_counter("http");
@@ -724,6 +749,13 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                    "HTTP Host header values answered (name or name:port, comma-separated); "
                    "others get 403 (default: any)")
       ->delimiter(',');
+  serve->add_option("--http-header-forward-pattern", flags->http_header_forward_pattern,
+                    "Triton's: HTTP headers of an inference request whose names this RE2 pattern "
+                    "matches become request parameters (routing rules read them); never "
+                    "Authorization");
+  serve->add_option("--grpc-header-forward-pattern", flags->grpc_header_forward_pattern,
+                    "Triton's: the same for gRPC metadata (keys are lower case; -bin entries are "
+                    "never forwarded)");
   AddTlsFlags(serve, &flags->http_tls, "HTTP");
   AddTlsFlags(serve, &flags->grpc_tls, "gRPC");
   serve

@@ -33,8 +33,8 @@ constexpr ParameterRule kRules[] = {
     {kRequest, "sequence_start", kRefused, true, kNoSequences},
     {kRequest, "sequence_end", kRefused, true, kNoSequences},
     {kRequest, "headers", kIgnored, false,
-     "Triton fills it with forwarded HTTP/gRPC headers; Brigade forwards none, so nothing reads "
-     "it"},
+     "Triton's key; Brigade forwards headers as parameters of their own names "
+     "(--http-header-forward-pattern), so nothing reads it"},
     {kRequest, "triton_enable_empty_final_response", kRefused, true,
      "decoupled models, and the empty final responses that end their streams, are not supported "
      "on this server"},

@@ -8,14 +8,16 @@ import os
 import re
 import shutil
 import struct
+import subprocess
 import tempfile
+import urllib.error
 import urllib.request
 
 import grpc
 import pytest
 
 import grpc_client_test
-from brigade_process import DEMO_REPOSITORY, BrigadeProcess
+from brigade_process import BRIGADE_BIN, DEMO_REPOSITORY, BrigadeProcess
 from fashion_mnist import load_test_set
 from test_http_e2e import post_json
 
@@ -469,3 +471,86 @@ def test_the_demo_cascade_answers_with_the_small_model_unless_it_is_unsure(serve
             assert max(exps) / sum(exps) < threshold
     # Forty real images: some the small model is sure of, some it is not.
     assert outcomes == {"accepted", "escalated"}
+
+
+# ---- rules on forwarded headers (Triton's --http/grpc-header-forward-pattern) --------------------
+
+@pytest.fixture(scope="module")
+def forwarding_server():
+    repo = write_repository({name: MODELS[name] for name in ("add_sub", "add_sub_fast", "router")})
+    pattern = "^(urgent|user_id|priority)$"
+    try:
+        with BrigadeProcess(model_repository=repo,
+                            extra_args=["--allow-symlinked-models",
+                                        "--http-header-forward-pattern", pattern,
+                                        "--grpc-header-forward-pattern", pattern]) as process:
+            yield process
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+def http_routed_by_headers(server, headers, parameters=None):
+    request = urllib.request.Request(
+        f"{server.http_url}/v2/models/router/infer",
+        data=json.dumps(add_sub_payload(parameters)).encode(),
+        headers={"Content-Type": "application/json", **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_rules_route_by_forwarded_headers_over_http(forwarding_server):
+    def routed_to(headers, parameters=None):
+        status, body = http_routed_by_headers(forwarding_server, headers, parameters)
+        assert status == 200, body
+        assert body["outputs"][0]["data"] == [2, 3, 4, 5]
+        return body["parameters"]["routed_to"]
+    assert routed_to({}) == "add_sub:1"
+    assert routed_to({"urgent": "true"}) == "add_sub_fast:1"
+    assert routed_to({"user_id": "17"}) == "add_sub_fast:1"  # compared as a number
+    assert routed_to({"user_id": "5000"}) == "add_sub:1"
+    assert routed_to({"x-other": "true"}) == "add_sub:1"  # not matched: not a parameter
+    # The body's parameter wins over a header of the same name.
+    assert routed_to({"urgent": "true"}, {"urgent": False}) == "add_sub:1"
+    # A matched header naming a reserved parameter is refused, named.
+    status, body = http_routed_by_headers(forwarding_server, {"priority": "1"})
+    assert status == 400, body
+    assert "header 'priority'" in body["error"]
+
+
+def test_rules_route_by_forwarded_metadata_over_grpc(forwarding_server, stubs):
+    pb, stub_module = stubs
+
+    def call(metadata):
+        with grpc.insecure_channel(forwarding_server.grpc_target) as channel:
+            stub = stub_module.GRPCInferenceServiceStub(channel)
+            request = pb.ModelInferRequest(model_name="router")
+            for name, values in (("INPUT0", [1, 2, 3, 4]), ("INPUT1", [1, 1, 1, 1])):
+                tensor = request.inputs.add(name=name, datatype="FP32")
+                tensor.shape.extend([1, 4])
+                request.raw_input_contents.append(struct.pack("<4f", *values))
+            return stub.ModelInfer(request, timeout=30, metadata=metadata)
+
+    assert call(()).parameters["routed_to"].string_param == "add_sub:1"
+    assert call((("urgent", "true"),)).parameters["routed_to"].string_param == "add_sub_fast:1"
+    assert call((("user_id", "17"),)).parameters["routed_to"].string_param == "add_sub_fast:1"
+    with pytest.raises(grpc.RpcError) as refused:
+        call((("priority", "1"),))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "header 'priority'" in refused.value.details()
+
+
+def test_a_bad_forward_pattern_stops_the_start_naming_the_flag():
+    repo = write_repository({"add_sub": ADD_SUB})
+    try:
+        result = subprocess.run(
+            [BRIGADE_BIN, "serve", "--model-repository", repo, "--http-port", "0",
+             "--grpc-port", "0", "--http-address", "127.0.0.1", "--grpc-address", "127.0.0.1",
+             "--grpc-header-forward-pattern", "(unclosed"],
+            capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+    assert result.returncode != 0
+    assert "--grpc-header-forward-pattern '(unclosed'" in result.stdout + result.stderr

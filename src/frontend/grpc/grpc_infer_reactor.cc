@@ -8,6 +8,7 @@
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_trace_context.h"
 #include "protocol/grpc/infer_messages.h"
+#include "protocol/header_forwarding.h"
 
 namespace brigade::frontend {
 namespace {
@@ -54,9 +55,11 @@ std::shared_ptr<const ModelInferRequest> InferMessageAllocator::SharedRequest(
 ModelInferReactor* ModelInferReactor::Start(grpc::CallbackServerContext* context,
                                             const ModelInferRequest* request,
                                             ModelInferResponse* response, InferenceServer* server,
-                                            const Clock* clock) {
+                                            const Clock* clock,
+                                            std::shared_ptr<const Parameters> forwarded) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself in Unref().
   auto* reactor = new ModelInferReactor(context, response, clock);
+  reactor->forwarded_ = std::move(forwarded);
   reactor->Run(request, server);
   return reactor;
 }
@@ -79,6 +82,7 @@ void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* s
     return;
   }
   std::unique_ptr<InferRequest> infer = *std::move(decoded);
+  if (forwarded_ != nullptr) protocol::HeaderForwarding::Merge(*forwarded_, &infer->parameters);
   infer->protocol = Protocol::kGrpc;
   infer->clock.Mark(Stage::kDecoded, decoded_ns);
   infer->cancel = cancel_;

@@ -58,11 +58,13 @@ class InferMessageAllocator final
 class ModelInferReactor final : public grpc::ServerUnaryReactor {
  public:
   // Starts the call; returns the reactor for the method handler to return. `server` and `clock`
-  // must outlive every call (the GrpcServer shuts gRPC down before they go away).
+  // must outlive every call (the GrpcServer shuts gRPC down before they go away). `forwarded`:
+  // the parameters the call's metadata forwards (grpc_header_forwarding.h), or null.
   static ModelInferReactor* Start(grpc::CallbackServerContext* context,
                                   const inference::ModelInferRequest* request,
                                   inference::ModelInferResponse* response, InferenceServer* server,
-                                  const Clock* clock);
+                                  const Clock* clock,
+                                  std::shared_ptr<const Parameters> forwarded = nullptr);
 
   void OnCancel() override;
   void OnDone() override;
@@ -88,6 +90,7 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   RequestObserver* observer_ = nullptr;
   RequestReport report_;
   std::optional<telemetry::TraceContext> parent_;
+  std::shared_ptr<const Parameters> forwarded_;
   int grpc_code_ = 0;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::atomic<bool> finished_{false};

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "frontend/grpc/grpc_access.h"
+#include "frontend/grpc/grpc_header_forwarding.h"
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_stream_reactor.h"
 #include "protocol/grpc/admin_messages.h"
@@ -104,7 +105,11 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelInfer(
           RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelInfer)) {
     return FinishRefused(context, *refused);
   }
-  return ModelInferReactor::Start(context, request, response, server_, clock_);
+  absl::StatusOr<std::shared_ptr<const Parameters>> forwarded =
+      ForwardedMetadata(options_.header_forwarding, *context);
+  if (!forwarded.ok()) return FinishRefused(context, ToGrpcStatus(forwarded.status()));
+  return ModelInferReactor::Start(context, request, response, server_, clock_,
+                                  *std::move(forwarded));
 }
 
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
@@ -114,7 +119,14 @@ GrpcInferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
     return new RefusedStream<inference::ModelInferRequest, inference::ModelStreamInferResponse>(
         *refused);
   }
-  return StreamInferReactor::Start(context, server_, clock_, options_.stream_max_in_flight);
+  absl::StatusOr<std::shared_ptr<const Parameters>> forwarded =
+      ForwardedMetadata(options_.header_forwarding, *context);
+  if (!forwarded.ok()) {
+    return new RefusedStream<inference::ModelInferRequest, inference::ModelStreamInferResponse>(
+        ToGrpcStatus(forwarded.status()));
+  }
+  return StreamInferReactor::Start(context, server_, clock_, options_.stream_max_in_flight,
+                                   *std::move(forwarded));
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(

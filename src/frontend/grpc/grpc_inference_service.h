@@ -28,6 +28,7 @@
 #include "frontend/auth/access_gate.h"
 #include "frontend/grpc/grpc_infer_reactor.h"
 #include "protocol/grpc_service.grpc.pb.h"
+#include "protocol/header_forwarding.h"
 #include "server/inference_server.h"
 
 namespace brigade::frontend {
@@ -43,6 +44,9 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
     // Who may call what (auth/access_gate.h), checked before a request is decoded; null: everyone
     // may call everything. Borrowed; must outlive the service.
     const auth::AccessGate* access_gate = nullptr;
+    // Triton's --grpc-header-forward-pattern (protocol/header_forwarding.h); null: no metadata
+    // becomes a parameter. Borrowed; must outlive the service.
+    const protocol::HeaderForwarding* header_forwarding = nullptr;
   };
 
   GrpcInferenceService(InferenceServer* server, Options options);

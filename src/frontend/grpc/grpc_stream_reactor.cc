@@ -6,6 +6,7 @@
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_trace_context.h"
 #include "protocol/grpc/infer_messages.h"
+#include "protocol/header_forwarding.h"
 
 namespace brigade::frontend {
 namespace {
@@ -36,10 +37,12 @@ std::unique_ptr<ModelStreamInferResponse> ErrorResponse(const ModelInferRequest&
 
 StreamInferReactor* StreamInferReactor::Start(grpc::CallbackServerContext* context,
                                               InferenceServer* server, const Clock* clock,
-                                              int max_in_flight) {
+                                              int max_in_flight,
+                                              std::shared_ptr<const Parameters> forwarded) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself once both
   // gRPC and the server are done with it (see Perform).
   auto* reactor = new StreamInferReactor(context, server, clock, max_in_flight);
+  reactor->forwarded_ = std::move(forwarded);
   Actions actions;
   {
     absl::MutexLock lock(&reactor->mu_);
@@ -101,6 +104,7 @@ void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message
     return;
   }
   std::unique_ptr<InferRequest> request = *std::move(decoded);
+  if (forwarded_ != nullptr) protocol::HeaderForwarding::Merge(*forwarded_, &request->parameters);
   request->protocol = Protocol::kGrpc;
   request->clock.Mark(Stage::kDecoded, decoded_ns);
   request->cancel = cancel_;

@@ -56,9 +56,11 @@ class StreamInferReactor final
                                      inference::ModelStreamInferResponse> {
  public:
   // Starts reading; returns the reactor for the method handler to return. `server` and `clock`
-  // must outlive every call. `max_in_flight` >= 1.
+  // must outlive every call. `max_in_flight` >= 1. `forwarded`: the parameters the stream's
+  // metadata forwards to each of its requests (grpc_header_forwarding.h), or null.
   static StreamInferReactor* Start(grpc::CallbackServerContext* context, InferenceServer* server,
-                                   const Clock* clock, int max_in_flight);
+                                   const Clock* clock, int max_in_flight,
+                                   std::shared_ptr<const Parameters> forwarded = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -98,6 +100,7 @@ class StreamInferReactor final
   const int max_in_flight_;
   const bool errors_as_status_;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
+  std::shared_ptr<const Parameters> forwarded_;
   RequestObserver* const observer_;
   const std::optional<telemetry::TraceContext> parent_;
 

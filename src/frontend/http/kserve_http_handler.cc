@@ -421,6 +421,17 @@ void KServeHttpHandler::HandleInfer(const HttpRequest& request, HttpResponder re
     return;
   }
   std::unique_ptr<InferRequest> infer = *std::move(decoded);
+  if (options_.header_forwarding != nullptr) {
+    size_t forwarded = 0;
+    for (size_t i = 0; i < request.headers.size(); ++i) {
+      if (absl::Status status = options_.header_forwarding->Forward(
+              request.headers.name(i), request.headers.value(i), &infer->parameters, &forwarded);
+          !status.ok()) {
+        responder.Send(InferErrorResponse(status, std::move(report)));
+        return;
+      }
+    }
+  }
   infer->protocol = Protocol::kHttp;
   infer->clock.Mark(Stage::kArrival, request.arrival_ns);
   infer->clock.Mark(Stage::kDecoded, decoded_ns);

@@ -41,6 +41,7 @@
 #include "core/infer_response.h"
 #include "frontend/auth/access_gate.h"
 #include "frontend/http/http_handler.h"
+#include "protocol/header_forwarding.h"
 #include "protocol/metadata.h"
 #include "server/inference_server.h"
 
@@ -60,6 +61,9 @@ class KServeHttpHandler final : public HttpHandler {
     // Who may call what (auth/access_gate.h), checked right after routing, before any body is
     // decoded; null: everyone may call everything. Borrowed; must outlive the handler.
     const auth::AccessGate* access_gate = nullptr;
+    // Triton's --http-header-forward-pattern (protocol/header_forwarding.h); null: no header
+    // becomes a parameter. Borrowed; must outlive the handler.
+    const protocol::HeaderForwarding* header_forwarding = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<KServeHttpHandler>> Create(InferenceServer* server,
