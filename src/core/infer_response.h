@@ -27,6 +27,15 @@ struct ExecutionInfo {
   bool cache_hit = false;  // answered from the response cache
 };
 
+// One step of a composed model (an ensemble's step) as it ran: the step's model and its own
+// stage stamps, carried to the trace (a span per step).
+struct StepRecord {
+  std::string model_name;
+  std::string model_version;
+  StageClock clock;
+  ExecutionInfo execution;
+};
+
 struct InferResponse {
   std::string model_name;
   std::string model_version;  // resolved version, decimal ("1")
@@ -36,6 +45,8 @@ struct InferResponse {
   // The request's stage stamps, carried back so the transport can add t5 and report the whole.
   StageClock clock;
   ExecutionInfo execution;
+  // The steps that answered it, in the order they finished; empty for a plain model.
+  std::vector<StepRecord> steps;
 
   // The output with this name, or null.
   const InferOutput* FindOutput(std::string_view output_name) const {

@@ -8,6 +8,7 @@ void RequestReport::TakeResponse(const InferResponse& response) {
   clock = response.clock;
   batch_size = response.execution.batch_size;
   cache_hit = response.execution.cache_hit;
+  steps = response.steps;
 }
 
 RequestObserver::Done DoneFor(RequestReport* report, const RequestEnd& end) {
@@ -27,6 +28,7 @@ RequestObserver::Done DoneFor(RequestReport* report, const RequestEnd& end) {
   done.parent = end.parent;
   done.batch_size = report->batch_size;
   done.cache_hit = report->cache_hit;
+  done.steps = report->steps;
   return done;
 }
 

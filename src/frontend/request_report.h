@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/infer_request.h"
@@ -39,6 +40,7 @@ struct RequestReport {
   absl::Status status{};  // what the request was answered with
   int batch_size = 0;
   bool cache_hit = false;
+  std::vector<StepRecord> steps{};  // an ensemble's steps, for the trace
 
   // Takes the resolved names, the stage stamps and the execution facts from the response that
   // answers the request (its status stays the transport's to set: encoding may still fail).

@@ -27,6 +27,7 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     for (size_t i = 0; i < plan_.steps().size(); ++i) {
       waiting_for_[i] = plan_.steps()[i].dependency_count;
     }
+    steps_.reserve(plan_.steps().size());
     // The validator put the inputs in the ensemble's order.
     for (size_t i = 0; i < plan_.inputs().size() && i < request_->inputs.size(); ++i) {
       values_[plan_.inputs()[i].second] = request_->inputs[i].tensor;
@@ -124,6 +125,8 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     {
       absl::MutexLock lock(&mu_);
       if (finished_) return;
+      steps_.push_back(
+          StepRecord{result->model_name, result->model_version, result->clock, result->execution});
       for (const auto& [model_output, id] : plan_step.outputs) {
         const InferOutput* output = result->FindOutput(model_output);
         // The step's model answered without an output it was asked for: it broke its contract.
@@ -182,6 +185,10 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     request_->clock.Mark(Stage::kInferEnd, now);
     request_->clock.Mark(Stage::kPostprocessed, now);
     response.clock = request_->clock;
+    {
+      absl::MutexLock lock(&mu_);
+      response.steps = std::move(steps_);
+    }
     request_->Complete(std::move(response));
   }
 
@@ -196,6 +203,8 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
   std::vector<Tensor> values_ ABSL_GUARDED_BY(mu_);
   std::vector<int> waiting_for_ ABSL_GUARDED_BY(mu_);
   int steps_left_ ABSL_GUARDED_BY(mu_);
+  // Each finished step, for the trace.
+  std::vector<StepRecord> steps_ ABSL_GUARDED_BY(mu_);
   // Only the thread handling a step's answer touches that step's entries, and a step has at
   // most one request in flight, so these need no lock.
   std::vector<int> attempts_;

@@ -92,7 +92,7 @@ void RequestObserver::OnRequestDone(const Done& done) {
   if (tracer_ != nullptr) {
     trace = tracer_->Finish(parent,
                             {done.model, done.version, done.request_id, done.protocol, done.status,
-                             done.batch_size, done.cache_hit},
+                             done.batch_size, done.cache_hit, done.steps},
                             clock);
   }
   if (access_log_ != nullptr) {

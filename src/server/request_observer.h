@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "absl/time/time.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "core/infer_response.h"
 #include "core/stage_clock.h"
 #include "telemetry/access_log.h"
 #include "telemetry/metrics_registry.h"
@@ -69,6 +71,7 @@ class RequestObserver {
     const std::optional<telemetry::TraceContext>* parent = nullptr;
     int batch_size = 0;
     bool cache_hit = false;
+    std::span<const StepRecord> steps{};  // an ensemble's steps (a trace span each)
   };
   void OnRequestDone(const Done& done);
 

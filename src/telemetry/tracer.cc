@@ -113,7 +113,7 @@ std::vector<SpanData> Tracer::BuildSpans(const std::optional<TraceContext>& pare
   const std::string trace_state = parent.has_value() ? parent->trace_state : std::string();
 
   std::vector<SpanData> spans;
-  spans.reserve(1 + kNumPipelineStages);
+  spans.reserve((1 + kNumPipelineStages) * (1 + info.steps.size()));
   SpanData& root = spans.emplace_back();
   root.trace_id = trace_id;
   root.span_id = NewSpanId();
@@ -150,23 +150,59 @@ std::vector<SpanData> Tracer::BuildSpans(const std::optional<TraceContext>& pare
       root.events.begin(), root.events.end(),
       [](const SpanEvent& a, const SpanEvent& b) { return a.time_unix_ns < b.time_unix_ns; });
 
-  for (int i = 0; i < kNumPipelineStages; ++i) {
-    const auto stage = static_cast<LatencyStage>(i);
-    if (!LatencyStageNs(clock, stage).has_value()) continue;
-    const StageBounds bounds = LatencyStageBounds(stage);
+  // An INTERNAL child of `parent_id`; spans' capacity was reserved, so no reference moves.
+  auto add_child = [&](const SpanId& parent_id) -> SpanData& {
     SpanData& child = spans.emplace_back();
     child.trace_id = trace_id;
     child.span_id = NewSpanId();
-    child.parent_span_id = spans.front().span_id;
+    child.parent_span_id = parent_id;
     child.trace_state = trace_state;
     child.flags = w3c_flags | kFlagHasIsRemote;
-    child.name = std::string(LatencyStageName(stage));
     child.kind = SpanKind::kInternal;
-    child.start_unix_ns = ToWallNs(clock.at(bounds.from));
-    child.end_unix_ns = ToWallNs(clock.at(bounds.to));
-    if (stage == LatencyStage::kCompute && info.batch_size > 0) {
-      child.attributes.push_back({"brigade.batch_size", static_cast<int64_t>(info.batch_size)});
+    return child;
+  };
+  auto add_stages = [&](const SpanId& parent_id, const StageClock& stamps, int batch_size) {
+    for (int i = 0; i < kNumPipelineStages; ++i) {
+      const auto stage = static_cast<LatencyStage>(i);
+      if (!LatencyStageNs(stamps, stage).has_value()) continue;
+      const StageBounds bounds = LatencyStageBounds(stage);
+      SpanData& child = add_child(parent_id);
+      child.name = std::string(LatencyStageName(stage));
+      child.start_unix_ns = ToWallNs(stamps.at(bounds.from));
+      child.end_unix_ns = ToWallNs(stamps.at(bounds.to));
+      if (stage == LatencyStage::kCompute && batch_size > 0) {
+        child.attributes.push_back({"brigade.batch_size", static_cast<int64_t>(batch_size)});
+      }
     }
+  };
+  const SpanId root_id = root.span_id;
+  add_stages(root_id, clock, info.batch_size);
+  for (size_t i = 0; i < info.steps.size(); ++i) {
+    const StepRecord& step = info.steps[i];
+    int64_t step_first = 0;
+    int64_t step_last = 0;
+    for (int s = 0; s < kNumStages; ++s) {
+      const int64_t ns = step.clock.at(static_cast<Stage>(s));
+      if (ns == 0) continue;
+      if (step_first == 0 || ns < step_first) step_first = ns;
+      step_last = std::max(step_last, ns);
+    }
+    if (step_first == 0) continue;  // no stamps: nothing to draw
+    SpanData& span = add_child(root_id);
+    span.name = "step";
+    span.start_unix_ns = ToWallNs(step_first);
+    span.end_unix_ns = ToWallNs(step_last);
+    span.attributes = {
+        {"model_name", step.model_name},
+        {"model_version", step.model_version},
+        {"brigade.step", static_cast<int64_t>(i)},
+        {"brigade.cache_hit", step.execution.cache_hit},
+    };
+    if (step.execution.batch_size > 0) {
+      span.attributes.push_back(
+          {"brigade.batch_size", static_cast<int64_t>(step.execution.batch_size)});
+    }
+    add_stages(span.span_id, step.clock, step.execution.batch_size);
   }
   return spans;
 }

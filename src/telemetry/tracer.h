@@ -22,6 +22,10 @@
 //            COMPUTE_OUTPUT_START, COMPUTE_END, HTTP_SEND_END; GRPC_* for gRPC).
 //   "receive", "preprocess", "queue", "compute", "postprocess", "send"
 //            INTERNAL children, one per measurable stage (latency_stage.h).
+//   "step"   INTERNAL children of an ensemble's root, one per step that answered, over the
+//            step's own stamps, attributes model_name, model_version, brigade.step (the order
+//            it finished in), brigade.batch_size, brigade.cache_hit; each with its own stage
+//            children as above (its queue and compute on the step model's scheduler).
 // Times: StageClock stamps are monotonic; they become wall-clock ns with one offset
 // (wall − monotonic) taken at Create(), so a trace's spans keep their exact relative timing.
 //
@@ -32,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "core/infer_response.h"
 #include "core/stage_clock.h"
 #include "telemetry/span_data.h"
 #include "telemetry/span_processor.h"
@@ -59,6 +65,7 @@ struct RequestTraceInfo {
   absl::Status status{};
   int batch_size = 0;  // rows of the batch it ran in; 0 = did not execute (e.g. cache hit)
   bool cache_hit = false;
+  std::span<const StepRecord> steps{};  // an ensemble's steps
 };
 
 // Finish's answer: whether the request was traced, and under which ids (for the access log or a

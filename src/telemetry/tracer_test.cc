@@ -174,6 +174,64 @@ TEST_F(TracerTest, FailedCacheHitHasErrorStatusAndOnlyItsStages) {
   EXPECT_EQ(spans[2].name, "preprocess");
 }
 
+// An ensemble's trace: a "step" span per step under the root, over the step's own stamps, each
+// with the step's stage spans beneath it.
+TEST_F(TracerTest, AnEnsembleHasASpanPerStepWithItsOwnStages) {
+  const auto tracer = MakeTracer({});
+  StageClock first;  // a step is not decoded: it has no receive or preprocess stage
+  first.Mark(Stage::kArrival, 2'000);
+  first.Mark(Stage::kPreprocessed, 2'100);
+  first.Mark(Stage::kQueueEnter, 2'200);
+  first.Mark(Stage::kQueueLeave, 2'500);
+  first.Mark(Stage::kInferStart, 2'550);
+  first.Mark(Stage::kInferEnd, 4'000);
+  first.Mark(Stage::kPostprocessed, 4'100);
+  StageClock cached;  // a step answered from its model's cache: no queue, no compute
+  cached.Mark(Stage::kArrival, 4'200);
+  cached.Mark(Stage::kPostprocessed, 4'300);
+  const std::vector<StepRecord> steps = {
+      {.model_name = "tokenize",
+       .model_version = "1",
+       .clock = first,
+       .execution = {.batch_size = 3}},
+      {.model_name = "classify",
+       .model_version = "2",
+       .clock = cached,
+       .execution = {.cache_hit = true}},
+  };
+  const RequestTraceInfo info{.model = "pipeline", .version = "1", .steps = steps};
+  const std::vector<SpanData> spans =
+      tracer->BuildSpans(std::nullopt, info, FullClock(), SampleReason::kRate, NewTraceId());
+  std::vector<const SpanData*> step_spans;
+  for (const SpanData& span : spans) {
+    if (span.name == "step") step_spans.push_back(&span);
+  }
+  ASSERT_EQ(step_spans.size(), 2u);
+  const SpanData& one = *step_spans[0];
+  EXPECT_EQ(one.parent_span_id, spans[0].span_id);
+  EXPECT_EQ(one.start_unix_ns, kWallOffsetNs + 2'000);
+  EXPECT_EQ(one.end_unix_ns, kWallOffsetNs + 4'100);
+  auto attribute = [](const SpanData& span, std::string_view key) {
+    for (const SpanAttribute& a : span.attributes) {
+      if (a.key == key) return a.value;
+    }
+    return decltype(SpanAttribute::value)();
+  };
+  EXPECT_EQ(attribute(one, "model_name"), decltype(SpanAttribute::value)(std::string("tokenize")));
+  EXPECT_EQ(attribute(one, "brigade.batch_size"), decltype(SpanAttribute::value)(int64_t{3}));
+  EXPECT_EQ(attribute(*step_spans[1], "brigade.cache_hit"), decltype(SpanAttribute::value)(true));
+  // The first step's stages hang under its span; the cached one has none to show.
+  std::vector<std::string> under_one;
+  std::vector<std::string> under_two;
+  for (const SpanData& span : spans) {
+    if (span.parent_span_id == one.span_id) under_one.push_back(span.name);
+    if (span.parent_span_id == step_spans[1]->span_id) under_two.push_back(span.name);
+  }
+  EXPECT_THAT(under_one, ElementsAre("queue", "compute", "postprocess"));
+  EXPECT_TRUE(under_two.empty());
+  EXPECT_EQ(step_spans[1]->end_unix_ns - step_spans[1]->start_unix_ns, 100);
+}
+
 TEST_F(TracerTest, FinishSubmitsTheSampledRequestUnderOneTraceId) {
   const auto tracer = MakeTracer({.sample_rate = 1.0});
   const TraceResult result =

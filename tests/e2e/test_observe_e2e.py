@@ -104,7 +104,28 @@ def repository(workdir):
                 '  variant { name: "a" model_name: "identity" }\n'
                 '  variant { name: "b" model_name: "identity" }\n'
                 '  split { variant: "a" weight: 3 }\n  split { variant: "b" weight: 1 }\n}\n')
+    # A two-step ensemble (identity twice), for the trace's span per step.
+    os.makedirs(os.path.join(repo, "identity_twice", "1"))
+    with open(os.path.join(repo, "identity_twice", "config.pbtxt"), "w") as f:
+        f.write(IDENTITY_TWICE)
     return repo
+
+
+IDENTITY_TWICE = """
+name: "identity_twice"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "IN" data_type: TYPE_FP32 dims: [ 16 ] } ]
+output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 16 ] } ]
+ensemble_scheduling {
+  step [
+    { model_name: "identity" model_version: -1
+      input_map { key: "INPUT0" value: "IN" } output_map { key: "OUTPUT0" value: "MID" } },
+    { model_name: "identity" model_version: -1
+      input_map { key: "INPUT0" value: "MID" } output_map { key: "OUTPUT0" value: "OUT" } }
+  ]
+}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -330,6 +351,51 @@ def test_trace_file_and_access_log_get_json_lines(server, workdir):
     entry = entries[-1]
     for key in ("model", "version", "status"):
         assert key in entry, entry
+
+
+def test_an_ensembles_trace_has_a_span_per_step_with_its_stages(server, workdir):
+    body = {"inputs": [{"name": "IN", "datatype": "FP32", "shape": [1, 16],
+                        "data": [float(i) for i in range(16)]}]}
+    result = subprocess.run(
+        ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H",
+         "Content-Type: application/json", "--data-binary", json.dumps(body),
+         server.http_url + "/v2/models/identity_twice/infer"],
+        check=True, capture_output=True, text=True)
+    assert result.stdout == "200"
+
+    def spans():
+        found = []
+        try:
+            with open(os.path.join(workdir, "traces.jsonl")) as f:
+                for line in f:
+                    for resource in json.loads(line).get("resourceSpans", []):
+                        for scope in resource.get("scopeSpans", []):
+                            found += scope.get("spans", [])
+        except FileNotFoundError:
+            pass
+        return found
+
+    def attributes(span):
+        return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+
+    def ensemble_root():
+        for span in spans():
+            if span["name"] == "infer" and attributes(span).get("model_name") == "identity_twice":
+                return span
+        return None
+
+    root = wait_for(ensemble_root)
+    assert root, "no trace of the ensemble"
+    trace = [s for s in spans() if s["traceId"] == root["traceId"]]
+    steps = [s for s in trace if s["name"] == "step" and s.get("parentSpanId") == root["spanId"]]
+    assert len(steps) == 2, [s["name"] for s in trace]
+    assert {attributes(s)["model_name"] for s in steps} == {"identity"}
+    assert sorted(int(attributes(s)["brigade.step"]) for s in steps) == [0, 1]
+    for step in steps:
+        assert int(root["startTimeUnixNano"]) <= int(step["startTimeUnixNano"])
+        assert int(step["endTimeUnixNano"]) <= int(root["endTimeUnixNano"])
+        stages = {s["name"] for s in trace if s.get("parentSpanId") == step["spanId"]}
+        assert "compute" in stages, stages
 
 
 def test_metrics_port_serves_metrics_alone(repository):
