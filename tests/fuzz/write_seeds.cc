@@ -23,6 +23,7 @@
 #include "cache/cache_key.h"
 #include "cache/cached_value.h"
 #include "cache/invalidation.h"
+#include "core/data_type.h"
 #include "core/infer_request.h"
 #include "core/infer_response.h"
 #include "core/tensor.h"
@@ -165,6 +166,111 @@ void WriteHttpSeeds(const fs::path& dir) {
         HttpInput(0, 0,
                   R"({"parameters":{"config":"{\"backend\":\"builtin\",\"max_batch_size\":8}"}})"));
   Write(dir, "repository_unload", HttpInput(0, 0, R"({"parameters":{"unload_dependents":true}})"));
+}
+
+// ---- protocol_http_binary_body_fuzz: 8 option bytes (see the source), header text, body. ----
+
+constexpr uint8_t kHeaderFromSeed = 1;
+constexpr uint8_t kHeaderZero = 2;
+constexpr uint8_t kHeaderText = 3;
+constexpr uint8_t kHasRawInput = 4;
+constexpr uint8_t kChunked = 8;
+constexpr uint8_t kBodyVersioned = 16;
+constexpr uint8_t kAlsoResponse = 32;
+
+struct BinaryBodyOptions {
+  uint8_t flags = 0;
+  DataType raw_dtype = DataType::kInvalid;
+  // Dims of the raw input: -1, 1, 2 or 0 each.
+  std::vector<int64_t> raw_dims{};
+  size_t header_length = 0;
+  std::string header_text{};
+  uint8_t chunk_seed = 0;
+};
+
+std::string BinaryBodyInput(const BinaryBodyOptions& options, std::string_view body) {
+  uint8_t dims = 0;
+  for (size_t i = 0; i < options.raw_dims.size(); ++i) {
+    const int64_t dim = options.raw_dims[i];
+    const uint8_t code = dim == -1 ? 0 : dim == 1 ? 1 : dim == 2 ? 2 : 3;
+    dims |= static_cast<uint8_t>(code << (2 * i));
+  }
+  std::string input;
+  input.push_back(static_cast<char>(options.flags));
+  input.push_back(static_cast<char>(options.raw_dtype));
+  input.push_back(static_cast<char>(options.raw_dims.size()));
+  input.push_back(static_cast<char>(dims));
+  input.push_back(static_cast<char>(options.header_length & 0xff));
+  input.push_back(static_cast<char>((options.header_length >> 8) & 0xff));
+  input.push_back(static_cast<char>(options.header_text.size()));
+  input.push_back(static_cast<char>(options.chunk_seed));
+  input += options.header_text;
+  input += body;
+  return input;
+}
+
+void WriteBinaryBodySeeds(const fs::path& dir) {
+  const std::string header =
+      R"({"id":"b1","inputs":[{"name":"a","shape":[2,2],"datatype":"FP32",)"
+      R"("parameters":{"binary_data_size":16}},)"
+      R"({"name":"b","shape":[3],"datatype":"INT32","data":[1,2,3]},)"
+      R"({"name":"c","shape":[2],"datatype":"INT64","parameters":{"binary_data_size":16}}],)"
+      R"("outputs":[{"name":"y","parameters":{"binary_data":true}}]})";
+  const std::string body =
+      header + RawBytes<float>({1.0f, -2.0f, 0.5f, 8.0f}) + RawBytes<int64_t>({-1, 1LL << 40});
+  Write(dir, "binary_placed_aligned",
+        BinaryBodyInput({.flags = kHeaderFromSeed, .header_length = header.size()}, body));
+  Write(dir, "binary_chunked",
+        BinaryBodyInput(
+            {.flags = kHeaderFromSeed | kChunked, .header_length = header.size(), .chunk_seed = 6},
+            body));
+  // The header's value as the client sent it, not as a number: a sign, blanks, an overflow.
+  Write(dir, "header_text_plus",
+        BinaryBodyInput({.flags = kHeaderText, .header_text = "+" + std::to_string(header.size())},
+                        body));
+  Write(dir, "header_text_overflow",
+        BinaryBodyInput({.flags = kHeaderText, .header_text = "18446744073709551616"}, body));
+  {
+    const std::string strings = LengthPrefixed({"ab", "", std::string("\xff\0z", 3)});
+    const std::string bytes_header = R"({"inputs":[{"name":"s","shape":[3],"datatype":"BYTES",)"
+                                     R"("parameters":{"binary_data_size":)" +
+                                     std::to_string(strings.size()) +
+                                     R"(}}],"parameters":{"binary_data_output":true}})";
+    Write(dir, "binary_bytes",
+          BinaryBodyInput(
+              {.flags = kHeaderFromSeed | kBodyVersioned, .header_length = bytes_header.size()},
+              bytes_header + strings));
+  }
+  // Triton's raw binary request (header 0): the body is the model's one input.
+  Write(
+      dir, "raw_fp32_variable_rows",
+      BinaryBodyInput(
+          {.flags = kHeaderZero | kHasRawInput, .raw_dtype = DataType::kFp32, .raw_dims = {-1, 2}},
+          RawBytes<float>({1, 2, 3, 4, 5, 6})));
+  Write(dir, "raw_bytes_image",
+        BinaryBodyInput(
+            {.flags = kHeaderZero | kHasRawInput, .raw_dtype = DataType::kBytes, .raw_dims = {1}},
+            std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16)));
+  Write(
+      dir, "raw_int8_scalar",
+      BinaryBodyInput({.flags = kHeaderZero | kHasRawInput, .raw_dtype = DataType::kInt8}, "\x7f"));
+  Write(dir, "raw_without_input",
+        BinaryBodyInput({.flags = kHeaderZero}, RawBytes<int32_t>({1, 2})));
+  // The client's side: a binary response as a server sends it.
+  {
+    const std::string response_header =
+        R"({"model_name":"m","model_version":"1","outputs":[)"
+        R"({"name":"y","datatype":"FP32","shape":[2],"parameters":{"binary_data_size":8}},)"
+        R"({"name":"s","datatype":"BYTES","shape":[1],"parameters":{"binary_data_size":6}},)"
+        R"({"name":"j","datatype":"INT32","shape":[2],"data":[7,8]}]})";
+    Write(dir, "response_binary",
+          BinaryBodyInput(
+              {.flags = kHeaderFromSeed | kAlsoResponse, .header_length = response_header.size()},
+              response_header + RawBytes<float>({0.25f, 4}) + LengthPrefixed({"hi"})));
+  }
+  Write(dir, "json_only",
+        BinaryBodyInput({.flags = kAlsoResponse},
+                        R"({"inputs":[{"name":"x","shape":[1],"datatype":"FP64","data":[2.5]}]})"));
 }
 
 // ---- protocol_grpc_infer_messages_fuzz: a serialized inference.ModelInferRequest. ----
@@ -359,6 +465,7 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path root = argv[1];
   brigade::WriteHttpSeeds(root / "protocol_http_infer_request_json_fuzz");
+  brigade::WriteBinaryBodySeeds(root / "protocol_http_binary_body_fuzz");
   brigade::WriteGrpcSeeds(root / "protocol_grpc_infer_messages_fuzz");
   brigade::WriteCacheSeeds(root / "cache_cached_value_fuzz");
   brigade::WriteContentCodingSeeds(root / "frontend_http_content_coding_fuzz");
