@@ -52,12 +52,18 @@ set(BRIGADE_SANITIZE_TESTS
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).
 set(BRIGADE_FUZZ_COVERED_LIBRARIES core cache protocol_http protocol_grpc http_content_coding
-                                    process model_config)
+                                    process model_config engine_onnx)
 
 set(BRIGADE_FUZZ_TARGETS cache_cached_value_fuzz protocol_grpc_infer_messages_fuzz
                          protocol_http_infer_request_json_fuzz frontend_http_content_coding_fuzz
                          process_jpeg_decoder_fuzz process_png_decoder_fuzz
-                         process_wordpiece_tokenizer_fuzz protocol_model_config_fuzz)
+                         process_wordpiece_tokenizer_fuzz protocol_model_config_fuzz
+                         protocol_http_binary_body_fuzz)
+# The ONNX loader's fuzzer is the one reason the sanitizer build compiles the ONNX engine (about
+# 70 files; the fuzzer links all of them, as the loader checks ops against the kernel registry).
+if(BRIGADE_WITH_ONNX)
+  list(APPEND BRIGADE_FUZZ_TARGETS onnx_model_loader_fuzz)
+endif()
 
 if(NOT BRIGADE_SANITIZE)
   return()
