@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -303,6 +304,146 @@ def test_sigterm_under_load_answers_every_admitted_request_and_exits_zero(served
     assert code == 0, server.logs()
     assert outcomes["ok"] > 100
     assert outcomes["failed"] == []
+
+
+# Slowloris: short timeouts so the case is bounded (the defaults are 10 s, 30 s and 60 s).
+HEADER_TIMEOUT_S, READ_TIMEOUT_S, IDLE_TIMEOUT_S = 1.0, 2.0, 2.0
+SLOW_PER_KIND = 100
+TRICKLE_INTERVAL_S = 0.2
+
+
+class SlowConnection:
+    """One slowloris connection: sends `preamble` at once, then trickles `script` a byte per
+    round (repeating `tail` after it, so it never completes), and records when the server
+    answered it or closed it."""
+
+    def __init__(self, port, kind, script, tail, preamble=b""):
+        self.kind, self.script, self.tail = kind, script, tail
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.opened = time.monotonic()
+        self.first_byte = None
+        if preamble:
+            self.sock.sendall(preamble)
+            self.first_byte = time.monotonic()
+        self.sock.setblocking(False)
+        self.sent = 0
+        self.answer = b""
+        self.ended = None  # seconds after the timeout's start: first answer byte or close
+
+    def start(self):
+        # The timeout that should end it starts at the first byte (header, read) or at accept.
+        return self.first_byte if self.first_byte is not None else self.opened
+
+    def trickle(self):
+        if self.ended is not None or self.kind == "idle":
+            return
+        data = self.script if self.sent < len(self.script) else self.tail
+        at = self.sent if self.sent < len(self.script) else (self.sent - len(self.script)) % len(
+            self.tail)
+        try:
+            self.sock.send(data[at:at + 1])
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._end()
+            return
+        if self.first_byte is None:
+            self.first_byte = time.monotonic()
+        self.sent += 1
+
+    def poll(self):
+        if self.ended is not None:
+            return
+        try:
+            chunk = self.sock.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        self.answer += chunk
+        self._end()
+
+    def _end(self):
+        self.ended = time.monotonic() - self.start()
+        self.sock.close()
+
+
+def test_slowloris_connections_are_closed_by_their_timeouts_while_load_keeps_its_pace(served):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 3 * SLOW_PER_KIND + 512:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(3 * SLOW_PER_KIND + 512, hard), hard))
+    server = served({"fast": (builtin_config("fast", 0), {})}, [
+        "--http-header-timeout-secs", str(HEADER_TIMEOUT_S),
+        "--http-read-timeout-secs", str(READ_TIMEOUT_S),
+        "--http-idle-timeout-secs", str(IDLE_TIMEOUT_S)])
+    quiet_rate, quiet = closed_loop_rate(server, "fast", 1)
+
+    head = b"POST /v2/models/fast/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    slow = []
+    for _ in range(SLOW_PER_KIND):
+        # Headers a byte at a time, never ending (a new header line after another).
+        slow.append(SlowConnection(server.http_port, "header", head, b"X-Slow: 1\r\n"))
+        # A complete head promising a body that then comes a byte at a time, never finishing.
+        slow.append(SlowConnection(server.http_port, "body", b"0", b"0",
+                                   preamble=head + b"Content-Length: 100000\r\n\r\n"))
+        # Connected and silent.
+        slow.append(SlowConnection(server.http_port, "idle", b"", b""))
+    stop = threading.Event()
+
+    def trickle():
+        while not stop.is_set():
+            for conn in slow:
+                conn.trickle()
+            readable, _, _ = select.select([c.sock for c in slow if c.ended is None], [], [],
+                                           TRICKLE_INTERVAL_S)
+            ready = set(readable)
+            for conn in slow:
+                if conn.ended is None and conn.sock in ready:
+                    conn.poll()
+
+    trickler = threading.Thread(target=trickle)
+    trickler.start()
+    try:
+        busy_rate, busy = closed_loop_rate(server, "fast", 3)
+        # Every slow connection must be over by its timeout plus slack; wait no longer.
+        deadline = time.monotonic() + max(HEADER_TIMEOUT_S, READ_TIMEOUT_S, IDLE_TIMEOUT_S) + 3
+        while time.monotonic() < deadline and any(c.ended is None for c in slow):
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        trickler.join(timeout=30)
+        for conn in slow:
+            if conn.ended is None:
+                conn.sock.close()
+
+    def summary(kind):
+        ended = sorted(c.ended for c in slow if c.kind == kind and c.ended is not None)
+        answered_408 = sum(1 for c in slow if c.kind == kind and c.answer.startswith(
+            b"HTTP/1.1 408"))
+        return ended, answered_408
+
+    report = {kind: summary(kind) for kind in ("header", "body", "idle")}
+    print(f"slowloris: {3 * SLOW_PER_KIND} slow connections beside the load; "
+          + "; ".join(f"{kind}: {len(ended)}/{SLOW_PER_KIND} closed ({answered} answered 408), "
+                      f"after {percentile(ended, 50):.2f} s p50 {percentile(ended, 100):.2f} s max"
+                      for kind, (ended, answered) in report.items())
+          + f"; load {busy_rate:.0f}/s p99 {busy['latency_us']['p99']:.0f} us beside them "
+          f"against {quiet_rate:.0f}/s p99 {quiet['latency_us']['p99']:.0f} us alone, "
+          f"{busy['failed']} failed")
+
+    timeouts = {"header": HEADER_TIMEOUT_S, "body": READ_TIMEOUT_S, "idle": IDLE_TIMEOUT_S}
+    for kind, (ended, answered) in report.items():
+        # Each is closed by its own timeout (trickling does not extend it), not before.
+        assert len(ended) == SLOW_PER_KIND, (kind, len(ended))
+        assert ended[0] > 0.8 * timeouts[kind], (kind, ended[0])
+        assert ended[-1] < timeouts[kind] + 2.5, (kind, ended[-1])
+    # A request that began and was not finished in time is told so.
+    assert report["header"][1] == SLOW_PER_KIND and report["body"][1] == SLOW_PER_KIND
+    # The load beside them keeps its pace.
+    assert busy["failed"] == 0, busy["errors"]
+    assert busy_rate > 0.5 * quiet_rate
+    assert busy["latency_us"]["p99"] < max(5 * quiet["latency_us"]["p99"], 20_000)
+    assert server.proc.poll() is None
 
 
 # ---- models that fail -------------------------------------------------------------------------
