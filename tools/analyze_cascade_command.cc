@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -23,6 +24,7 @@
 #include "tools/analyze/cascade_config_file.h"
 #include "tools/analyze/cascade_threshold.h"
 #include "tools/analyze/eval_set.h"
+#include "tools/client/bearer_token.h"
 #include "tools/client/client.h"
 #include "tools/command.h"
 
@@ -46,6 +48,8 @@ struct CascadeFlags {
   std::string write;
   std::string format = "text";
   int64_t timeout_ms = 60'000;
+  // The bearer token's file; empty: BRIGADE_TOKEN, if set.
+  std::string auth_token_file;
 };
 
 // One variant of the cascade as served.
@@ -139,10 +143,14 @@ absl::StatusOr<CascadeRun> Run(const CascadeFlags& flags) {
         "give exactly one of --target-accuracy and "
         "--max-accuracy-drop");
   }
+  BRIGADE_ASSIGN_OR_RETURN(std::string token, client::ResolveBearerToken(
+                                                  flags.auth_token_file,
+                                                  std::getenv(client::kTokenEnvironmentVariable)));
   BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client,
                            client::Client::Create({.protocol = client::ClientProtocol::kHttp,
                                                    .address = flags.url,
-                                                   .timeout_ms = flags.timeout_ms}));
+                                                   .timeout_ms = flags.timeout_ms,
+                                                   .bearer_token = std::move(token)}));
   BRIGADE_ASSIGN_OR_RETURN(config::ModelConfig router, client->GetModelConfig(flags.model, ""));
   if (router.platform() != "brigade_router" || !router.routing().has_cascade()) {
     return absl::InvalidArgumentError(
@@ -353,6 +361,9 @@ void RegisterAnalyzeCascadeCommand(CLI::App& analyze, int* exit_code) {
   cascade->add_option("--timeout-ms", flags->timeout_ms, "Per-request timeout")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cascade->add_option("--auth-token-file", flags->auth_token_file,
+                      "File holding the bearer token to send (mode 600); default: the "
+                      "BRIGADE_TOKEN environment variable, if set");
   cascade->callback([flags, exit_code] { *exit_code = RunCascadeCommand(*flags); });
 }
 

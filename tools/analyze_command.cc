@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,6 +22,7 @@
 #include "tools/analyze/analyzer.h"
 #include "tools/analyze/summary_text.h"
 #include "tools/analyze/sweep_progress.h"
+#include "tools/client/bearer_token.h"
 #include "tools/command.h"
 
 namespace brigade::tools {
@@ -56,6 +58,8 @@ struct AnalyzeFlags {
   double duration_s = 2.0;
   int load_samples = 64;
   int64_t timeout_ms = 30'000;
+  // The bearer token's file; empty: BRIGADE_TOKEN, if set.
+  std::string auth_token_file;
 
   double slo_p99_ms = std::numeric_limits<double>::infinity();
   double max_accuracy_drop = std::numeric_limits<double>::infinity();
@@ -99,6 +103,11 @@ absl::StatusOr<std::string> MakeWorkDir(const std::string& requested) {
 
 absl::StatusOr<analyze::AnalyzeOptions> ToOptions(const AnalyzeFlags& flags) {
   analyze::AnalyzeOptions options;
+  // Before the work folder is made, so a refused token file leaves nothing behind.
+  BRIGADE_ASSIGN_OR_RETURN(
+      options.sweep.load.client.bearer_token,
+      client::ResolveBearerToken(flags.auth_token_file,
+                                 std::getenv(client::kTokenEnvironmentVariable)));
   for (const std::string& text : flags.variants) {
     options.variants.push_back(analyze::ParseVariantSpec(text));
   }
@@ -270,6 +279,10 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   analyze->add_option("--timeout-ms", flags->timeout_ms, "Per-request timeout")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  analyze->add_option("--auth-token-file", flags->auth_token_file,
+                      "File holding the bearer token to send to the servers (mode 600), which "
+                      "take theirs with --serve-arg=--auth-token-file=FILE; default: the "
+                      "BRIGADE_TOKEN environment variable, if set");
 
   analyze->add_option("--slo-p99-ms", flags->slo_p99_ms, "SLO: p99 latency bound (ms)")
       ->check(CLI::PositiveNumber);

@@ -189,3 +189,40 @@ def test_brigade_bench_sends_its_token_over_http_and_grpc(workdir):
             capture_output=True, text=True, timeout=120,
             env={k: v for k, v in os.environ.items() if k != "BRIGADE_TOKEN"})
         assert result.returncode != 0 or json.loads(result.stdout)["levels"][0]["ok"] == 0
+
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def test_brigade_analyze_sends_its_token_to_the_servers_it_starts(workdir):
+    tokens = os.path.join(workdir, "tokens")
+    write_tokens(tokens, f"infer {INFER_TOKEN} app\n")
+    client_token = os.path.join(workdir, "client-token")
+    write_tokens(client_token, INFER_TOKEN + "\n")
+
+    def analyze(out, *args):
+        return subprocess.run(
+            [BRIGADE_BIN, "analyze", os.path.join(REPO_ROOT, "models", "fashion_mnist_onnx"),
+             "--eval-inputs", f"{FASHION_MNIST}/t10k-images-idx3-ubyte.gz",
+             "--eval-labels", f"{FASHION_MNIST}/t10k-labels-idx1-ubyte.gz", "--eval-limit", "64",
+             "--max-batch", "1", "--concurrency", "1", "--warmup-s", "0", "--duration-s", "0.3",
+             "--load-samples", "2", "--no-progress", "-o", os.path.join(workdir, out),
+             "--serve-arg=--pin-threads=false", f"--serve-arg=--auth-token-file={tokens}", *args],
+            capture_output=True, text=True, timeout=180,
+            env={k: v for k, v in os.environ.items() if k != "BRIGADE_TOKEN"})
+
+    result = analyze("with-token", "--auth-token-file", client_token)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(os.path.join(workdir, "with-token", "analysis.json")) as f:
+        analysis = json.load(f)
+    # Readiness, metadata, the 64 accuracy examples and the load all went through with the token.
+    assert analysis["variants"][0]["examples"] == 64, analysis["variants"]
+    assert analysis["points"] and all(p["ok"] > 0 and p["failed"] == 0
+                                      for p in analysis["points"]), analysis["points"]
+
+    # Without one the servers refuse it: no point is measured, and the error says why.
+    result = analyze("without-token")
+    assert result.returncode != 0
+    assert "401" in result.stdout + result.stderr or "token" in result.stdout + result.stderr, (
+        result.stdout + result.stderr)

@@ -138,6 +138,7 @@ absl::Status ServerProcess::AwaitReady(int64_t deadline_ms) {
   client::ClientOptions client_options;
   client_options.address = address();
   client_options.timeout_ms = 5'000;
+  client_options.bearer_token = options_.bearer_token;
   absl::StatusOr<std::unique_ptr<client::Client>> client = client::Client::Create(client_options);
   if (!client.ok()) return client.status();
   absl::Status last = absl::UnavailableError("not ready");

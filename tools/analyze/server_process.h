@@ -45,6 +45,9 @@ class ServerProcess {
     std::vector<std::string> extra_args;
     int64_t start_timeout_ms = 120'000;
     int64_t stop_timeout_ms = 10'000;
+    // Sent with the readiness probes (a server started with --auth-token-file may guard its health
+    // endpoints too); empty: none.
+    std::string bearer_token;
     // Output lines kept for error messages.
     size_t tail_lines = 30;
   };

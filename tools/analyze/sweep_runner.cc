@@ -284,6 +284,7 @@ void Sweep::RunConfig(const ServingConfig& config) {
   server_options.model_repository = repository;
   server_options.extra_args = options_.serve_args;
   server_options.start_timeout_ms = options_.server_start_timeout_ms;
+  server_options.bearer_token = options_.load.client.bearer_token;
   const int64_t start_ns = Clock::Real()->NowNs();
   absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(server_options);
   if (!server.ok()) return FailConfig(config_index, ToStd(server.status().message()));
@@ -292,6 +293,7 @@ void Sweep::RunConfig(const ServingConfig& config) {
   client::ClientOptions client_options;
   client_options.address = (*server)->address();
   client_options.timeout_ms = options_.load.client.timeout_ms;
+  client_options.bearer_token = options_.load.client.bearer_token;
   absl::StatusOr<std::unique_ptr<client::Client>> client = client::Client::Create(client_options);
   if (!client.ok()) return FailConfig(config_index, ToStd(client.status().message()));
   absl::StatusOr<protocol::ModelMetadata> metadata = (*client)->GetModelMetadata(variant.name, "");

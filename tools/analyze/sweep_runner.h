@@ -63,7 +63,8 @@ struct SweepOptions {
   int64_t server_start_timeout_ms = 120'000;
 
   // The load: mode, levels, warm-up and duration, rows per request (inputs.batch_size), open-loop
-  // workers, seed. Address, model, protocol, inputs directory are set per configuration.
+  // workers, seed. Address, model, protocol, inputs directory are set per configuration. Its
+  // client's bearer token goes with every call to the servers (readiness, metadata, accuracy).
   loadgen::BenchOptions load{};
   // Requests' worth of examples the load generator cycles through.
   int load_samples = 64;
