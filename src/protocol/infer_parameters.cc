@@ -14,9 +14,11 @@ using enum ParameterSupport;
 
 constexpr std::string_view kNoSequences =
     "sequence batching (stateful models) is not supported on this server";
-constexpr std::string_view kNoSharedMemory =
-    "shared-memory tensors (system or CUDA) are not supported on this server; send the data in "
-    "the request";
+constexpr std::string_view kSharedMemoryInput =
+    "system shared memory: the input's bytes are in a registered region (protocol/shared_memory.h)";
+constexpr std::string_view kSharedMemoryOutput =
+    "system shared memory: the output's bytes are written into a registered region, not the "
+    "answer";
 
 constexpr ParameterRule kRules[] = {
     // Request.
@@ -41,17 +43,17 @@ constexpr ParameterRule kRules[] = {
     // Input.
     {kInput, "binary_data_size", kImplemented, false,
      "HTTP: the input's bytes are in the binary section"},
-    {kInput, "shared_memory_region", kRefused, false, kNoSharedMemory},
-    {kInput, "shared_memory_offset", kRefused, false, kNoSharedMemory},
-    {kInput, "shared_memory_byte_size", kRefused, false, kNoSharedMemory},
+    {kInput, "shared_memory_region", kImplemented, false, kSharedMemoryInput},
+    {kInput, "shared_memory_offset", kImplemented, false, kSharedMemoryInput},
+    {kInput, "shared_memory_byte_size", kImplemented, false, kSharedMemoryInput},
     // Output.
     {kOutput, "binary_data", kImplemented, false,
      "HTTP: this output in the binary section (gRPC always answers raw contents)"},
     {kOutput, "classification", kImplemented, false,
      "Triton's classification extension: the top k classes as \"score:index[:label]\""},
-    {kOutput, "shared_memory_region", kRefused, false, kNoSharedMemory},
-    {kOutput, "shared_memory_offset", kRefused, false, kNoSharedMemory},
-    {kOutput, "shared_memory_byte_size", kRefused, false, kNoSharedMemory},
+    {kOutput, "shared_memory_region", kImplemented, false, kSharedMemoryOutput},
+    {kOutput, "shared_memory_offset", kImplemented, false, kSharedMemoryOutput},
+    {kOutput, "shared_memory_byte_size", kImplemented, false, kSharedMemoryOutput},
 };
 
 // False, zero and the empty string: what clients send to say a feature is off.

@@ -81,7 +81,7 @@ TEST(InferParametersTest, TritonsReservedRequestKeysAreAllListed) {
          {"shared_memory_region", "shared_memory_offset", "shared_memory_byte_size"}) {
       const ParameterRule* rule = FindParameterRule(scope, key);
       ASSERT_NE(rule, nullptr) << key;
-      EXPECT_EQ(rule->support, ParameterSupport::kRefused);
+      EXPECT_EQ(rule->support, ParameterSupport::kImplemented);
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "core/strings.h"
 #include "protocol/infer_parameters.h"
 #include "protocol/model_version.h"
+#include "protocol/shared_memory.h"
 
 namespace brigade::protocol::grpc {
 namespace {
@@ -221,8 +222,11 @@ absl::Status DecodeRequestParameters(const ModelInferRequest& message, InferRequ
   return absl::OkStatus();
 }
 
+// `raw_index`: the input's entry in raw_input_contents, which lists only the inputs not in shared
+// memory (as Triton's clients send it).
 absl::StatusOr<InferInput> DecodeInput(const std::shared_ptr<const ModelInferRequest>& message,
-                                       int index) {
+                                       int index, int raw_index,
+                                       const SharedMemoryResolver* shared_memory) {
   const ModelInferRequest::InferInputTensor& input = message->inputs(index);
   const std::string& name = input.name();
   InferInput out;
@@ -241,19 +245,29 @@ absl::StatusOr<InferInput> DecodeInput(const std::shared_ptr<const ModelInferReq
       DecodeParameters(input.parameters(), StrCat("input '", name, "'"), &out.parameters));
   BRIGADE_RETURN_IF_ERROR(
       CheckParameters(ParameterScope::kInput, out.parameters, StrCat("input '", name, "'")));
+  BRIGADE_ASSIGN_OR_RETURN(std::optional<SharedMemoryRef> shared,
+                           TakeSharedMemoryRef(&out.parameters, StrCat("input '", name, "'")));
 
   absl::StatusOr<Tensor> tensor;
-  if (message->raw_input_contents_size() > 0) {
+  if (shared) {
+    if (input.has_contents()) {
+      return InputError(name, "contents must not be set for an input in shared memory");
+    }
+    tensor = SharedMemoryInputTensor(shared_memory, *shared, *type, std::move(shape),
+                                     StrCat("input '", name, "'"));
+    if (!tensor.ok()) return tensor.status();
+  } else if (message->raw_input_contents_size() > 0) {
     if (input.has_contents()) {
       return InputError(name, "contents must not be set when the request uses raw_input_contents");
     }
-    const std::string& raw = message->raw_input_contents(index);
+    const std::string& raw = message->raw_input_contents(raw_index);
     // The tensor shares ownership of the whole message (aliasing constructor): see the header.
     tensor = Tensor::View(*type, std::move(shape), const_cast<char*>(raw.data()), raw.size(),
                           std::shared_ptr<const void>(message, raw.data()));
     if (!tensor.ok()) {
-      return absl::Status(tensor.status().code(), StrCat("input '", name, "' (raw_input_contents[",
-                                                         index, "]): ", tensor.status().message()));
+      return absl::Status(tensor.status().code(),
+                          StrCat("input '", name, "' (raw_input_contents[", raw_index,
+                                 "]): ", tensor.status().message()));
     }
   } else {
     tensor = DecodeTypedContents(input, *type, std::move(shape), *element_count);
@@ -319,7 +333,8 @@ void EncodeParameters(const Parameters& parameters, InferParameterMap* out) {
 }
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeModelInferRequest(
-    std::shared_ptr<const ModelInferRequest> message, int64_t arrival_ns) {
+    std::shared_ptr<const ModelInferRequest> message, int64_t arrival_ns,
+    const SharedMemoryResolver* shared_memory) {
   if (message->model_name().empty()) return absl::InvalidArgumentError("model_name is empty");
   auto request = std::make_unique<InferRequest>();
   request->protocol = Protocol::kGrpc;
@@ -331,18 +346,27 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeModelInferRequest(
   BRIGADE_RETURN_IF_ERROR(DecodeRequestParameters(*message, request.get()));
 
   const int num_inputs = message->inputs_size();
-  if (message->raw_input_contents_size() > 0 && message->raw_input_contents_size() != num_inputs) {
-    return absl::InvalidArgumentError(StrCat("raw_input_contents has ",
-                                             message->raw_input_contents_size(), " entries for ",
-                                             num_inputs, " inputs"));
+  int shared_inputs = 0;
+  for (const ModelInferRequest::InferInputTensor& input : message->inputs()) {
+    if (input.parameters().contains(std::string(kSharedMemoryRegionParameter))) ++shared_inputs;
   }
+  if (message->raw_input_contents_size() > 0 &&
+      message->raw_input_contents_size() != num_inputs - shared_inputs) {
+    return absl::InvalidArgumentError(
+        StrCat("raw_input_contents has ", message->raw_input_contents_size(), " entries for ",
+               num_inputs - shared_inputs, " inputs not in shared memory"));
+  }
+  int raw_index = 0;
   absl::flat_hash_set<std::string_view> seen;
   request->inputs.reserve(static_cast<size_t>(num_inputs));
   for (int i = 0; i < num_inputs; ++i) {
     const std::string& name = message->inputs(i).name();
     if (name.empty()) return absl::InvalidArgumentError(StrCat("inputs[", i, "] has no name"));
     if (!seen.insert(name).second) return InputError(name, "appears more than once");
-    BRIGADE_ASSIGN_OR_RETURN(InferInput input, DecodeInput(message, i));
+    BRIGADE_ASSIGN_OR_RETURN(InferInput input, DecodeInput(message, i, raw_index, shared_memory));
+    if (!message->inputs(i).parameters().contains(std::string(kSharedMemoryRegionParameter))) {
+      ++raw_index;
+    }
     request->inputs.push_back(std::move(input));
   }
 
@@ -366,7 +390,8 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeModelInferRequest(
 }
 
 absl::Status EncodeModelInferResponse(const InferResponse& response,
-                                      inference::ModelInferResponse* out) {
+                                      inference::ModelInferResponse* out,
+                                      std::span<const SharedMemoryOutput> shared_memory) {
   out->Clear();
   out->set_model_name(response.model_name);
   out->set_model_version(response.model_version);
@@ -386,7 +411,8 @@ absl::Status EncodeModelInferResponse(const InferResponse& response,
     encoded->mutable_shape()->Add(tensor.shape().begin(), tensor.shape().end());
     EncodeParameters(output.parameters, encoded->mutable_parameters());
     std::string* raw = out->add_raw_output_contents();
-    if (tensor.byte_size() > 0) {
+    // An output in shared memory keeps its (empty) entry, so entries stay parallel to outputs.
+    if (tensor.byte_size() > 0 && !InSharedMemory(shared_memory, output.name)) {
       raw->assign(reinterpret_cast<const char*>(tensor.data()), tensor.byte_size());
     }
   }

@@ -35,7 +35,7 @@
 // shared pointer passed in.
 //
 // Failure: INVALID_ARGUMENT naming the field at fault (model_version, a parameter, an input by
-// name and the contents field) for malformed requests; UNIMPLEMENTED for shared-memory tensors;
+// name and the contents field) for malformed requests, shared-memory references included;
 // RESOURCE_EXHAUSTED for tensors over the size limit. On the client's side, INVALID_ARGUMENT for
 // a request that cannot be written, naming the input, and INTERNAL for a malformed response,
 // naming the output. Nothing here throws or aborts on input.
@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -53,6 +54,7 @@
 #include "core/parameters.h"
 #include "protocol/grpc_service.pb.h"
 #include "protocol/infer_spec.h"
+#include "protocol/shared_memory.h"
 
 namespace brigade::protocol::grpc {
 
@@ -64,13 +66,20 @@ inline constexpr std::string_view kTimeoutParameter = "timeout";
 // Decodes `message` into a new InferRequest stamped with t0 = `arrival_ns` (Clock::NowNs()
 // scale), protocol kGrpc, no cancel flag and no callback: the caller adds those. `message` must
 // not be null. See the file comment for the lifetime of raw inputs.
+// Inputs naming a shared-memory region (protocol/shared_memory.h) are views into it, found
+// through `shared_memory` (null: the feature is off and such inputs are refused); they have no
+// raw_input_contents entry, as Triton's clients send them. Requested outputs keep their
+// shared_memory_* parameters for BindSharedMemoryOutputs.
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeModelInferRequest(
-    std::shared_ptr<const inference::ModelInferRequest> message, int64_t arrival_ns);
+    std::shared_ptr<const inference::ModelInferRequest> message, int64_t arrival_ns,
+    const SharedMemoryResolver* shared_memory = nullptr);
 
-// Fills `out` (cleared first) from `response`, each output's bytes in raw_output_contents.
+// Fills `out` (cleared first) from `response`, each output's bytes in raw_output_contents; an
+// output in `shared_memory` gets an empty entry (its bytes are in the client's region).
 // INTERNAL if an output tensor has no data type (a server bug, not a client error).
 absl::Status EncodeModelInferResponse(const InferResponse& response,
-                                      inference::ModelInferResponse* out);
+                                      inference::ModelInferResponse* out,
+                                      std::span<const SharedMemoryOutput> shared_memory = {});
 
 // Parameter maps in both directions. A parameter with no value set is refused when a server
 // decodes a request (INVALID_ARGUMENT naming `where` and the key: the client sent nothing it could

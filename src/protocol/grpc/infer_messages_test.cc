@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "protocol/model_version.h"
@@ -375,18 +376,85 @@ TEST(GrpcInferCodecTest, ParameterWithoutValueIsRejected) {
   ExpectInvalid(Decode(message), "parameter 'empty' of request has no value");
 }
 
-TEST(GrpcInferCodecTest, SharedMemoryInputsAndOutputsAreRefusedByName) {
+// A region served from memory the test owns.
+class FakeRegion final : public protocol::SharedMemoryResolver {
+ public:
+  absl::StatusOr<protocol::SharedMemoryBytes> Resolve(const protocol::SharedMemoryRef& ref,
+                                                      std::string_view where) const override {
+    if (ref.region != "r" || ref.offset + ref.byte_size > sizeof(bytes)) {
+      return absl::InvalidArgumentError(StrCat(where, ": bad region"));
+    }
+    return protocol::SharedMemoryBytes{const_cast<std::byte*>(bytes) + ref.offset,
+                                       static_cast<size_t>(ref.byte_size), nullptr};
+  }
+  alignas(64) std::byte bytes[64] = {};
+};
+
+TEST(GrpcInferCodecTest, SharedMemoryInputsAreRefusedWhenTheFeatureIsOff) {
   auto message = NewRequest();
   auto* input = AddInput(message.get(), "x", "INT32", {1});
   (*input->mutable_parameters())["shared_memory_region"].set_string_param("r");
-  ExpectInvalid(Decode(message), "input 'x' parameter 'shared_memory_region': shared-memory");
+  (*input->mutable_parameters())["shared_memory_byte_size"].set_int64_param(4);
+  ExpectInvalid(Decode(message),
+                "input 'x': parameter 'shared_memory_region': system shared "
+                "memory is disabled");
+}
 
-  message = NewRequest();
+// As tritonclient sends them: the shared-memory input has no raw_input_contents entry, the other
+// input has the only one.
+TEST(GrpcInferCodecTest, SharedMemoryInputsAreViewsIntoTheRegion) {
+  FakeRegion region;
+  const int32_t value = 7;
+  std::memcpy(region.bytes + 8, &value, sizeof(value));
+  auto message = NewRequest();
+  auto* shared = AddInput(message.get(), "x", "INT32", {1});
+  (*shared->mutable_parameters())["shared_memory_region"].set_string_param("r");
+  (*shared->mutable_parameters())["shared_memory_offset"].set_int64_param(8);
+  (*shared->mutable_parameters())["shared_memory_byte_size"].set_uint64_param(4);
+  AddInput(message.get(), "z", "INT32", {1});
+  message->add_raw_input_contents(std::string(4, '\0'));
+  auto request = protocol::grpc::DecodeModelInferRequest(message, 0, &region);
+  ASSERT_TRUE(request.ok()) << request.status();
+  const InferInput& x = (*request)->inputs[0];
+  EXPECT_EQ(x.tensor.data(), region.bytes + 8);  // no copy
+  EXPECT_EQ(x.tensor.values<int32_t>()[0], 7);
+  EXPECT_FALSE(x.parameters.Contains("shared_memory_region"));
+  EXPECT_EQ((*request)->inputs[1].tensor.byte_size(), 4u);
+
+  (*shared->mutable_parameters())["shared_memory_byte_size"].set_uint64_param(8);
+  ExpectInvalid(protocol::grpc::DecodeModelInferRequest(message, 0, &region),
+                "input 'x': shared_memory_byte_size 8 of region 'r'");
+  (*shared->mutable_parameters())["shared_memory_offset"].set_int64_param(64);
+  ExpectInvalid(protocol::grpc::DecodeModelInferRequest(message, 0, &region),
+                "input 'x': bad region");
+}
+
+TEST(GrpcInferCodecTest, SharedMemoryOutputsKeepTheirParametersAndAnswerWithoutData) {
+  auto message = NewRequest();
   AddInput(message.get(), "x", "INT32", {1})->mutable_contents()->add_int_contents(1);
   auto* output = message->add_outputs();
   output->set_name("y");
+  (*output->mutable_parameters())["shared_memory_region"].set_string_param("r");
   (*output->mutable_parameters())["shared_memory_byte_size"].set_int64_param(64);
-  ExpectInvalid(Decode(message), "output 'y' parameter 'shared_memory_byte_size'");
+  auto request = Decode(message);
+  ASSERT_TRUE(request.ok()) << request.status();
+  FakeRegion region;
+  auto bound = protocol::BindSharedMemoryOutputs(&region, &(*request)->outputs);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  ASSERT_EQ(bound->size(), 1u);
+
+  InferResponse response;
+  response.outputs.push_back(
+      {"y", *Tensor::FromValues<int32_t>({2}, std::vector<int32_t>{5, 6}), {}});
+  ASSERT_TRUE(protocol::WriteSharedMemoryOutputs(*bound, response).ok());
+  inference::ModelInferResponse encoded;
+  ASSERT_TRUE(protocol::grpc::EncodeModelInferResponse(response, &encoded, *bound).ok());
+  ASSERT_EQ(encoded.raw_output_contents_size(), 1);
+  EXPECT_TRUE(encoded.raw_output_contents(0).empty());
+  EXPECT_EQ(encoded.outputs(0).shape_size(), 1);
+  int32_t written[2];
+  std::memcpy(written, region.bytes, sizeof(written));
+  EXPECT_EQ(written[1], 6);
 }
 
 // What tritonclient sends for infer(..., sequence_id=5): refused, not answered statelessly; its

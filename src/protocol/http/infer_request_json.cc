@@ -15,6 +15,7 @@
 #include "protocol/http/json_writer.h"
 #include "protocol/infer_parameters.h"
 #include "protocol/model_version.h"
+#include "protocol/shared_memory.h"
 
 namespace brigade::protocol::http {
 namespace {
@@ -256,8 +257,17 @@ class RequestReader {
     }
     // Before the data is looked for: a shared-memory input has none, and must hear why.
     BRIGADE_RETURN_IF_ERROR(CheckParameters(ParameterScope::kInput, input.parameters, label()));
+    BRIGADE_ASSIGN_OR_RETURN(std::optional<SharedMemoryRef> shared,
+                             TakeSharedMemoryRef(&input.parameters, label()));
 
-    if (input.parameters.Contains("binary_data_size")) {
+    if (shared) {
+      if ((seen & kData) != 0 || input.parameters.Contains("binary_data_size")) {
+        return absl::InvalidArgumentError(StrCat(
+            label(), " has a shared_memory_region parameter and also 'data' or binary_data_size"));
+      }
+      BRIGADE_ASSIGN_OR_RETURN(tensor, SharedMemoryInputTensor(input_.shared_memory, *shared, dtype,
+                                                               std::move(shape), label()));
+    } else if (input.parameters.Contains("binary_data_size")) {
       std::optional<int64_t> byte_size = input.parameters.GetInt("binary_data_size");
       if (!byte_size || *byte_size < 0) {
         return absl::InvalidArgumentError(
@@ -271,8 +281,8 @@ class RequestReader {
       BRIGADE_ASSIGN_OR_RETURN(
           tensor, ReadBinary(label, dtype, std::move(shape), static_cast<uint64_t>(*byte_size)));
     } else if ((seen & kData) == 0) {
-      return absl::InvalidArgumentError(
-          StrCat(label(), " has neither 'data' nor a binary_data_size parameter"));
+      return absl::InvalidArgumentError(StrCat(
+          label(), " has neither 'data' nor a binary_data_size or shared_memory_region parameter"));
     } else if (!tensor) {
       // `data` came before `datatype` or `shape`: rewind this object and read it now.
       value data;

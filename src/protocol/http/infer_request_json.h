@@ -30,6 +30,8 @@
 //   request `priority` (uint32)          → InferRequest::priority
 //   request `timeout` (µs, >= 0)         → InferRequest::deadline, from `arrival_ns`
 //   input   `binary_data_size` (int64)   → where the input's bytes are in the binary section
+//   input   `shared_memory_*`            → the input's bytes in a registered region (a view into
+//                                          it, no copy: protocol/shared_memory.h)
 //   output  `binary_data` (bool)         → RequestedOutput::binary
 // Other parameters (bool, integer, double, string) are kept as sent.
 //
@@ -63,6 +65,7 @@
 #include "protocol/http/body_buffer.h"
 #include "protocol/infer_spec.h"
 #include "protocol/metadata.h"
+#include "protocol/shared_memory.h"
 
 namespace brigade::protocol::http {
 
@@ -82,6 +85,9 @@ struct HttpInferInput {
   // For a raw binary request (header length 0): the model's only input, from its metadata;
   // null when the model has more than one input or the front end did not look it up.
   const protocol::TensorMetadata* raw_input = nullptr;
+  // Where inputs naming a shared-memory region find their bytes (protocol/shared_memory.h);
+  // null: system shared memory is off, and such an input is refused. Borrowed for the call.
+  const SharedMemoryResolver* shared_memory = nullptr;
 };
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(const HttpInferInput& input);

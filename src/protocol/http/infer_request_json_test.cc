@@ -275,14 +275,55 @@ TEST(DecodeInferRequestTest, SetsPriorityAndDeadlineFromParameters) {
 
 // The issue's case: a shared-memory input has no data, and the refusal names the parameter
 // rather than the missing data.
-TEST(DecodeInferRequestErrorsTest, SharedMemoryInputsAndOutputsAreRefusedByName) {
+TEST(DecodeInferRequestErrorsTest, SharedMemoryInputsAreRefusedWhenTheFeatureIsOff) {
   ExpectInvalid(
       Decode(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[4],)"
              R"("parameters":{"shared_memory_region":"r","shared_memory_byte_size":16}}]})"),
-      {"input 'x' parameter 'shared_memory_region'", "not supported"});
-  ExpectInvalid(Decode(R"({"inputs":[],"outputs":[{"name":"y",)"
+      {"input 'x': parameter 'shared_memory_region'", "disabled"});
+  ExpectInvalid(Decode(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[4],)"
                        R"("parameters":{"shared_memory_region":"r"}}]})"),
-                {"output 'y' parameter 'shared_memory_region'"});
+                {"input 'x': parameter 'shared_memory_region' needs a 'shared_memory_byte_size'"});
+}
+
+class FakeRegion final : public SharedMemoryResolver {
+ public:
+  absl::StatusOr<SharedMemoryBytes> Resolve(const SharedMemoryRef& ref,
+                                            std::string_view where) const override {
+    if (ref.region != "r" || ref.offset + ref.byte_size > sizeof(bytes)) {
+      return absl::InvalidArgumentError(StrCat(where, ": bad region"));
+    }
+    return SharedMemoryBytes{const_cast<std::byte*>(bytes) + ref.offset,
+                             static_cast<size_t>(ref.byte_size), nullptr};
+  }
+  alignas(64) std::byte bytes[64] = {};
+};
+
+TEST(DecodeInferRequestTest, SharedMemoryInputsAreViewsIntoTheRegion) {
+  FakeRegion region;
+  const float value = 1.5f;
+  std::memcpy(region.bytes + 16, &value, sizeof(value));
+  const std::string json =
+      R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1],"parameters":)"
+      R"({"shared_memory_region":"r","shared_memory_offset":16,"shared_memory_byte_size":4}}]})";
+  HttpInferInput input;
+  input.model_name = "m";
+  input.body = BodyBuffer::FromString(json);
+  input.shared_memory = &region;
+  auto request = DecodeInferRequest(input);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ((*request)->inputs[0].tensor.data(), region.bytes + 16);
+  EXPECT_EQ((*request)->inputs[0].tensor.values<float>()[0], 1.5f);
+  EXPECT_TRUE((*request)->inputs[0].parameters.empty());
+
+  input.body = BodyBuffer::FromString(
+      R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1],"data":[1],"parameters":)"
+      R"({"shared_memory_region":"r","shared_memory_byte_size":4}}]})");
+  ExpectInvalid(DecodeInferRequest(input), {"input 'x' has a shared_memory_region parameter"});
+  input.body = BodyBuffer::FromString(
+      R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1],"parameters":)"
+      R"({"shared_memory_region":"r","shared_memory_offset":-1,"shared_memory_byte_size":4}}]})");
+  ExpectInvalid(DecodeInferRequest(input),
+                {"input 'x': parameter 'shared_memory_offset' must be a non-negative integer"});
 }
 
 // tritonclient.http's infer(..., sequence_id=5, sequence_start=True).

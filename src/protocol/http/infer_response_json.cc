@@ -22,14 +22,25 @@ size_t EstimateJsonBytes(const InferResponse& response) {
 
 }  // namespace
 
-OutputEncoding OutputEncoding::FromRequest(const InferRequest& request) {
+OutputEncoding OutputEncoding::FromRequest(const InferRequest& request,
+                                           std::span<const SharedMemoryOutput> shared_memory) {
   OutputEncoding encoding;
+  for (const SharedMemoryOutput& output : shared_memory) {
+    encoding.shared_memory_.push_back(output.name);
+  }
   encoding.all_binary_ = request.all_outputs_binary;
   encoding.named_.reserve(request.outputs.size());
   for (const RequestedOutput& output : request.outputs) {
     encoding.named_.emplace_back(output.name, output.binary);
   }
   return encoding;
+}
+
+bool OutputEncoding::InSharedMemory(std::string_view output_name) const {
+  for (const std::string& name : shared_memory_) {
+    if (name == output_name) return true;
+  }
+  return false;
 }
 
 bool OutputEncoding::IsBinary(std::string_view output_name) const {
@@ -61,7 +72,8 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
   writer.BeginArray();
   for (const InferOutput& output : response.outputs) {
     const Tensor& tensor = output.tensor;
-    const bool binary = encoding.IsBinary(output.name);
+    const bool shared = encoding.InSharedMemory(output.name);
+    const bool binary = !shared && encoding.IsBinary(output.name);
     writer.BeginObject();
     writer.Field("name");
     writer.String(output.name);
@@ -79,7 +91,9 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
       writer.Field("parameters");
       WriteParameters(output.parameters, &writer);
     }
-    if (binary) {
+    if (shared) {
+      // The bytes are in the client's region already.
+    } else if (binary) {
       encoded.binary = true;
       encoded.binary_parts.push_back(tensor.bytes());
     } else {

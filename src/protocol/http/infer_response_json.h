@@ -11,7 +11,9 @@
 // `binary_data_output: true`; otherwise as a flat JSON `data` array. Binary outputs carry a
 // `binary_data_size` parameter, and their bytes follow the JSON header in output order; the
 // caller then sends `Inference-Header-Content-Length: <json.size()>` and the parts after the JSON.
-// Binary parts borrow the response's tensors, so the response must outlive the write.
+// Binary parts borrow the response's tensors, so the response must outlive the write. An output
+// the request placed in shared memory (OutputEncoding's `shared_memory`) is sent with its name,
+// datatype, shape and parameters and no data: its bytes are in the client's region.
 //
 // Encoding fails with INVALID_ARGUMENT when an output cannot be written as JSON (a BYTES element
 // that is not UTF-8), naming the output.
@@ -40,6 +42,7 @@
 #include "core/infer_response.h"
 #include "core/parameters.h"
 #include "protocol/http/json_writer.h"
+#include "protocol/shared_memory.h"
 
 namespace simdjson::dom {
 class parser;
@@ -52,14 +55,18 @@ namespace brigade::protocol::http {
 class OutputEncoding {
  public:
   OutputEncoding() = default;
-  static OutputEncoding FromRequest(const InferRequest& request);
+  // `shared_memory`: the outputs written into shared-memory regions (sent without data).
+  static OutputEncoding FromRequest(const InferRequest& request,
+                                    std::span<const SharedMemoryOutput> shared_memory = {});
 
   bool IsBinary(std::string_view output_name) const;
+  bool InSharedMemory(std::string_view output_name) const;
 
  private:
   bool all_binary_ = false;
   // Outputs the request named, with their resolved binary flag.
   std::vector<std::pair<std::string, bool>> named_;
+  std::vector<std::string> shared_memory_;
 };
 
 struct EncodedInferResponse {
