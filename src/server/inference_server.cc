@@ -156,7 +156,8 @@ protocol::ServerMetadata InferenceServer::Metadata() const {
   return {"brigade",
           BRIGADE_VERSION,
           {"binary_tensor_data", "classification", "parameters", "model_repository",
-           "model_configuration", "statistics", "schedule_policy", "logging"}};
+           "model_configuration", "statistics", "schedule_policy", "logging", "trace",
+           "system_shared_memory"}};
 }
 
 absl::StatusOr<bool> InferenceServer::ModelReady(std::string_view name, int64_t version) const {
@@ -176,6 +177,18 @@ protocol::LogSettings InferenceServer::LogSettings() const { return impl_->log_c
 absl::StatusOr<protocol::LogSettings> InferenceServer::UpdateLogSettings(
     const protocol::LogSettingsUpdate& update) {
   return impl_->log_control_.Update(update);
+}
+
+absl::StatusOr<protocol::TraceSettings> InferenceServer::TraceSettings(
+    std::string_view model) const {
+  if (!model.empty()) BRIGADE_RETURN_IF_ERROR(impl_->repo_->Find(model).status());
+  return impl_->observer_->trace_control()->Get(model);
+}
+
+absl::StatusOr<protocol::TraceSettings> InferenceServer::UpdateTraceSettings(
+    std::string_view model, const protocol::TraceSettingsUpdate& update) {
+  if (!model.empty()) BRIGADE_RETURN_IF_ERROR(impl_->repo_->Find(model).status());
+  return impl_->observer_->trace_control()->Update(model, update);
 }
 
 absl::StatusOr<protocol::ModelMetadata> InferenceServer::GetModelMetadata(std::string_view name,

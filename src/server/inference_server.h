@@ -36,6 +36,7 @@
 #include "protocol/model_config.pb.h"
 #include "protocol/repository_index.h"
 #include "protocol/statistics.h"
+#include "protocol/trace_settings.h"
 #include "repository/control_mode.h"
 #include "server/request_observer.h"
 
@@ -121,6 +122,12 @@ class InferenceServer {
   protocol::LogSettings LogSettings() const;
   absl::StatusOr<protocol::LogSettings> UpdateLogSettings(
       const protocol::LogSettingsUpdate& update);
+
+  // Triton's trace extension over the request observer's tracer (telemetry/trace_control.h):
+  // `model` "" is the global settings; a model the repository does not know is NOT_FOUND.
+  absl::StatusOr<protocol::TraceSettings> TraceSettings(std::string_view model) const;
+  absl::StatusOr<protocol::TraceSettings> UpdateTraceSettings(
+      std::string_view model, const protocol::TraceSettingsUpdate& update);
 
   // Statistics for one model (and version), or all models when `name` is empty.
   absl::StatusOr<std::vector<protocol::ModelStatistics>> Statistics(std::string_view name,

@@ -68,6 +68,11 @@ absl::StatusOr<std::unique_ptr<RequestObserver>> RequestObserver::Create(Options
         "trace sampling is set but no trace destination (OTLP endpoint or trace file) is given");
   }
 
+  observer->trace_control_ = std::make_unique<telemetry::TraceControl>(
+      telemetry::TraceControl::Options{.sample_rate = options.trace_rate,
+                                       .has_destination = observer->tracer_ != nullptr,
+                                       .trace_file = options.trace_file});
+
   if (!options.access_log_path.empty()) {
     telemetry::AccessLog::Options log;
     log.path = options.access_log_path;
@@ -93,7 +98,8 @@ void RequestObserver::OnRequestDone(const Done& done) {
     trace = tracer_->Finish(parent,
                             {done.model, done.version, done.request_id, done.protocol, done.status,
                              done.batch_size, done.cache_hit, done.steps},
-                            clock);
+                            clock, trace_control_->SamplingFor(done.model));
+    if (trace.sampled()) trace_control_->Traced(done.model);
   }
   if (access_log_ != nullptr) {
     telemetry::AccessLogEntry entry;

@@ -34,6 +34,7 @@
 #include "telemetry/request_metrics.h"
 #include "telemetry/span_processor.h"
 #include "telemetry/trace_context.h"
+#include "telemetry/trace_control.h"
 #include "telemetry/tracer.h"
 
 namespace brigade {
@@ -96,6 +97,9 @@ class RequestObserver {
   void Flush(absl::Duration timeout);
 
   bool tracing() const { return tracer_ != nullptr; }
+  // Triton's trace settings over the tracer (telemetry/trace_control.h); always present (without
+  // a trace destination it answers that nothing is traced).
+  telemetry::TraceControl* trace_control() const { return trace_control_.get(); }
 
   struct ConstructionTag {
    private:
@@ -109,6 +113,7 @@ class RequestObserver {
   std::unique_ptr<telemetry::RequestMetrics> metrics_;
   std::unique_ptr<telemetry::SpanProcessor> spans_;
   std::unique_ptr<telemetry::Tracer> tracer_;
+  std::unique_ptr<telemetry::TraceControl> trace_control_;
   std::unique_ptr<telemetry::AccessLog> access_log_;
 };
 

@@ -80,6 +80,12 @@ absl::StatusOr<std::unique_ptr<Tracer>> Tracer::Create(Options options, SpanProc
 
 SampleReason Tracer::Decide(const std::optional<TraceContext>& parent, const absl::Status& status,
                             const StageClock& clock) const {
+  return Decide(parent, status, clock, {.enabled = true, .sample_rate = options_.sample_rate});
+}
+
+SampleReason Tracer::Decide(const std::optional<TraceContext>& parent, const absl::Status& status,
+                            const StageClock& clock, const Sampling& sampling) const {
+  if (!sampling.enabled) return SampleReason::kNotSampled;
   if (parent.has_value() && options_.follow_parent && parent->sampled()) {
     return SampleReason::kParent;
   }
@@ -89,7 +95,7 @@ SampleReason Tracer::Decide(const std::optional<TraceContext>& parent, const abs
     if (total_ns.has_value() && *total_ns > options_.slo_ns) return SampleReason::kSlo;
   }
   const bool parent_declined = parent.has_value() && options_.follow_parent;
-  if (!parent_declined && ThreadRandomChance(options_.sample_rate)) return SampleReason::kRate;
+  if (!parent_declined && ThreadRandomChance(sampling.sample_rate)) return SampleReason::kRate;
   return SampleReason::kNotSampled;
 }
 
@@ -209,8 +215,13 @@ std::vector<SpanData> Tracer::BuildSpans(const std::optional<TraceContext>& pare
 
 TraceResult Tracer::Finish(const std::optional<TraceContext>& parent, const RequestTraceInfo& info,
                            const StageClock& clock) const {
+  return Finish(parent, info, clock, {.enabled = true, .sample_rate = options_.sample_rate});
+}
+
+TraceResult Tracer::Finish(const std::optional<TraceContext>& parent, const RequestTraceInfo& info,
+                           const StageClock& clock, const Sampling& sampling) const {
   TraceResult result;
-  result.reason = Decide(parent, info.status, clock);
+  result.reason = Decide(parent, info.status, clock, sampling);
   if (!result.sampled()) return result;
   result.trace_id = parent.has_value() ? parent->trace_id : NewTraceId();
   std::vector<SpanData> spans = BuildSpans(parent, info, clock, result.reason, result.trace_id);

@@ -95,12 +95,22 @@ class Tracer {
     std::optional<int64_t> wall_offset_ns{};
   };
 
+  // What the trace settings (trace_control.h) decide for one request: whether its scope traces
+  // at all (`enabled` false: nothing is, parents and errors included), and the rate. The
+  // overloads without one use the options'.
+  struct Sampling {
+    bool enabled = true;
+    double sample_rate = 0.0;
+  };
+
   // INVALID_ARGUMENT for a rate outside [0, 1], a negative SLO, or a null processor or clock.
   static absl::StatusOr<std::unique_ptr<Tracer>> Create(Options options, SpanProcessor* processor);
 
   // The sampling decision for a finished request (see the class comment).
   SampleReason Decide(const std::optional<TraceContext>& parent, const absl::Status& status,
                       const StageClock& clock) const;
+  SampleReason Decide(const std::optional<TraceContext>& parent, const absl::Status& status,
+                      const StageClock& clock, const Sampling& sampling) const;
 
   // The spans of one request under `trace_id` (see the class comment); the first is the root.
   std::vector<SpanData> BuildSpans(const std::optional<TraceContext>& parent,
@@ -110,6 +120,8 @@ class Tracer {
   // Decide, then (when sampled) build the spans and submit them to the processor. Never blocks.
   TraceResult Finish(const std::optional<TraceContext>& parent, const RequestTraceInfo& info,
                      const StageClock& clock) const;
+  TraceResult Finish(const std::optional<TraceContext>& parent, const RequestTraceInfo& info,
+                     const StageClock& clock, const Sampling& sampling) const;
 
   // A monotonic stamp as wall-clock ns since the Unix epoch.
   int64_t ToWallNs(int64_t monotonic_ns) const { return monotonic_ns + wall_offset_ns_; }
