@@ -23,6 +23,7 @@
 #include "frontend/http/http_tls_context.h"
 #include "frontend/http/kserve_http_handler.h"
 #include "frontend/http/metrics_http_handler.h"
+#include "frontend/shm/shared_memory_registry.h"
 #include "protocol/header_forwarding.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
@@ -74,6 +75,8 @@ struct ServeFlags {
   double exit_timeout_secs = 30;
   bool pin_threads = true;
   bool allow_symlinked_models = false;
+  // Triton's system shared memory extension: "system" serves it, "none" turns it off.
+  std::string shared_memory = "system";
   int preprocess_threads = 1;
   std::string log_level = "info";
   int log_verbose = 0;
@@ -396,6 +399,13 @@ int RunServe(const ServeFlags& flags) {
     return 1;
   }
 
+  // Registered shared-memory regions; outlives both front ends (declared before them).
+  std::unique_ptr<frontend::SharedMemoryRegistry> shared_memory;
+  if (flags.shared_memory == "system") {
+    shared_memory =
+        std::make_unique<frontend::SharedMemoryRegistry>(frontend::SharedMemoryRegistry::Options{});
+  }
+
   // gRPC listens before HTTP does, so that HTTP readiness (what load balancers and tests poll)
   // implies every front end accepts connections.
   std::unique_ptr<frontend::GrpcServer> grpc;
@@ -408,6 +418,7 @@ int RunServe(const ServeFlags& flags) {
     grpc_options.max_metadata_bytes = flags.grpc_max_metadata_bytes;
     grpc_options.service.access_gate = gate->get();
     grpc_options.service.header_forwarding = grpc_forwarding->get();
+    grpc_options.service.shared_memory = shared_memory.get();
     grpc_options.cache_admin.access_gate = gate->get();
     if (grpc_tls != nullptr) grpc_options.credentials = grpc_tls->credentials();
     absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =
@@ -467,6 +478,7 @@ int RunServe(const ServeFlags& flags) {
     handler_options.max_inflated_body_bytes = static_cast<size_t>(flags.http_max_input_size);
     handler_options.access_gate = gate->get();
     handler_options.header_forwarding = http_forwarding->get();
+    handler_options.shared_memory = shared_memory.get();
     http_handler = std::make_unique<frontend::KServeHttpHandler>(server->get(), handler_options);
     frontend::HttpServer::Options http_options = transport;
     http_options.refused_connections = refused_counter("http");
@@ -684,6 +696,11 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   serve->add_option("--pin-threads", flags->pin_threads, "Pin model instance threads to cores")
       ->capture_default_str();
+  serve
+      ->add_option("--shared-memory", flags->shared_memory,
+                   "Triton's system shared memory extension: system (serve it) or none (refuse "
+                   "its endpoints, RPCs and tensors); CUDA shared memory is never served")
+      ->check(CLI::IsMember({"system", "none"}));
   serve->add_flag("--allow-symlinked-models", flags->allow_symlinked_models,
                   "Serve model directories that are symbolic links to places outside the model "
                   "repository (refused by default: the load fails saying so)");

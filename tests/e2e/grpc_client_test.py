@@ -262,9 +262,10 @@ class GrpcClientTest(unittest.TestCase):
         self.assertGreaterEqual(success.count, 1)
         self.assertGreater(success.ns, 0)
 
-    def test_shared_memory_is_unimplemented(self):
+    def test_cuda_shared_memory_is_unimplemented(self):
+        # A CPU server; system shared memory is served (test_shm_e2e.py).
         with self.assertRaises(self.grpc.RpcError) as caught:
-            self.stub.SystemSharedMemoryStatus(PB.SystemSharedMemoryStatusRequest(), timeout=10)
+            self.stub.CudaSharedMemoryStatus(PB.CudaSharedMemoryStatusRequest(), timeout=10)
         self.assertEqual(caught.exception.code(), self.grpc.StatusCode.UNIMPLEMENTED)
 
     def test_standard_health_service_reports_serving(self):

@@ -180,20 +180,12 @@ def with_request_parameter(pb, key, set_value):
     return request
 
 
-def with_input_parameter(pb, key, set_value):
-    request = image_request(pb)
-    set_value(request.inputs[0].parameters[key])
-    return request
-
-
 @pytest.mark.parametrize("build, fragment", [
     (lambda pb: with_request_parameter(pb, "sequence_id", lambda p: setattr(p, "int64_param", 3)),
      "request parameter 'sequence_id'"),
     (lambda pb: with_request_parameter(pb, "triton_new", lambda p: setattr(p, "bool_param", True)),
      "request parameter 'triton_new'"),
-    (lambda pb: with_input_parameter(pb, "shared_memory_region",
-                                     lambda p: setattr(p, "string_param", "r")),
-     "input 'image' parameter 'shared_memory_region'"),
+    # Shared-memory parameters are implemented: test_shm_e2e.py.
 ])
 def test_parameters_brigade_does_not_implement_are_refused_by_name(stubs, server, build,
                                                                    fragment):

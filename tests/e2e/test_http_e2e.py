@@ -128,15 +128,10 @@ def test_model_ready_of_an_unknown_model_or_version_is_tritons_400(server):
 def test_parameters_brigade_does_not_implement_are_refused_by_name(server):
     url = server.http_url + "/v2/models/fashion_mnist/infer"
     image = {"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28], "data": [0.0] * 784}
-    shared = {"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28],
-              "parameters": {"shared_memory_region": "r", "shared_memory_byte_size": 3136}}
     cases = [
         ({"parameters": {"sequence_id": 7, "sequence_start": True}, "inputs": [image]},
          "request parameter 'sequence_id'"),
-        ({"inputs": [shared]}, "input 'image' parameter 'shared_memory_region'"),
-        ({"inputs": [image],
-          "outputs": [{"name": "logits", "parameters": {"shared_memory_region": "r"}}]},
-         "output 'logits' parameter 'shared_memory_region'"),
+        # Shared-memory parameters are implemented: test_shm_e2e.py.
         ({"parameters": {"triton_new": True}, "inputs": [image]}, "request parameter 'triton_new'"),
     ]
     for payload, fragment in cases:

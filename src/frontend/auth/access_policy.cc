@@ -93,6 +93,8 @@ bool IsAdminPost(Operation operation) {
     case Operation::kRepositoryUnload:
     case Operation::kCacheInvalidate:
     case Operation::kLogSettings:
+    case Operation::kTraceSettings:
+    case Operation::kSharedMemoryRegister:
       return true;
     default:
       return false;
@@ -136,6 +138,12 @@ std::string_view OperationName(Operation operation) {
       return "model unload";
     case Operation::kLogSettings:
       return "log settings";
+    case Operation::kTraceSettings:
+      return "trace settings";
+    case Operation::kSharedMemoryStatus:
+      return "shared memory status";
+    case Operation::kSharedMemoryRegister:
+      return "shared memory registration";
     case Operation::kCacheInvalidate:
       return "cache invalidation";
     case Operation::kMetrics:
@@ -182,6 +190,11 @@ std::optional<ApiGroup> GroupOf(Operation operation) {
       return ApiGroup::kModelRepository;
     case Operation::kLogSettings:
       return ApiGroup::kLogging;
+    case Operation::kTraceSettings:
+      return ApiGroup::kTrace;
+    case Operation::kSharedMemoryStatus:
+    case Operation::kSharedMemoryRegister:
+      return ApiGroup::kSharedMemory;
     case Operation::kMetrics:
     case Operation::kDashboard:
       return std::nullopt;
@@ -198,6 +211,7 @@ Scope RequiredScope(Operation operation, Scope statistics_scope) {
     case Operation::kModelReady:
     case Operation::kModelInfer:
     case Operation::kModelConfig:
+    case Operation::kSharedMemoryStatus:
       return Scope::kInfer;
     case Operation::kModelStatistics:
       return statistics_scope;
@@ -205,6 +219,8 @@ Scope RequiredScope(Operation operation, Scope statistics_scope) {
     case Operation::kRepositoryLoad:
     case Operation::kRepositoryUnload:
     case Operation::kLogSettings:
+    case Operation::kTraceSettings:
+    case Operation::kSharedMemoryRegister:
     case Operation::kCacheInvalidate:
       return Scope::kAdmin;
     case Operation::kMetrics:

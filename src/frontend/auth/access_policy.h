@@ -28,8 +28,9 @@
 //      neither a bearer token nor a custom header cross-origin without a CORS preflight (which
 //      Brigade never grants), so a credentialed request cannot be a forged one.
 //
-// Scopes: `infer` (inference, metadata, readiness, configuration, server health), `admin`
-// (repository index/load/unload, cache invalidation, log settings), `metrics` (/metrics, the
+// Scopes: `infer` (inference, metadata, readiness, configuration, server health, shared memory
+// status), `admin` (repository index/load/unload, cache invalidation, log and trace settings,
+// shared memory register/unregister), `metrics` (/metrics, the
 // dashboard page). Statistics take `statistics_scope` (infer by default: load generators read
 // them). Scopes are independent: a token has exactly the ones its line lists.
 //
@@ -65,6 +66,9 @@ enum class Operation : uint8_t {
   kRepositoryLoad,
   kRepositoryUnload,
   kLogSettings,
+  kTraceSettings,
+  kSharedMemoryStatus,
+  kSharedMemoryRegister,  // register and unregister
   kCacheInvalidate,
   kMetrics,
   kDashboard,

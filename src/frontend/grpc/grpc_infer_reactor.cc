@@ -56,15 +56,17 @@ ModelInferReactor* ModelInferReactor::Start(grpc::CallbackServerContext* context
                                             const ModelInferRequest* request,
                                             ModelInferResponse* response, InferenceServer* server,
                                             const Clock* clock,
-                                            std::shared_ptr<const Parameters> forwarded) {
+                                            std::shared_ptr<const Parameters> forwarded,
+                                            const protocol::SharedMemoryResolver* shared_memory) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself in Unref().
   auto* reactor = new ModelInferReactor(context, response, clock);
   reactor->forwarded_ = std::move(forwarded);
-  reactor->Run(request, server);
+  reactor->Run(request, server, shared_memory);
   return reactor;
 }
 
-void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* server) {
+void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* server,
+                            const protocol::SharedMemoryResolver* shared_memory) {
   const int64_t arrival_ns = clock_->NowNs();
   observer_ = server->observer();
   report_.model = request->model_name();
@@ -72,7 +74,16 @@ void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* s
   report_.id = request->id();
   parent_ = TraceContextFromMetadata(*context_);
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = protocol::grpc::DecodeModelInferRequest(
-      InferMessageAllocator::SharedRequest(context_, request), arrival_ns);
+      InferMessageAllocator::SharedRequest(context_, request), arrival_ns, shared_memory);
+  if (decoded.ok()) {
+    absl::StatusOr<std::vector<protocol::SharedMemoryOutput>> bound =
+        protocol::BindSharedMemoryOutputs(shared_memory, &(*decoded)->outputs);
+    if (bound.ok()) {
+      shared_outputs_ = *std::move(bound);
+    } else {
+      decoded = bound.status();
+    }
+  }
   const int64_t decoded_ns = clock_->NowNs();
   report_.clock.Mark(Stage::kArrival, arrival_ns);
   report_.clock.Mark(Stage::kDecoded, decoded_ns);
@@ -102,7 +113,12 @@ void ModelInferReactor::OnInferDone(absl::StatusOr<InferResponse> result) {
       FinishWith(result.status());
     } else {
       report_.TakeResponse(*result);
-      FinishWith(protocol::grpc::EncodeModelInferResponse(*result, response_));
+      absl::Status status = protocol::WriteSharedMemoryOutputs(shared_outputs_, *result);
+      if (status.ok()) {
+        status = protocol::grpc::EncodeModelInferResponse(*result, response_, shared_outputs_);
+      }
+      shared_outputs_.clear();  // the regions' mappings are no longer needed
+      FinishWith(status);
     }
   }
   Unref();

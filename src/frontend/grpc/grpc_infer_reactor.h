@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
@@ -38,6 +39,7 @@
 #include "grpcpp/support/message_allocator.h"
 #include "grpcpp/support/server_callback.h"
 #include "protocol/grpc_service.pb.h"
+#include "protocol/shared_memory.h"
 #include "server/inference_server.h"
 #include "telemetry/trace_context.h"
 
@@ -57,14 +59,16 @@ class InferMessageAllocator final
 
 class ModelInferReactor final : public grpc::ServerUnaryReactor {
  public:
-  // Starts the call; returns the reactor for the method handler to return. `server` and `clock`
-  // must outlive every call (the GrpcServer shuts gRPC down before they go away). `forwarded`:
-  // the parameters the call's metadata forwards (grpc_header_forwarding.h), or null.
+  // Starts the call; returns the reactor for the method handler to return. `server`, `clock`
+  // and `shared_memory` (system shared memory's regions; null: the feature is off) must outlive
+  // every call (the GrpcServer shuts gRPC down before they go away). `forwarded`: the parameters
+  // the call's metadata forwards (grpc_header_forwarding.h), or null.
   static ModelInferReactor* Start(grpc::CallbackServerContext* context,
                                   const inference::ModelInferRequest* request,
                                   inference::ModelInferResponse* response, InferenceServer* server,
                                   const Clock* clock,
-                                  std::shared_ptr<const Parameters> forwarded = nullptr);
+                                  std::shared_ptr<const Parameters> forwarded = nullptr,
+                                  const protocol::SharedMemoryResolver* shared_memory = nullptr);
 
   void OnCancel() override;
   void OnDone() override;
@@ -75,7 +79,8 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
       : context_(context), response_(response), clock_(clock) {}
   ~ModelInferReactor() override = default;
 
-  void Run(const inference::ModelInferRequest* request, InferenceServer* server);
+  void Run(const inference::ModelInferRequest* request, InferenceServer* server,
+           const protocol::SharedMemoryResolver* shared_memory);
   void OnInferDone(absl::StatusOr<InferResponse> result);
   // Finishes the call unless someone already did; false if someone did.
   bool Claim() { return !finished_.exchange(true, std::memory_order_acq_rel); }
@@ -92,6 +97,8 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   std::optional<telemetry::TraceContext> parent_;
   std::shared_ptr<const Parameters> forwarded_;
   int grpc_code_ = 0;
+  // Outputs placed in shared memory: bound in Run, written and encoded in OnInferDone.
+  std::vector<protocol::SharedMemoryOutput> shared_outputs_;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::atomic<bool> finished_{false};
   // One reference for gRPC (dropped in OnDone), one for the request's completion.

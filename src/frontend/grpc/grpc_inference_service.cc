@@ -78,7 +78,8 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
           RefuseGrpc(options_.access_gate, *context, auth::Operation::kServerMetadata)) {
     return FinishRefused(context, *refused);
   }
-  protocol::grpc::EncodeServerMetadata(server_->Metadata(), response);
+  protocol::grpc::EncodeServerMetadata(
+      AdvertisedMetadata(server_->Metadata(), options_.shared_memory), response);
   return Reply(context, absl::OkStatus());
 }
 
@@ -109,7 +110,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelInfer(
       ForwardedMetadata(options_.header_forwarding, *context);
   if (!forwarded.ok()) return FinishRefused(context, ToGrpcStatus(forwarded.status()));
   return ModelInferReactor::Start(context, request, response, server_, clock_,
-                                  *std::move(forwarded));
+                                  *std::move(forwarded), options_.shared_memory);
 }
 
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
@@ -126,7 +127,7 @@ GrpcInferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
         ToGrpcStatus(forwarded.status()));
   }
   return StreamInferReactor::Start(context, server_, clock_, options_.stream_max_in_flight,
-                                   *std::move(forwarded));
+                                   *std::move(forwarded), options_.shared_memory);
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(

@@ -9,7 +9,9 @@
 //   ModelStreamInfer    StreamInferReactor (grpc_stream_reactor.h)
 //   RepositoryModelLoad / Unload   run on a BlockingWorker (they block until the model is
 //                       loaded or unloaded); a full worker queue answers UNAVAILABLE
-//   shared memory, trace and log settings   not overridden: gRPC answers UNIMPLEMENTED
+//   LogSettings, TraceSetting, SystemSharedMemory*   answered inline (the extensions' RPCs are in
+//                       grpc_extension_rpcs.cc); CudaSharedMemory* answer UNIMPLEMENTED: this
+//                       server runs models on CPUs
 //
 // Access: with an AccessGate every RPC is checked first (grpc_access.h); a refused stream is
 // finished before its first read.
@@ -27,6 +29,7 @@
 #include "core/clock.h"
 #include "frontend/auth/access_gate.h"
 #include "frontend/grpc/grpc_infer_reactor.h"
+#include "frontend/shm/shared_memory_registry.h"
 #include "protocol/grpc_service.grpc.pb.h"
 #include "protocol/header_forwarding.h"
 #include "server/inference_server.h"
@@ -47,6 +50,10 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
     // Triton's --grpc-header-forward-pattern (protocol/header_forwarding.h); null: no metadata
     // becomes a parameter. Borrowed; must outlive the service.
     const protocol::HeaderForwarding* header_forwarding = nullptr;
+    // System shared memory's regions (frontend/shm); null: the feature is off (its RPCs answer
+    // UNIMPLEMENTED, inputs and outputs naming a region are refused). Borrowed; must outlive the
+    // service.
+    SharedMemoryRegistry* shared_memory = nullptr;
   };
 
   GrpcInferenceService(InferenceServer* server, Options options);
@@ -90,6 +97,37 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
   grpc::ServerUnaryReactor* LogSettings(grpc::CallbackServerContext* context,
                                         const inference::LogSettingsRequest* request,
                                         inference::LogSettingsResponse* response) override;
+
+  // Triton's trace extension: an empty request reads the settings (`model_name` empty: the
+  // global ones), any setting changes them.
+  grpc::ServerUnaryReactor* TraceSetting(grpc::CallbackServerContext* context,
+                                         const inference::TraceSettingRequest* request,
+                                         inference::TraceSettingResponse* response) override;
+  // System shared memory (frontend/shm/shared_memory_registry.h says what each one does).
+  grpc::ServerUnaryReactor* SystemSharedMemoryStatus(
+      grpc::CallbackServerContext* context,
+      const inference::SystemSharedMemoryStatusRequest* request,
+      inference::SystemSharedMemoryStatusResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryRegister(
+      grpc::CallbackServerContext* context,
+      const inference::SystemSharedMemoryRegisterRequest* request,
+      inference::SystemSharedMemoryRegisterResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryUnregister(
+      grpc::CallbackServerContext* context,
+      const inference::SystemSharedMemoryUnregisterRequest* request,
+      inference::SystemSharedMemoryUnregisterResponse* response) override;
+  // UNIMPLEMENTED, saying why: CUDA shared memory needs a GPU server.
+  grpc::ServerUnaryReactor* CudaSharedMemoryStatus(
+      grpc::CallbackServerContext* context, const inference::CudaSharedMemoryStatusRequest* request,
+      inference::CudaSharedMemoryStatusResponse* response) override;
+  grpc::ServerUnaryReactor* CudaSharedMemoryRegister(
+      grpc::CallbackServerContext* context,
+      const inference::CudaSharedMemoryRegisterRequest* request,
+      inference::CudaSharedMemoryRegisterResponse* response) override;
+  grpc::ServerUnaryReactor* CudaSharedMemoryUnregister(
+      grpc::CallbackServerContext* context,
+      const inference::CudaSharedMemoryUnregisterRequest* request,
+      inference::CudaSharedMemoryUnregisterResponse* response) override;
 
  private:
   InferenceServer* const server_;

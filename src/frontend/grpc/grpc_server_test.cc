@@ -655,12 +655,20 @@ TEST_F(GrpcServerTest, LogSettingsReadAndChangeTheLogLevel) {
   EXPECT_EQ(spdlog::get_level(), spdlog::level::info);
 }
 
-TEST_F(GrpcServerTest, UndeclaredExtensionsAreUnimplemented) {
+// Without a registry (the serve command's --shared-memory=none) system shared memory is off;
+// CUDA shared memory is never served. Both say why.
+TEST_F(GrpcServerTest, SharedMemoryOffAndCudaSharedMemoryAreUnimplementedSayingWhy) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;
   inference::SystemSharedMemoryStatusResponse response;
-  EXPECT_EQ(stub_->SystemSharedMemoryStatus(&context, {}, &response).error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
+  const grpc::Status system = stub_->SystemSharedMemoryStatus(&context, {}, &response);
+  EXPECT_EQ(system.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_NE(system.error_message().find("system shared memory is disabled"), std::string::npos);
+  grpc::ClientContext cuda_context;
+  inference::CudaSharedMemoryRegisterResponse cuda_response;
+  const grpc::Status cuda = stub_->CudaSharedMemoryRegister(&cuda_context, {}, &cuda_response);
+  EXPECT_EQ(cuda.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_NE(cuda.error_message().find("CUDA shared memory is not supported"), std::string::npos);
 }
 
 TEST_F(GrpcServerTest, HealthServiceFollowsReadiness) {

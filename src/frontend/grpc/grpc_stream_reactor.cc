@@ -38,10 +38,11 @@ std::unique_ptr<ModelStreamInferResponse> ErrorResponse(const ModelInferRequest&
 StreamInferReactor* StreamInferReactor::Start(grpc::CallbackServerContext* context,
                                               InferenceServer* server, const Clock* clock,
                                               int max_in_flight,
-                                              std::shared_ptr<const Parameters> forwarded) {
+                                              std::shared_ptr<const Parameters> forwarded,
+                                              const protocol::SharedMemoryResolver* shared_memory) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself once both
   // gRPC and the server are done with it (see Perform).
-  auto* reactor = new StreamInferReactor(context, server, clock, max_in_flight);
+  auto* reactor = new StreamInferReactor(context, server, clock, max_in_flight, shared_memory);
   reactor->forwarded_ = std::move(forwarded);
   Actions actions;
   {
@@ -54,9 +55,11 @@ StreamInferReactor* StreamInferReactor::Start(grpc::CallbackServerContext* conte
 
 StreamInferReactor::StreamInferReactor(grpc::CallbackServerContext* context,
                                        InferenceServer* server, const Clock* clock,
-                                       int max_in_flight)
+                                       int max_in_flight,
+                                       const protocol::SharedMemoryResolver* shared_memory)
     : context_(context),
       server_(server),
+      shared_memory_(shared_memory),
       clock_(clock),
       max_in_flight_(max_in_flight < 1 ? 1 : max_in_flight),
       errors_as_status_(WantsErrorsAsStatus(context)),
@@ -90,7 +93,18 @@ void StreamInferReactor::OnReadDone(bool ok) {
 void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message) {
   const int64_t arrival_ns = clock_->NowNs();
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      protocol::grpc::DecodeModelInferRequest(message, arrival_ns);
+      protocol::grpc::DecodeModelInferRequest(message, arrival_ns, shared_memory_);
+  // Outputs placed in shared memory, held mapped until the answer is written there.
+  auto shared_outputs = std::make_shared<std::vector<protocol::SharedMemoryOutput>>();
+  if (decoded.ok()) {
+    absl::StatusOr<std::vector<protocol::SharedMemoryOutput>> bound =
+        protocol::BindSharedMemoryOutputs(shared_memory_, &(*decoded)->outputs);
+    if (bound.ok()) {
+      *shared_outputs = *std::move(bound);
+    } else {
+      decoded = bound.status();
+    }
+  }
   const int64_t decoded_ns = clock_->NowNs();
   if (!decoded.ok()) {
     PendingWrite write{ErrorResponse(*message, decoded.status()), {}};
@@ -111,8 +125,8 @@ void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message
   request->deadline = Deadline::Earliest(
       request->deadline,
       FromGrpcDeadline(context_->deadline(), std::chrono::system_clock::now(), arrival_ns));
-  request->on_complete = [this, message, arrival_ns,
-                          decoded_ns](absl::StatusOr<InferResponse> result) {
+  request->on_complete = [this, message, arrival_ns, decoded_ns,
+                          shared_outputs](absl::StatusOr<InferResponse> result) {
     PendingWrite write{std::make_unique<ModelStreamInferResponse>(), {}};
     RequestReport& report = write.report;
     report.model = message->model_name();
@@ -121,8 +135,11 @@ void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message
     report.status = result.status();
     if (result.ok()) {
       report.TakeResponse(*result);
-      report.status = protocol::grpc::EncodeModelInferResponse(
-          *result, write.message->mutable_infer_response());
+      report.status = protocol::WriteSharedMemoryOutputs(*shared_outputs, *result);
+      if (report.status.ok()) {
+        report.status = protocol::grpc::EncodeModelInferResponse(
+            *result, write.message->mutable_infer_response(), *shared_outputs);
+      }
     } else {
       report.clock.Mark(Stage::kArrival, arrival_ns);
       report.clock.Mark(Stage::kDecoded, decoded_ns);

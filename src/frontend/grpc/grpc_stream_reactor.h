@@ -43,6 +43,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "protocol/grpc_service.pb.h"
+#include "protocol/shared_memory.h"
 #include "server/inference_server.h"
 #include "telemetry/trace_context.h"
 
@@ -55,12 +56,14 @@ class StreamInferReactor final
     : public grpc::ServerBidiReactor<inference::ModelInferRequest,
                                      inference::ModelStreamInferResponse> {
  public:
-  // Starts reading; returns the reactor for the method handler to return. `server` and `clock`
-  // must outlive every call. `max_in_flight` >= 1. `forwarded`: the parameters the stream's
-  // metadata forwards to each of its requests (grpc_header_forwarding.h), or null.
+  // Starts reading; returns the reactor for the method handler to return. `server`, `clock` and
+  // `shared_memory` (system shared memory's regions; null: off) must outlive every call.
+  // `max_in_flight` >= 1. `forwarded`: the parameters the stream's metadata forwards to each of
+  // its requests (grpc_header_forwarding.h), or null.
   static StreamInferReactor* Start(grpc::CallbackServerContext* context, InferenceServer* server,
                                    const Clock* clock, int max_in_flight,
-                                   std::shared_ptr<const Parameters> forwarded = nullptr);
+                                   std::shared_ptr<const Parameters> forwarded = nullptr,
+                                   const protocol::SharedMemoryResolver* shared_memory = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -77,7 +80,8 @@ class StreamInferReactor final
   };
 
   StreamInferReactor(grpc::CallbackServerContext* context, InferenceServer* server,
-                     const Clock* clock, int max_in_flight);
+                     const Clock* clock, int max_in_flight,
+                     const protocol::SharedMemoryResolver* shared_memory);
   ~StreamInferReactor() override = default;
 
   // A response waiting to be written, with what the observer is told about its request.
@@ -96,6 +100,7 @@ class StreamInferReactor final
 
   grpc::CallbackServerContext* const context_;
   InferenceServer* const server_;
+  const protocol::SharedMemoryResolver* const shared_memory_;
   const Clock* const clock_;
   const int max_in_flight_;
   const bool errors_as_status_;

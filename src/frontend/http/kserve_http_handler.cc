@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "frontend/http/content_coding.h"
 #include "frontend/http/http_access.h"
+#include "frontend/http/kserve_extensions.h"
 #include "frontend/http/kserve_route.h"
 #include "frontend/request_report.h"
 #include "frontend/status_map.h"
@@ -87,6 +88,13 @@ auth::Operation OperationOf(const KServeRoute& route) {
       return auth::Operation::kRepositoryUnload;
     case KServeEndpoint::kLogging:
       return auth::Operation::kLogSettings;
+    case KServeEndpoint::kTraceSetting:
+      return auth::Operation::kTraceSettings;
+    case KServeEndpoint::kSharedMemoryStatus:
+      return auth::Operation::kSharedMemoryStatus;
+    case KServeEndpoint::kSharedMemoryRegister:
+    case KServeEndpoint::kSharedMemoryUnregister:
+      return auth::Operation::kSharedMemoryRegister;
     case KServeEndpoint::kMetrics:
       return auth::Operation::kMetrics;
     case KServeEndpoint::kDashboard:
@@ -273,7 +281,8 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
       responder.Send(TrueOrBadRequest(server_->IsReady()));
       return;
     case KServeEndpoint::kServerMetadata:
-      responder.Send(HttpResponse::Json(200, EncodeServerMetadata(server_->Metadata())));
+      responder.Send(HttpResponse::Json(200, EncodeServerMetadata(AdvertisedMetadata(
+                                                 server_->Metadata(), options_.shared_memory))));
       return;
     case KServeEndpoint::kModelMetadata:
       responder.Send(
@@ -328,6 +337,14 @@ void KServeHttpHandler::Handle(HttpRequest request, HttpResponder responder) {
                       [](const protocol::LogSettings& s) { return EncodeLogSettings(s); }));
       return;
     }
+    case KServeEndpoint::kTraceSetting:
+      responder.Send(TraceSettingAnswer(route, request, server_));
+      return;
+    case KServeEndpoint::kSharedMemoryStatus:
+    case KServeEndpoint::kSharedMemoryRegister:
+    case KServeEndpoint::kSharedMemoryUnregister:
+      responder.Send(SharedMemoryAnswer(route, request, options_.shared_memory));
+      return;
     case KServeEndpoint::kModelInfer:
       HandleInfer(request, std::move(responder), route.model, route.version);
       return;
@@ -413,7 +430,15 @@ void KServeHttpHandler::HandleInfer(const HttpRequest& request, HttpResponder re
   std::optional<protocol::TensorMetadata> raw_input;
   if (input.header_length == "0") raw_input = OnlyInput(model, version);
   if (raw_input) input.raw_input = &*raw_input;
+  input.shared_memory = options_.shared_memory;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(input);
+  // Outputs the client placed in shared memory, held mapped until the answer is written there.
+  absl::StatusOr<std::vector<protocol::SharedMemoryOutput>> shared_outputs;
+  if (decoded.ok()) {
+    shared_outputs =
+        protocol::BindSharedMemoryOutputs(options_.shared_memory, &(*decoded)->outputs);
+    if (!shared_outputs.ok()) decoded = shared_outputs.status();
+  }
   const int64_t decoded_ns = server_->clock()->NowNs();
   report.request.clock.Mark(Stage::kDecoded, decoded_ns);
   if (!decoded.ok()) {
@@ -439,11 +464,17 @@ void KServeHttpHandler::HandleInfer(const HttpRequest& request, HttpResponder re
   auto cancel = std::make_shared<CancelFlag>();
   infer->cancel = cancel;
   responder.OnCancel([cancel] { cancel->Cancel(); });
-  infer->on_complete = [responder = std::move(responder),
-                        encoding = OutputEncoding::FromRequest(*infer),
+  OutputEncoding encoding = OutputEncoding::FromRequest(*infer, *shared_outputs);
+  infer->on_complete = [responder = std::move(responder), encoding = std::move(encoding),
+                        shared_outputs = *std::move(shared_outputs),
                         coding = NegotiateResponseCoding(request.Header("Accept-Encoding")),
                         arrival_ns = request.arrival_ns, on_sent = on_sent_,
                         report = std::move(report)](absl::StatusOr<InferResponse> result) mutable {
+    if (result.ok() && !shared_outputs.empty()) {
+      // One copy per output, into the client's region, on the thread that answered.
+      const absl::Status written = protocol::WriteSharedMemoryOutputs(shared_outputs, *result);
+      if (!written.ok()) result = written;
+    }
     // Encoding happens on the io thread, not on the instance thread that answered.
     responder.SendFrom([result = std::move(result), encoding = std::move(encoding), coding,
                         arrival_ns, on_sent = std::move(on_sent),

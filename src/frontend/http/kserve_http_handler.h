@@ -19,6 +19,10 @@
 //     `max_queued_repository_requests` are already waiting the answer is 503 at once.
 //   * Access: with an AccessGate, each routed request is checked before anything else; a refusal
 //     is answered by http_access.h (401 with WWW-Authenticate, 403, 415).
+//   * System shared memory (frontend/shm) and trace settings: answered inline by
+//     kserve_extensions.h. An infer request's shared-memory inputs are views into their regions,
+//     and its shared-memory outputs are written there when the server answers, before the
+//     answer (without their data) is encoded.
 //   * Compression, as Triton: an inference request body may be gzip or deflate (Content-Encoding;
 //     inflated up to `max_inflated_body_bytes`, beyond which it gets 413; a corrupt one 400; any
 //     other coding 415), and an inference response is compressed in the best coding the
@@ -41,6 +45,7 @@
 #include "core/infer_response.h"
 #include "frontend/auth/access_gate.h"
 #include "frontend/http/http_handler.h"
+#include "frontend/shm/shared_memory_registry.h"
 #include "protocol/header_forwarding.h"
 #include "protocol/metadata.h"
 #include "server/inference_server.h"
@@ -64,6 +69,10 @@ class KServeHttpHandler final : public HttpHandler {
     // Triton's --http-header-forward-pattern (protocol/header_forwarding.h); null: no header
     // becomes a parameter. Borrowed; must outlive the handler.
     const protocol::HeaderForwarding* header_forwarding = nullptr;
+    // System shared memory's regions (frontend/shm); null: the feature is off (its endpoints
+    // answer 501 and inputs or outputs naming a region are refused). Borrowed; must outlive the
+    // handler.
+    SharedMemoryRegistry* shared_memory = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<KServeHttpHandler>> Create(InferenceServer* server,

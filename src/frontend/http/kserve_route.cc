@@ -112,6 +112,36 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
     }
     return NotFound(path);
   }
+  if (area == "trace" && n == 3 && segments[2] == "setting") {
+    return Accept(method, path, Verb::kGetOrPost, KServeEndpoint::kTraceSetting);
+  }
+  if (area == "systemsharedmemory") {
+    if (n == 3 && segments[2] == "status") {
+      return Accept(method, path, Verb::kGet, KServeEndpoint::kSharedMemoryStatus);
+    }
+    if (n == 3 && segments[2] == "unregister") {
+      return Accept(method, path, Verb::kPost, KServeEndpoint::kSharedMemoryUnregister);
+    }
+    if (n == 5 && segments[2] == "region") {
+      if (segments[4] == "status") {
+        return Accept(method, path, Verb::kGet, KServeEndpoint::kSharedMemoryStatus, segments[3]);
+      }
+      if (segments[4] == "register") {
+        return Accept(method, path, Verb::kPost, KServeEndpoint::kSharedMemoryRegister,
+                      segments[3]);
+      }
+      if (segments[4] == "unregister") {
+        return Accept(method, path, Verb::kPost, KServeEndpoint::kSharedMemoryUnregister,
+                      segments[3]);
+      }
+    }
+    return NotFound(path);
+  }
+  if (area == "cudasharedmemory") {
+    return RouteError{501, "",
+                      "CUDA shared memory is not supported on this server (it runs models on "
+                      "CPUs); use system shared memory (/v2/systemsharedmemory)"};
+  }
   if (area == "logging" && n == 2) {
     return Accept(method, path, Verb::kGetOrPost, KServeEndpoint::kLogging);
   }
@@ -133,6 +163,10 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
   if (next == n) {
     return Accept(method, path, Verb::kGet, KServeEndpoint::kModelMetadata, std::move(model),
                   std::move(version));
+  }
+  if (version.empty() && next + 2 == n && segments[next] == "trace" &&
+      segments[next + 1] == "setting") {
+    return Accept(method, path, Verb::kGetOrPost, KServeEndpoint::kTraceSetting, std::move(model));
   }
   if (next + 1 != n) return NotFound(path);
   const std::string& action = segments[next];

@@ -13,6 +13,12 @@
 //   GET  /v2/models[/{m}[/versions/{v}]]/stats       statistics
 //   POST /v2/repository/index                        repository index
 //   POST /v2/repository/models/{m}/load | /unload    repository load / unload
+//   GET|POST /v2/logging                             log settings
+//   GET|POST /v2[/models/{m}]/trace/setting          trace settings
+//   GET  /v2/systemsharedmemory[/region/{r}]/status  shared memory status
+//   POST /v2/systemsharedmemory/region/{r}/register  shared memory registration
+//   POST /v2/systemsharedmemory[/region/{r}]/unregister
+//   any  /v2/cudasharedmemory/...                    501: not supported on this (CPU) server
 //
 // HEAD is accepted wherever GET is. Path segments are percent-decoded (a model may be called
 // "my%20model"). As in Triton, /v2/models/stats means the statistics of every model, so a model
@@ -40,6 +46,12 @@ enum class KServeEndpoint {
   kRepositoryLoad,
   kRepositoryUnload,
   kLogging,  // GET (read) or POST (change) /v2/logging
+  // GET (read) or POST (change) /v2[/models/{m}]/trace/setting; `model` empty: the global ones.
+  kTraceSetting,
+  // System shared memory; `model` holds the region's name (empty: every region).
+  kSharedMemoryStatus,      // GET  /v2/systemsharedmemory[/region/{r}]/status
+  kSharedMemoryRegister,    // POST /v2/systemsharedmemory/region/{r}/register
+  kSharedMemoryUnregister,  // POST /v2/systemsharedmemory[/region/{r}]/unregister
   // Brigade's own endpoints.
   kMetrics,          // GET /metrics (Prometheus text)
   kDashboard,        // GET / (the live dashboard page)

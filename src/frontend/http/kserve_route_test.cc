@@ -118,5 +118,31 @@ TEST(KServeRouteTest, WrongMethodIs405WithAllow) {
   EXPECT_EQ(Error("DELETE", "/v2/repository/index").http_status, 405);
 }
 
+TEST(KServeRouteTest, SharedMemoryAndTraceSettingEndpoints) {
+  EXPECT_EQ(Route("GET", "/v2/systemsharedmemory/status").endpoint,
+            KServeEndpoint::kSharedMemoryStatus);
+  EXPECT_EQ(Route("GET", "/v2/systemsharedmemory/status").model, "");
+  const KServeRoute status = Route("GET", "/v2/systemsharedmemory/region/in%20put/status");
+  EXPECT_EQ(status.endpoint, KServeEndpoint::kSharedMemoryStatus);
+  EXPECT_EQ(status.model, "in put");
+  EXPECT_EQ(Route("POST", "/v2/systemsharedmemory/region/r/register").endpoint,
+            KServeEndpoint::kSharedMemoryRegister);
+  EXPECT_EQ(Route("POST", "/v2/systemsharedmemory/region/r/unregister").model, "r");
+  EXPECT_EQ(Route("POST", "/v2/systemsharedmemory/unregister").endpoint,
+            KServeEndpoint::kSharedMemoryUnregister);
+  EXPECT_EQ(Error("GET", "/v2/systemsharedmemory/region/r/register").http_status, 405);
+  EXPECT_EQ(Error("GET", "/v2/systemsharedmemory/region/r").http_status, 404);
+  const RouteError cuda = Error("POST", "/v2/cudasharedmemory/region/r/register");
+  EXPECT_EQ(cuda.http_status, 501);
+  EXPECT_NE(cuda.message.find("CUDA shared memory is not supported"), std::string::npos);
+
+  EXPECT_EQ(Route("GET", "/v2/trace/setting").endpoint, KServeEndpoint::kTraceSetting);
+  EXPECT_EQ(Route("POST", "/v2/trace/setting").model, "");
+  const KServeRoute model = Route("POST", "/v2/models/resnet/trace/setting");
+  EXPECT_EQ(model.endpoint, KServeEndpoint::kTraceSetting);
+  EXPECT_EQ(model.model, "resnet");
+  EXPECT_EQ(Error("GET", "/v2/models/resnet/versions/1/trace/setting").http_status, 404);
+}
+
 }  // namespace
 }  // namespace brigade::frontend
