@@ -1,0 +1,75 @@
+#ifndef BRIGADE_OPTIMIZE_MODEL_RUNNER_H_
+#define BRIGADE_OPTIMIZE_MODEL_RUNNER_H_
+
+// ModelRunner: runs an ONNX ModelProto on Brigade's engine (loader, graph passes, planner,
+// kernels: what `brigade serve` runs) over a data set, batch by batch. Calibration runs the fp32
+// model with the tensors to calibrate added as outputs; the accuracy gate runs the fp32 and the
+// quantized model on the evaluation set and times both.
+//
+// Models with one input only (the data set feeds it); a fixed first dimension of that input is
+// the batch size used, a variable one takes the requested batch.
+//
+// Thread safety: one thread at a time (it owns one engine Session).
+// Errors: INVALID_ARGUMENT naming `label` (the model's file) when the engine cannot load or run
+// it; the data's shape errors name the input.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "core/tensor.h"
+#include "engine/onnx/exec/session.h"
+#include "onnx/onnx_pb.h"
+
+namespace brigade::optimize {
+
+class ModelRunner {
+ public:
+  // `label` names the model in errors; `model_dir` is where its external data may live.
+  // `run_checker` false skips ONNX's checker (for calibration's copy, whose added outputs have
+  // no static shape, which the checker insists on).
+  static absl::StatusOr<std::unique_ptr<ModelRunner>> Create(const ::onnx::ModelProto& model,
+                                                             const std::string& label,
+                                                             const std::string& model_dir,
+                                                             int threads, bool run_checker = true);
+
+  const std::string& input_name() const { return input_name_; }
+  // Dimensions of one sample (the input's shape after the batch dimension; -1 unknown).
+  const std::vector<int64_t>& sample_shape() const { return sample_shape_; }
+  // The input's fixed batch dimension, or 0 when it is variable.
+  int64_t fixed_batch() const { return fixed_batch_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+
+  // Runs `samples` [N, ...] in batches of `batch` rows (the fixed batch when there is one; a
+  // last partial batch of a fixed-batch model is dropped), calling `consume` with each batch's
+  // outputs and its first row.
+  absl::Status RunBatches(
+      const Tensor& samples, int64_t batch,
+      const std::function<absl::Status(std::span<const Tensor>, int64_t)>& consume);
+
+  // The first output over all rows, [N, ...] (fp32), N rounded down to whole fixed batches.
+  absl::StatusOr<Tensor> RunAll(const Tensor& samples, int64_t batch);
+
+  // Median time of one run on `input` over `iterations` runs after two warm-up runs, read from
+  // `clock` (borrowed for the call).
+  absl::StatusOr<double> MedianRunMicros(const Tensor& input, int iterations, const Clock* clock);
+
+ private:
+  ModelRunner() = default;
+
+  std::string label_;
+  std::string input_name_;
+  std::vector<int64_t> sample_shape_;
+  int64_t fixed_batch_ = 0;
+  std::vector<std::string> output_names_;
+  std::unique_ptr<engine::onnx::Session> session_;
+};
+
+}  // namespace brigade::optimize
+
+#endif  // BRIGADE_OPTIMIZE_MODEL_RUNNER_H_

@@ -1,0 +1,163 @@
+#include "optimize/quantize_job.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/clock.h"
+#include "engine/onnx/test_util/onnx_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace brigade::optimize {
+namespace {
+
+using engine::onnx::OnnxBuilder;
+using engine::onnx::RandomTensor;
+using ::testing::HasSubstr;
+
+class QuantizeJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    // x [-1, 16] → Gemm(16→12) → Relu → Gemm(12→4) → y
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {-1, 16});
+    b.Initializer("w1", RandomTensor({16, 12}, 1));
+    b.Initializer("b1", RandomTensor({12}, 2));
+    b.Initializer("w2", RandomTensor({12, 4}, 3));
+    b.Node("Gemm", {"x", "w1", "b1"}, {"h"});
+    b.Node("Relu", {"h"}, {"r"});
+    b.Node("MatMul", {"r", "w2"}, {"y"});
+    b.Output("y", DataType::kFp32, {-1, 4});
+    model_ = Path("model.onnx");
+    std::ofstream(model_, std::ios::binary) << b.Serialize();
+    data_ = Path("calib.npy");
+    WriteNpy(data_, RandomTensor({64, 16}, 4));
+    options_.model_path = model_;
+    options_.output_path = Path("out.onnx");
+    options_.calibration_path = data_;
+    options_.time_iterations = 2;
+    options_.clock = &clock_;
+  }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static void WriteNpy(const std::string& path, const Tensor& t) {
+    std::string shape = "(";
+    for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
+    shape += ")";
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::string out = "\x93NUMPY";
+    out += '\x01';
+    out += '\x00';
+    out += static_cast<char>(header.size() & 0xff);
+    out += static_cast<char>(header.size() >> 8);
+    out += header;
+    out.append(reinterpret_cast<const char*>(t.data()), t.byte_size());
+    std::ofstream(path, std::ios::binary) << out;
+  }
+
+  std::filesystem::path dir_;
+  std::string model_, data_;
+  FakeClock clock_;
+  QuantizeJobOptions options_;
+};
+
+TEST_F(QuantizeJobTest, StaticModelPassesTheGateAndIsWritten) {
+  auto report = RunQuantizeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->evaluated);
+  EXPECT_TRUE(report->gate_passed) << report->Text(options_);
+  EXPECT_TRUE(report->written);
+  EXPECT_TRUE(std::filesystem::exists(options_.output_path));
+  ASSERT_TRUE(report->comparison.has_value());
+  EXPECT_EQ(report->comparison->rows, 64);
+  EXPECT_GT(report->comparison->mean_cosine, 0.99);
+  const std::string text = report->Text(options_);
+  EXPECT_THAT(text, HasSubstr("2 of 2 quantized"));
+  EXPECT_THAT(text, HasSubstr("gate        passed"));
+  EXPECT_THAT(report->Json(), HasSubstr("\"written\":true"));
+}
+
+TEST_F(QuantizeJobTest, GateMissRefusesToWriteUnlessForced) {
+  options_.max_accuracy_drop = -1;  // nothing can pass
+  auto report = RunQuantizeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->gate_passed);
+  EXPECT_FALSE(report->written);
+  EXPECT_FALSE(std::filesystem::exists(options_.output_path));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr(".tmp")));
+  }
+  EXPECT_THAT(report->Text(options_), HasSubstr("FAILED"));
+  options_.force = true;
+  report = RunQuantizeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->written);
+  EXPECT_THAT(report->Text(options_), HasSubstr("written because of --force"));
+}
+
+TEST_F(QuantizeJobTest, SensitivityAndFallbackKeepLayersFp32UntilTheGateHolds) {
+  options_.sensitivity = true;
+  options_.fallback = true;
+  options_.max_accuracy_drop = -1;  // fails until every layer is back in fp32
+  auto report = RunQuantizeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->sensitivity.size(), 2u);
+  EXPECT_EQ(report->fallback_fp32.size(), 2u);
+  EXPECT_THAT(report->Text(options_), HasSubstr("sensitivity"));
+}
+
+TEST_F(QuantizeJobTest, DynamicModeWithoutDataNeedsForce) {
+  options_.quantize.mode = QuantMode::kDynamic;
+  options_.calibration_path.clear();
+  auto report = RunQuantizeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->evaluated);
+  EXPECT_FALSE(report->written);
+  EXPECT_THAT(report->Text(options_), HasSubstr("not evaluated"));
+}
+
+TEST_F(QuantizeJobTest, BadInputsAreClearErrors) {
+  QuantizeJobOptions o = options_;
+  o.calibration_path.clear();
+  EXPECT_THAT(RunQuantizeJob(o).status().message(), HasSubstr("--calibration"));
+
+  o = options_;
+  o.model_path = Path("missing.onnx");
+  auto missing = RunQuantizeJob(o);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("missing.onnx"));
+
+  o = options_;
+  o.model_path = Path("garbage.onnx");
+  std::ofstream(o.model_path) << "not a model";
+  EXPECT_THAT(RunQuantizeJob(o).status().message(), HasSubstr("garbage.onnx"));
+
+  o = options_;
+  o.calibration_path = Path("wrong.npy");
+  WriteNpy(o.calibration_path, RandomTensor({8, 5}, 1));
+  auto wrong = RunQuantizeJob(o);
+  EXPECT_THAT(wrong.status().message(), HasSubstr("--calibration"));
+  EXPECT_THAT(wrong.status().message(), HasSubstr("wrong.npy"));
+  EXPECT_THAT(wrong.status().message(), HasSubstr("'x'"));
+
+  o = options_;
+  o.eval_path = data_;
+  o.eval_labels_path = Path("labels.npy");
+  WriteNpy(o.eval_labels_path, RandomTensor({3}, 1));  // float labels
+  EXPECT_THAT(RunQuantizeJob(o).status().message(), HasSubstr("--eval-labels"));
+
+  o = options_;
+  o.output_path = Path("no-such-dir/out.onnx");
+  EXPECT_THAT(RunQuantizeJob(o).status().message(), HasSubstr("no-such-dir"));
+}
+
+}  // namespace
+}  // namespace brigade::optimize
