@@ -18,6 +18,8 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 // `brigade analyze cascade`, registered by RegisterAnalyzeCommand on its subcommand.
 void RegisterAnalyzeCascadeCommand(CLI::App& analyze, int* exit_code);
 void RegisterDoctorCommand(CLI::App& app, int* exit_code);
+// `brigade optimize quantize` (INT8 quantization with an accuracy gate).
+void RegisterOptimizeCommand(CLI::App& app, int* exit_code);
 
 }  // namespace brigade::tools
 

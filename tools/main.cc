@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   brigade::tools::RegisterInspectCommand(app, &exit_code);
   brigade::tools::RegisterAnalyzeCommand(app, &exit_code);
   brigade::tools::RegisterDoctorCommand(app, &exit_code);
+  brigade::tools::RegisterOptimizeCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
