@@ -122,8 +122,20 @@ bool DnnlInt8IsExact() {
   return exact;
 }
 
+bool WeightsFitSevenBits(const Tensor& weights) {
+  if (weights.dtype() != DataType::kInt8) return false;
+  for (int8_t v : weights.values<int8_t>()) {
+    if (v < -64 || v > 64) return false;
+  }
+  return true;
+}
+
+bool DnnlInt8IsExactFor(DataType x_type, const Tensor& signed_weights) {
+  return DnnlInt8IsExact() || (x_type == DataType::kUint8 && WeightsFitSevenBits(signed_weights));
+}
+
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx) {
-  if (ctx.num_inputs() < 8 || !DnnlInt8IsExact()) return std::unique_ptr<OpKernel>();
+  if (ctx.num_inputs() < 8) return std::unique_ptr<OpKernel>();
   const ValueInfo& x = ctx.input(0);
   const ValueInfo& w = ctx.input(3);
   if (!Is8Bit(x.dtype) || x.shape.size() < 3 || x.shape.size() > 5 ||
@@ -139,7 +151,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx)
              y_zp = Scalar(ctx, 7);
   const auto w_scale = Scales(ctx, 4, m);
   std::optional<Tensor> weights = SignedWeights(ctx, 3, 5);
-  if (!x_scale || !x_zp || !y_scale || !y_zp || !w_scale || !weights || *y_scale == 0) {
+  if (!x_scale || !x_zp || !y_scale || !y_zp || !w_scale || !weights || *y_scale == 0 ||
+      !DnnlInt8IsExactFor(x.dtype, *weights)) {
     return std::unique_ptr<OpKernel>();
   }
   const bool has_bias = ctx.has_input(8);
@@ -223,7 +236,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx)
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ctx) {
-  if (ctx.num_inputs() < 8 || !DnnlInt8IsExact()) return std::unique_ptr<OpKernel>();
+  if (ctx.num_inputs() < 8) return std::unique_ptr<OpKernel>();
   const ValueInfo& a = ctx.input(0);
   const ValueInfo& b = ctx.input(3);
   if (!Is8Bit(a.dtype) || a.shape.size() < 2 || b.shape.size() != 2 || a.layout.blocked ||
@@ -236,7 +249,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ct
              y_zp = Scalar(ctx, 7);
   const auto b_scale = Scales(ctx, 4, n);
   std::optional<Tensor> weights = SignedWeights(ctx, 3, 5);
-  if (!a_scale || !a_zp || !y_scale || !y_zp || !b_scale || !weights || *y_scale == 0) {
+  if (!a_scale || !a_zp || !y_scale || !y_zp || !b_scale || !weights || *y_scale == 0 ||
+      !DnnlInt8IsExactFor(a.dtype, *weights)) {
     return std::unique_ptr<OpKernel>();
   }
   // An optional int32 bias (from QDQ fusion) follows at input 8.

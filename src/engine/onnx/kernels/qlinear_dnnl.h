@@ -10,13 +10,16 @@
 // (the node's post_ops), which is QLinearConv's/QLinearMatMul's definition. It applies when the
 // weights are constant with a zero weight zero point (s8; u8 weights with zero point 128 are
 // shifted to s8), scales and zero points are constants, and x/y are per-tensor, and the CPU has
-// VNNI (without it oneDNN's int8 products saturate); otherwise the factories return null and the
-// exact integer loops in qlinear.cc run instead.
+// VNNI (without it oneDNN's int8 products saturate, unless the weights fit 7 bits and x is u8:
+// DnnlInt8IsExactFor); otherwise the factories return null and the exact integer loops in
+// qlinear.cc run instead.
 // Thread safety: as OpKernel.
 
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "core/data_type.h"
+#include "core/tensor.h"
 #include "engine/onnx/kernels/kernel.h"
 
 namespace brigade::engine::onnx {
@@ -28,6 +31,14 @@ namespace brigade::engine::onnx {
 // fusion pass leaves DequantizeLinear -> Conv/MatMul -> QuantizeLinear in float. Read from the
 // ISA oneDNN will use (DNNL_MAX_CPU_ISA included), once.
 bool DnnlInt8IsExact();
+
+// Whether oneDNN's int8 kernels are exact for this input type and these (s8, zero point 0)
+// weights: on any CPU with VNNI; without it for uint8 inputs and 7-bit weights, |w| <= 64 (what
+// quantizers' reduce_range writes): vpmaddubsw's pairwise sums of u8·s8 products then stay
+// within int16 (2 · 255 · 64 = 32640), so nothing saturates.
+bool DnnlInt8IsExactFor(DataType x_type, const Tensor& signed_weights);
+// Every value of the int8 `weights` is within [-64, 64].
+bool WeightsFitSevenBits(const Tensor& weights);
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx);
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ctx);

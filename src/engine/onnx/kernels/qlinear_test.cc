@@ -13,8 +13,9 @@ namespace brigade::engine::onnx {
 namespace {
 
 // Runs a one-node graph and reports whether its kernel is a oneDNN primitive.
+// `seven_bit`: the weights fit 7 bits, which oneDNN runs exactly on any CPU.
 std::vector<Tensor> RunChecked(const OnnxBuilder& b, std::span<const Tensor> inputs,
-                               bool expect_onednn) {
+                               bool expect_onednn, bool seven_bit = false) {
   auto compiled = CompiledModel::Compile("q", LoadGraph(b));
   EXPECT_TRUE(compiled.ok());
   auto session = Session::Create(*compiled, Session::Options{});
@@ -27,8 +28,8 @@ std::vector<Tensor> RunChecked(const OnnxBuilder& b, std::span<const Tensor> inp
   for (const auto& step : plan->steps) {
     onednn = onednn || dynamic_cast<const DnnlKernel*>(step.kernel.get()) != nullptr;
   }
-  // oneDNN's int8 kernels are used only where they are exact (VNNI).
-  EXPECT_EQ(onednn, expect_onednn && DnnlInt8IsExact());
+  // oneDNN's int8 kernels are used only where they are exact (VNNI, or 7-bit weights).
+  EXPECT_EQ(onednn, expect_onednn && (DnnlInt8IsExact() || seven_bit));
   return outputs;
 }
 
@@ -89,6 +90,28 @@ TEST(QLinearKernelsTest, OneDnnConvMatchesTheIntegerDefinitionExactly) {
       EXPECT_EQ(fast[0].values<uint8_t>()[i], loop[0].values<uint8_t>()[i])
           << "group " << group << " element " << i;
     }
+  }
+}
+
+// Without VNNI oneDNN multiplies u8·s8 pairs into int16 (vpmaddubsw); weights within [-64, 64]
+// keep every pair sum in range, so the oneDNN path runs (on every CPU) and is exact, at the
+// extremes too: x at 255 against weights at ±64.
+TEST(QLinearKernelsTest, SevenBitWeightsRunOnOneDnnExactlyOnEveryCpu) {
+  std::vector<int8_t> wv;
+  for (int i = 0; i < 8 * 8 * 9; ++i)
+    wv.push_back(static_cast<int8_t>(i % 3 == 0 ? 64 : (i * 29) % 129 - 64));
+  const Tensor w = Values<int8_t>({8, 8, 3, 3}, wv);
+  std::vector<uint8_t> xv;
+  for (int i = 0; i < 8 * 25; ++i)
+    xv.push_back(static_cast<uint8_t>(i % 2 == 0 ? 255 : (i * 31) % 256));
+  const Tensor x = Values<uint8_t>({1, 8, 5, 5}, xv);
+  const auto fast = RunChecked(QConv(true, 1, w), {&x, 1}, true, /*seven_bit=*/true);
+  const Tensor loop_inputs[] = {x, w};
+  const auto loop = RunChecked(QConv(false, 1, w), loop_inputs, false);
+  ASSERT_EQ(fast.size(), 1u);
+  ASSERT_EQ(loop.size(), 1u);
+  for (int64_t i = 0; i < 8 * 25; ++i) {
+    EXPECT_EQ(fast[0].values<uint8_t>()[i], loop[0].values<uint8_t>()[i]) << i;
   }
 }
 

@@ -66,6 +66,15 @@ ValueId ZeroPointConstant(Graph* graph, const std::string& name, DataType type) 
   return graph->AddConstant(name, std::move(t));
 }
 
+// The weights, as s8 (u8 with zero point 128 shifted), are within [-64, 64].
+bool SevenBitWeights(const Tensor& wq) {
+  if (wq.dtype() == DataType::kInt8) return WeightsFitSevenBits(wq);
+  for (uint8_t v : wq.values<uint8_t>()) {
+    if (v < 128 - 64 || v > 128 + 64) return false;
+  }
+  return true;
+}
+
 bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
   const bool conv = IsOp(op, "Conv");
   if (!conv && !IsOp(op, "MatMul")) return false;
@@ -79,6 +88,7 @@ bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
   const Tensor* wq = ConstantOf(*graph, w->data);
   if (!Is8Bit(xv.dtype) || wq == nullptr || !Is8Bit(wq->dtype())) return false;
   if (!ZeroPointIs(*graph, *w, wq->dtype() == DataType::kInt8 ? 0 : 128)) return false;
+  if (!DnnlInt8IsExact() && (xv.dtype != DataType::kUint8 || !SevenBitWeights(*wq))) return false;
   const Shape& ws = wq->shape();
   if (conv ? ws.size() < 3 : ws.size() != 2) return false;
   const int64_t channels = conv ? ws[0] : ws[1];
@@ -168,9 +178,6 @@ bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
 }  // namespace
 
 absl::StatusOr<bool> QdqFusion::Run(Graph* graph) const {
-  // Without VNNI the fused node could not run exactly (DnnlInt8IsExact): the float form, which
-  // oneDNN runs fast and within a quantization step, stays.
-  if (!DnnlInt8IsExact()) return false;
   bool changed = false;
   bool progress = true;
   while (progress) {

@@ -13,7 +13,8 @@
 // s8 with zero point 0 (or u8 with zero point 128), x and y are per-tensor, weights per-tensor or
 // per-output-channel, all scales and zero points constants; MatMul also needs 2-D weights.
 // Dequantized values read elsewhere keep their DequantizeLinear. On a CPU without VNNI the pass
-// changes nothing (oneDNN's int8 kernels saturate there; see DnnlInt8IsExact).
+// fuses only uint8 inputs with 7-bit weights (|w| <= 64, what reduce_range quantization writes);
+// other groups stay in float (oneDNN's int8 kernels saturate there; see DnnlInt8IsExactFor).
 
 #include "engine/onnx/passes/pass.h"
 
