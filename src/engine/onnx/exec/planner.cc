@@ -179,6 +179,11 @@ class Planner {
     // Resolve inputs (reordering blocked ones the op cannot read).
     std::vector<size_t> input_index(node.inputs.size(), 0);
     std::vector<bool> present(node.inputs.size(), false);
+    std::vector<const ValueInfo*> as_read;  // the inputs as they are, before any reorder
+    for (ValueId id : node.inputs) {
+      const bool defined = id != kNoValue && values_[static_cast<size_t>(id)].defined;
+      as_read.push_back(defined ? &values_[static_cast<size_t>(id)].info : nullptr);
+    }
     bool all_known = true;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId id = node.inputs[k];
@@ -189,7 +194,8 @@ class Planner {
                                                  "): input '", values_[index].name,
                                                  "' is not computed before it"));
       }
-      if (values_[index].info.layout.blocked && def->reads_input_data && !def->AcceptsBlocked(k)) {
+      if (values_[index].info.layout.blocked && def->reads_input_data &&
+          !def->TakesBlocked(k, as_read)) {
         BRIGADE_ASSIGN_OR_RETURN(index, Plain(index));
       }
       input_index[k] = index;

@@ -1,6 +1,9 @@
 // The oneDNN u8s8 path of QLinearConv / QLinearMatMul (constant weights) must compute exactly
 // what the integer reference loops compute (run-time weights force the loops).
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/onnx/exec/compiled_model.h"
 #include "engine/onnx/exec/session.h"
 #include "engine/onnx/kernels/cpu_isa.h"
@@ -145,6 +148,61 @@ TEST(QLinearKernelsTest, OneDnnMatMulMatchesTheIntegerDefinitionExactly) {
   ASSERT_EQ(fast.size(), 1u);
   for (int64_t i = 0; i < 2 * 3 * 8; ++i) {
     EXPECT_EQ(fast[0].values<int8_t>()[i], loop[0].values<int8_t>()[i]) << i;
+  }
+}
+
+// QuantizeLinear's vectorized loop: half to even (x.5 steps), saturation at both ends, and a
+// tensor long enough to be split across threads.
+TEST(QuantizeLinearKernelTest, RoundsHalfToEvenAndSaturatesOverLongTensors) {
+  constexpr int64_t kN = 100000;
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {kN});
+  b.Initializer("s", Values<float>({}, {0.5f}));
+  b.Initializer("zp", Values<uint8_t>({}, {10}));
+  b.Node("QuantizeLinear", {"x", "s", "zp"}, {"y"});
+  b.Output("y", DataType::kUint8, {kN});
+  std::vector<float> xv;
+  for (int64_t i = 0; i < kN; ++i) xv.push_back(static_cast<float>(i % 700) * 0.25f - 20.0f);
+  const Tensor x = Values<float>({kN}, xv);
+  const auto y = RunGraph(LoadGraph(b), {&x, 1}, /*threads=*/2);
+  ASSERT_EQ(y.size(), 1u);
+  for (int64_t i = 0; i < kN; ++i) {
+    const double want =
+        std::clamp(std::nearbyint(static_cast<double>(xv[i] / 0.5f)) + 10, 0.0, 255.0);
+    ASSERT_EQ(y[0].values<uint8_t>()[i], static_cast<uint8_t>(want)) << "x = " << xv[i];
+  }
+}
+
+// A per-tensor Q → DQ after a convolution reads the convolution's blocked output in place when
+// it has no padding (16 channels) and through a reorder when it has (3 channels): either way
+// the values are DQ(Q(conv)) as computed on the plain tensor.
+TEST(QuantizeLinearKernelTest, QdqAfterABlockedConvolutionKeepsItsValues) {
+  for (int64_t channels : {16, 3}) {
+    SCOPED_TRACE(channels);
+    auto conv = [&](bool qdq) {
+      OnnxBuilder b;
+      b.Input("x", DataType::kFp32, {1, 4, 8, 8});
+      b.Initializer("w", RandomTensor({channels, 4, 3, 3}, 5));
+      b.Initializer("s", Values<float>({}, {0.02f}));
+      b.Initializer("zp", Values<uint8_t>({}, {100}));
+      OnnxBuilder::SetInts(b.Node("Conv", {"x", "w"}, {qdq ? "c" : "y"}), "pads", {1, 1, 1, 1});
+      if (qdq) {
+        b.Node("QuantizeLinear", {"c", "s", "zp"}, {"q"});
+        b.Node("DequantizeLinear", {"q", "s", "zp"}, {"y"});
+      }
+      b.Output("y", DataType::kFp32, {1, channels, 8, 8});
+      return b;
+    };
+    const Tensor x = RandomTensor({1, 4, 8, 8}, 6);
+    const auto plain = RunGraph(LoadGraph(conv(false)), {&x, 1});
+    const auto qdq = RunGraph(LoadGraph(conv(true)), {&x, 1});
+    ASSERT_EQ(plain.size(), 1u);
+    ASSERT_EQ(qdq.size(), 1u);
+    for (int64_t i = 0; i < plain[0].num_elements(); ++i) {
+      const float c = plain[0].values<float>()[i];
+      const double q = std::clamp(std::nearbyint(static_cast<double>(c / 0.02f)) + 100, 0.0, 255.0);
+      EXPECT_FLOAT_EQ(qdq[0].values<float>()[i], static_cast<float>((q - 100) * 0.02f)) << i;
+    }
   }
 }
 

@@ -2,8 +2,12 @@
 //
 // Rounding is half-to-even and results saturate to the output type, as ONNX specifies. When a
 // QuantizeLinear/DequantizeLinear pair sits around a Conv or MatMul, the QDQ fusion pass replaces
-// the whole group by one int8 primitive; these kernels handle the pairs that remain.
+// the whole group by one int8 primitive; these kernels handle the pairs that remain. A
+// per-tensor QuantizeLinear/DequantizeLinear is elementwise, so it also takes a blocked input
+// without padding (the layout an int8 convolution left, channels a multiple of the block) and
+// writes the same layout: no reorder between the int8 layers and what runs between them.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -20,6 +24,48 @@ Q Saturate(double v) {
   const double lo = static_cast<double>(std::numeric_limits<Q>::lowest());
   const double hi = static_cast<double>(std::numeric_limits<Q>::max());
   return static_cast<Q>(std::clamp(v, lo, hi));
+}
+
+// Whether a Q/DQ node takes `inputs[0]` in its blocked layout: per-tensor scale, no padding.
+bool TakesBlockedUnpadded(size_t input, std::span<const ValueInfo* const> inputs) {
+  if (input != 0 || inputs.size() < 2 || inputs[0] == nullptr || inputs[1] == nullptr) return false;
+  if (inputs[1]->num_elements() != 1) return false;
+  const dnnl_memory_desc_t& d = inputs[0]->layout.desc.data;
+  for (int i = 0; i < d.ndims; ++i) {
+    if (d.padded_dims[i] != d.dims[i]) return false;
+  }
+  return true;
+}
+
+// The output layout of an elementwise Q/DQ: the input's, with the output's element type.
+Layout SameLayoutAs(const ValueInfo& x, dnnl_data_type_t type) {
+  if (!x.layout.blocked) return Layout{};
+  Layout out = x.layout;
+  out.desc.data.data_type = type;
+  return out;
+}
+
+// Elements per thread's share of a per-tensor QuantizeLinear.
+constexpr int64_t kQuantizeGrain = int64_t{1} << 15;
+
+// y[i] = saturate(round_half_even(x[i] / scale) + zero_point), in a loop the compiler
+// vectorizes. Divide in fp32 as ONNX's reference and ONNX Runtime do: 0.5 / (5/255) must give
+// 25.5 (rounding to 26), not the 25.4999... a double division gives. Clamping to the output's
+// range (less the zero point) before rounding gives what saturating after it gives, and keeps
+// |v| < 2^22, where adding and subtracting 1.5 · 2^23 rounds half to even in the default
+// rounding mode (std::nearbyint does not vectorize without SSE4.1, which the baseline lacks).
+template <typename Q>
+void QuantizeRow(const float* x, int64_t n, float scale, int zero_point, Q* y) {
+  constexpr float kRound = 12582912.0f;  // 1.5 · 2^23
+  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zero_point);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zero_point);
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / scale;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    v = (v + kRound) - kRound;
+    y[i] = static_cast<Q>(static_cast<int>(v) + zero_point);
+  }
 }
 
 // Elements are grouped [outer, channels, inner]; channel c uses scale[c] and zero_point[c]
@@ -62,19 +108,26 @@ class QuantizeKernel final : public OpKernel {
           return absl::InvalidArgumentError("QuantizeLinear: y_scale is zero");
         }
       }
-      ParallelFor(ctx.threads, g_.outer * g_.channels, 1, [&](int64_t b, int64_t e) {
-        for (int64_t oc = b; oc < e; ++oc) {
+      // One channel (per-tensor): split the elements across threads instead of the channels.
+      const int64_t rows = g_.outer * g_.channels;
+      const int64_t parts = rows == 1 ? std::max<int64_t>(1, g_.inner / kQuantizeGrain) : rows;
+      ParallelFor(ctx.threads, parts, 1, [&](int64_t b, int64_t e) {
+        for (int64_t part = b; part < e; ++part) {
+          const int64_t oc = rows == 1 ? 0 : part;
           const int64_t c = oc % g_.channels;
-          // Divide in fp32 as ONNX's reference and ONNX Runtime do: 0.5 / (5/255) must give
-          // 25.5 (rounding to 26), not the 25.4999... a double division gives.
-          const float s = scale[c];
-          const double z = zp != nullptr ? static_cast<double>(zp[c]) : 0.0;
+          const int64_t begin = rows == 1 ? g_.inner * part / parts : 0;
+          const int64_t end = rows == 1 ? g_.inner * (part + 1) / parts : g_.inner;
           const int64_t base = oc * g_.inner;
-          for (int64_t i = 0; i < g_.inner; ++i) {
-            const float x = in_type_ == DataType::kFp32
-                                ? ctx.in<float>(0)[base + i]
-                                : static_cast<float>(ctx.in<int32_t>(0)[base + i]);
-            y[base + i] = Saturate<Q>(std::nearbyint(static_cast<double>(x / s)) + z);
+          const int zero = zp != nullptr ? static_cast<int>(zp[c]) : 0;
+          if (in_type_ == DataType::kFp32) {
+            QuantizeRow(ctx.in<float>(0) + base + begin, end - begin, scale[c], zero,
+                        y + base + begin);
+            continue;
+          }
+          const float s = scale[c];
+          for (int64_t i = begin; i < end; ++i) {
+            const float x = static_cast<float>(ctx.in<int32_t>(0)[base + i]);
+            y[base + i] = Saturate<Q>(std::nearbyint(static_cast<double>(x / s)) + zero);
           }
         }
       });
@@ -106,8 +159,15 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateQuantize(KernelContext& ctx) {
   if (out_type != DataType::kUint8 && out_type != DataType::kInt8) {
     return ctx.Unsupported("output type ", DataTypeName(out_type));
   }
-  BRIGADE_ASSIGN_OR_RETURN(Grouping g, GroupingOf(ctx, x.shape, ctx.input(1).num_elements()));
+  if (x.layout.blocked && ctx.input(1).num_elements() != 1) {
+    return ctx.Error("blocked input with a per-axis scale");
+  }
+  Grouping g{1, 1, x.num_elements()};
+  if (!x.layout.blocked) {
+    BRIGADE_ASSIGN_OR_RETURN(g, GroupingOf(ctx, x.shape, ctx.input(1).num_elements()));
+  }
   ctx.SetOutput(0, out_type, x.shape);
+  ctx.outputs[0].layout = SameLayoutAs(x, out_type == DataType::kInt8 ? dnnl_s8 : dnnl_u8);
   return std::make_unique<QuantizeKernel>(x.dtype, out_type, g, ctx.has_input(2));
 }
 
@@ -155,8 +215,15 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateDequantize(KernelContext& ctx) {
                            ctx.input(2).num_elements() != ctx.input(1).num_elements())) {
     return ctx.Error("x_zero_point must match x's type and x_scale's size");
   }
-  BRIGADE_ASSIGN_OR_RETURN(Grouping g, GroupingOf(ctx, x.shape, ctx.input(1).num_elements()));
+  if (x.layout.blocked && ctx.input(1).num_elements() != 1) {
+    return ctx.Error("blocked input with a per-axis scale");
+  }
+  Grouping g{1, 1, x.num_elements()};
+  if (!x.layout.blocked) {
+    BRIGADE_ASSIGN_OR_RETURN(g, GroupingOf(ctx, x.shape, ctx.input(1).num_elements()));
+  }
   ctx.SetOutput(0, DataType::kFp32, x.shape);
+  ctx.outputs[0].layout = SameLayoutAs(x, dnnl_f32);
   return std::make_unique<DequantizeKernel>(x.dtype, g, ctx.has_input(2));
 }
 
@@ -200,10 +267,14 @@ void RegisterQuantizeKernels(KernelRegistry* registry) {
   KernelDef q;
   q.op_type = "QuantizeLinear";
   q.create = &CreateQuantize;
+  q.blocked_inputs = Inputs({0});
+  q.takes_blocked = &TakesBlockedUnpadded;
   registry->Add(q);
   KernelDef dq;
   dq.op_type = "DequantizeLinear";
   dq.create = &CreateDequantize;
+  dq.blocked_inputs = Inputs({0});
+  dq.takes_blocked = &TakesBlockedUnpadded;
   registry->Add(dq);
   KernelDef dyn;
   dyn.op_type = "DynamicQuantizeLinear";

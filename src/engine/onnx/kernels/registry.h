@@ -17,6 +17,7 @@
 // Thread safety: Get() builds the table once (thread-safe static) and it is read-only afterwards.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +39,13 @@ struct KernelDef {
   bool reads_input_data = true;
 
   bool NeedsValue(size_t input) const { return input < 32 && (value_inputs >> input) & 1u; }
+  // When set, a blocked input listed in blocked_inputs is taken only where this says so for the
+  // node's inputs (null: not defined yet); otherwise the planner reorders it to plain first.
+  bool (*takes_blocked)(size_t input, std::span<const ValueInfo* const> inputs) = nullptr;
   bool AcceptsBlocked(size_t input) const { return input < 32 && (blocked_inputs >> input) & 1u; }
+  bool TakesBlocked(size_t input, std::span<const ValueInfo* const> inputs) const {
+    return AcceptsBlocked(input) && (takes_blocked == nullptr || takes_blocked(input, inputs));
+  }
 };
 
 class KernelRegistry {
