@@ -293,12 +293,20 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
         options.threads == 1 ? "" : "s");
     if (slower) {
       const bool is_static = options.quantize.mode == QuantMode::kStatic;
-      add("warning     INT8 is not faster than fp32 here{}\n",
-          !is_static ? ": the engine runs MatMulInteger as plain integer loops, not oneDNN"
-          : engine::onnx::DnnlInt8IsExact()
-              ? ""
-              : ": this CPU has no VNNI, so the engine runs the QDQ layers in float "
-                "(oneDNN's u8s8 kernels saturate without it)");
+      std::string why;
+      if (!is_static) {
+        why = ": the engine runs MatMulInteger as plain integer loops, not oneDNN";
+      } else if (!engine::onnx::DnnlInt8IsExact() && !options.quantize.reduce_range) {
+        why =
+            ": this CPU has no VNNI, so the engine runs 8-bit-weight QDQ layers in float "
+            "(oneDNN's u8s8 kernels saturate without it); --reduce-range (7-bit weights) runs "
+            "them on oneDNN exactly";
+      } else {
+        why =
+            ": the Quantize/Dequantize steps between the INT8 layers cost more than the "
+            "layers save at this size";
+      }
+      add("warning     INT8 is not faster than fp32 here{}\n", why);
     }
   }
   if (!evaluated) {
