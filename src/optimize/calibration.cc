@@ -36,7 +36,9 @@ void RangeCollector::Add(std::span<const float> values) {
     histogram_max_ = amax > 0 ? amax : 1.0f;
   }
   while (amax > histogram_max_) {  // double the range: bins merge pairwise into the lower half
-    for (int i = 0; i < kBins / 2; ++i) histogram_[i] = histogram_[2 * i] + histogram_[2 * i + 1];
+    for (size_t i = 0; i < kBins / 2; ++i) {
+      histogram_[i] = histogram_[2 * i] + histogram_[2 * i + 1];
+    }
     std::fill(histogram_.begin() + kBins / 2, histogram_.end(), 0.0);
     histogram_max_ *= 2;
   }

@@ -69,11 +69,13 @@ absl::StatusOr<RawArray> ParseNpy(const std::string& bytes, const std::string& p
     header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
+    if (bytes.size() < 12) {
       return absl::InvalidArgumentError(StrCat("'", path, "': truncated .npy header"));
-    for (int i = 3; i >= 0; --i)
+    }
+    for (int i = 3; i >= 0; --i) {
       header_len =
           (header_len << 8) | static_cast<unsigned char>(bytes[8 + static_cast<size_t>(i)]);
+    }
     offset = 12;
   } else {
     return absl::InvalidArgumentError(StrCat("'", path, "': unsupported .npy version ", major));
@@ -108,8 +110,9 @@ absl::StatusOr<RawArray> ParseNpy(const std::string& bytes, const std::string& p
     return absl::InvalidArgumentError(StrCat("'", path, "': Fortran-order .npy is not supported"));
   }
   std::string_view shape = HeaderField(header, "shape");
-  if (shape.size() < 2)
+  if (shape.size() < 2) {
     return absl::InvalidArgumentError(StrCat("'", path, "': .npy header has no shape"));
+  }
   shape = shape.substr(1, shape.size() - 2);
   while (!shape.empty()) {
     const size_t comma = shape.find(',');
@@ -147,8 +150,9 @@ absl::StatusOr<RawArray> ParseIdx(const std::string& bytes, const std::string& p
   }
   RawArray array;
   array.dtype = DataType::kUint8;
-  for (int d = 0; d < rank; ++d)
+  for (int d = 0; d < rank; ++d) {
     array.shape.push_back(BigEndian32(bytes, 4 + 4 * static_cast<size_t>(d)));
+  }
   array.data = std::string_view(bytes).substr(4 + 4 * static_cast<size_t>(rank));
   return array;
 }
@@ -223,8 +227,9 @@ absl::StatusOr<std::vector<int64_t>> LoadLabels(const std::string& path, int64_t
   int64_t n = array.shape[0];
   if (max_samples > 0 && n > max_samples) n = max_samples;
   std::vector<int64_t> labels(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
+  for (int64_t i = 0; i < n; ++i) {
     labels[static_cast<size_t>(i)] = static_cast<int64_t>(ElementAt(array, i));
+  }
   return labels;
 }
 

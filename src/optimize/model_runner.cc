@@ -43,8 +43,9 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ::onnx::M
   }
   runner->fixed_batch_ = (*input.shape)[0] > 0 ? (*input.shape)[0] : 0;
   runner->sample_shape_.assign(input.shape->begin() + 1, input.shape->end());
-  for (engine::onnx::ValueId id : graph.outputs())
+  for (engine::onnx::ValueId id : graph.outputs()) {
     runner->output_names_.push_back(graph.value(id).name);
+  }
   auto optimized = engine::onnx::OptimizeGraph(&graph);
   if (!optimized.ok()) {
     return absl::InvalidArgumentError(

@@ -78,8 +78,9 @@ absl::StatusOr<Tensor> LoadFitted(const std::string& path, int64_t max_samples, 
     return absl::Status(samples.status().code(), StrCat(flag, ": ", samples.status().message()));
   }
   auto fitted = FitToInput(*samples, runner.sample_shape(), path, runner.input_name());
-  if (!fitted.ok())
+  if (!fitted.ok()) {
     return absl::InvalidArgumentError(StrCat(flag, ": ", fitted.status().message()));
+  }
   if (runner.fixed_batch() > 0 && fitted->shape()[0] < runner.fixed_batch()) {
     return absl::InvalidArgumentError(StrCat(flag, ": '", path, "' has ", fitted->shape()[0],
                                              " samples, fewer than the model's fixed batch ",
@@ -119,8 +120,9 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& byt
 }
 
 absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options) {
-  if (options.output_path.empty())
+  if (options.output_path.empty()) {
     return absl::InvalidArgumentError("-o: an output path is required");
+  }
   const bool is_static = options.quantize.mode == QuantMode::kStatic;
   if (is_static && options.calibration_path.empty()) {
     return absl::InvalidArgumentError(
@@ -256,8 +258,9 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
   }
   if (!this->quantized.other_ops.empty()) {
     std::string ops;
-    for (const auto& [op, n] : this->quantized.other_ops)
+    for (const auto& [op, n] : this->quantized.other_ops) {
       ops += StrCat(ops.empty() ? "" : ", ", op, " x", n);
+    }
     add("left fp32   {} (no INT8 form here)\n", ops);
   }
   for (const std::string& note : this->quantized.notes) add("note        {}\n", note);

@@ -25,8 +25,9 @@ bool Contains(const std::vector<std::string>& list, const std::string& item) {
 
 int DefaultOpset(const ModelProto& model) {
   for (const auto& import : model.opset_import()) {
-    if (import.domain().empty() || import.domain() == "ai.onnx")
+    if (import.domain().empty() || import.domain() == "ai.onnx") {
       return static_cast<int>(import.version());
+    }
   }
   return 0;
 }
@@ -96,17 +97,20 @@ class Rewriter {
       if (d.reason.empty() && dynamic && op == "Conv") {
         d.reason = "dynamic mode quantizes MatMul and Gemm only";
       }
-      if (d.reason.empty() && Contains(options_.exclude_op_types, op))
+      if (d.reason.empty() && Contains(options_.exclude_op_types, op)) {
         d.reason = "excluded by op type";
-      if (d.reason.empty() && Contains(options_.exclude_nodes, node.name()))
+      }
+      if (d.reason.empty() && Contains(options_.exclude_nodes, node.name())) {
         d.reason = "excluded by name";
+      }
       if (d.reason.empty() && !options_.only_nodes.empty() &&
           !Contains(options_.only_nodes, node.name())) {
         d.reason = "not selected";
       }
       if (d.reason.empty() && !dynamic) {
-        if (!ranges_.contains(node.input(0)))
+        if (!ranges_.contains(node.input(0))) {
           d.reason = StrCat("no calibrated range for input '", node.input(0), "'");
+        }
       }
       d.quantized = d.reason.empty();
       decision_index_[i] = result_.decisions.size();
@@ -273,14 +277,15 @@ class Rewriter {
 
   std::string UniqueName(const std::string& hint) {
     std::string name = hint;
-    while (initializers_.contains(name) || taken_.contains(name))
+    while (initializers_.contains(name) || taken_.contains(name)) {
       name = StrCat(hint, "_", ++counter_);
+    }
     taken_.insert(name);
     return name;
   }
 
   std::string AddInitializer(const std::string& hint, const Tensor& tensor) {
-    const std::string name = UniqueName(hint);
+    std::string name = UniqueName(hint);
     engine::onnx::TensorToProto(tensor, name, result_.model.mutable_graph()->add_initializer());
     return name;
   }
@@ -313,8 +318,9 @@ class Rewriter {
       const int64_t n = shape[0], k = shape[1];
       std::vector<float> t(values.size());
       for (int64_t i = 0; i < n; ++i) {
-        for (int64_t j = 0; j < k; ++j)
+        for (int64_t j = 0; j < k; ++j) {
           t[static_cast<size_t>(j * n + i)] = values[static_cast<size_t>(i * k + j)];
+        }
       }
       values.swap(t);
       shape = Shape{k, n};
@@ -380,8 +386,9 @@ class Rewriter {
         engine::onnx::TensorFromProto(result_.model.graph().initializer(b->second), model_dir_));
     if (bias.dtype() != DataType::kFp32) return absl::OkStatus();
     const int64_t channels = bias.num_elements();
-    if (w.scales.size() != 1 && static_cast<int64_t>(w.scales.size()) != channels)
+    if (w.scales.size() != 1 && static_cast<int64_t>(w.scales.size()) != channels) {
       return absl::OkStatus();
+    }
     const float x_scale = activation_params_.at(x_name).scale;
     std::vector<float> scales(static_cast<size_t>(channels));
     std::vector<int32_t> q(static_cast<size_t>(channels));
@@ -426,8 +433,9 @@ class Rewriter {
       dql.set_op_type("DynamicQuantizeLinear");
       dql.set_name(StrCat(x, "_DynamicQuantizeLinear"));
       dql.add_input(x);
-      for (const char* part : {"_quantized", "_scale", "_zero_point"})
+      for (const char* part : {"_quantized", "_scale", "_zero_point"}) {
         dql.add_output(StrCat(x, part));
+      }
       it = quantized
                ->emplace(x, std::array<std::string, 3>{dql.output(0), dql.output(1), dql.output(2)})
                .first;
