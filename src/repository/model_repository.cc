@@ -314,11 +314,25 @@ absl::Status ModelRepository::SyncModel(const std::string& name,
     }
   }
 
-  // Versions no longer selected: stop routing to them, then let their queues drain.
+  // Versions no longer selected: stop routing to them, then let their queues drain; but only
+  // once every selected version serves. A version that failed to load (its directory still
+  // being copied, a bad file) would otherwise leave the model with nothing ready: the versions
+  // it replaces keep serving until a later scan or load brings it up.
   std::vector<std::shared_ptr<ModelVersion>> retired;
   Update(name, [&](Draft& draft) {
+    const bool selection_serves =
+        std::all_of(selection.versions.begin(), selection.versions.end(), [&](int64_t version) {
+          auto it = draft.versions.find(version);
+          return it != draft.versions.end() && it->second.model != nullptr;
+        });
     for (auto it = draft.versions.begin(); it != draft.versions.end();) {
       if (std::binary_search(selection.versions.begin(), selection.versions.end(), it->first)) {
+        ++it;
+        continue;
+      }
+      if (!selection_serves && it->second.model != nullptr) {
+        it->second.reason =
+            "no longer in the version policy; serving until the versions it selects load";
         ++it;
         continue;
       }

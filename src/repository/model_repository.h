@@ -14,7 +14,9 @@
 //
 // Hot swap: a new or changed version is loaded and warmed up *before* it replaces the old one,
 // so there is never a moment without a ready version; the old one is then drained — requests
-// already queued on it finish — and released.
+// already queued on it finish — and released. A version the policy no longer selects leaves only
+// once every version it does select is ready: one that fails to load (a directory a scan saw
+// before its files were copied in) leaves the versions it would replace serving.
 //
 // Each model is one ServedModel (served_model.h): its versions with their statistics and metrics,
 // and its response cache, created from the model's config (`response_cache`) when it loads,

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -313,6 +314,32 @@ TEST_F(RepositoryTest, PollLoadsNewVersionsAndRetiresOldOnes) {
   fs::remove_all(root_ / "c");
   ASSERT_TRUE((*repo)->Poll().ok());
   EXPECT_EQ((*repo)->Get("c", -1).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Issue 20: a new version directory seen by a scan before its model file was copied in failed to
+// load, and the version it replaced was retired anyway: the model had nothing ready until the
+// next scan, and every request in between failed.
+TEST_F(RepositoryTest, AVersionSeenBeforeItsFileIsCopiedLeavesThePreviousOneServing) {
+  WriteModel("a", std::string(kIdentityConfig) + "default_model_filename: \"model.bin\"", {1});
+  std::ofstream(root_ / "a" / "1" / "model.bin") << "builtin";
+  auto repo = ModelRepository::Create(Options(ControlMode::kPoll), nullptr);
+  ASSERT_TRUE(repo.ok()) << repo.status();
+  fs::create_directories(root_ / "a" / "2");  // the copy has made the directory only
+  EXPECT_EQ((*repo)->Poll().code(), absl::StatusCode::kNotFound);
+  auto serving = (*repo)->Get("a", -1);
+  ASSERT_TRUE(serving.ok()) << serving.status();
+  EXPECT_EQ((*serving)->version(), 1);
+  std::map<std::string, std::string> states;
+  for (const protocol::RepositoryIndexEntry& entry : (*repo)->Index(false)) {
+    states[entry.version] = entry.state;
+  }
+  EXPECT_EQ(states["1"], "READY");
+  EXPECT_EQ(states["2"], "UNAVAILABLE");
+
+  std::ofstream(root_ / "a" / "2" / "model.bin") << "builtin";  // the copy completes
+  ASSERT_TRUE((*repo)->Poll().ok());
+  EXPECT_EQ((*(*repo)->Get("a", -1))->version(), 2);
+  EXPECT_EQ((*repo)->Get("a", 1).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(RepositoryTest, AChangedConfigReloadsAndQueuedRequestsOnTheOldLoadFinish) {
