@@ -9,12 +9,12 @@
 //
 // Pure functions over OpenSSL objects the caller owns; safe from any thread.
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
-
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 namespace brigade::frontend::tls {
 
