@@ -18,8 +18,13 @@ namespace {
 
 using Slot = ExecutionPlan::Slot;
 
-// Largest result a node may produce when evaluated at plan time.
+// Most bytes the nodes evaluated at plan time may produce, all together: shape subgraphs take
+// bytes, while a hostile model's chain of ConstantOfShape/Expand nodes could otherwise pin one
+// such budget per node. What does not fit runs in the arena, whose size the session bounds.
 constexpr size_t kMaxPlanTimeBytes = size_t{256} << 20;
+// The same in shape-only mode, where only shape subgraphs (a few bytes) need evaluating: a large
+// value evaluated there is thrown away, so it only costs load time.
+constexpr size_t kMaxShapeOnlyBytes = size_t{4} << 20;
 
 // What the planner tracks per value (graph values first, then internal reorder results).
 struct PlanValue {
@@ -236,14 +241,13 @@ class Planner {
 
     bool outputs_plain = true;
     for (const ValueInfo& out : ctx.outputs) outputs_plain = outputs_plain && !out.layout.blocked;
-    size_t result_bytes = 0;
+    size_t result_bytes = ctx.scratch_bytes;
     for (const ValueInfo& out : ctx.outputs) {
       if (out.dtype != DataType::kInvalid) result_bytes += out.byte_size();
     }
-    // Huge results (a hostile ConstantOfShape/Expand) are not materialized at plan time; they run
-    // in the arena, whose size the session bounds.
     if (kernel != nullptr && all_known && def->foldable && outputs_plain &&
-        result_bytes <= kMaxPlanTimeBytes) {
+        result_bytes <= (shape_only_ ? kMaxShapeOnlyBytes : kMaxPlanTimeBytes) - plan_time_bytes_) {
+      plan_time_bytes_ += result_bytes;
       return EvaluateNow(node, ctx, *kernel, input_index, present);
     }
     if (shape_only_) {
@@ -459,6 +463,7 @@ class Planner {
   const int threads_;
   dnnl::stream& stream_;
   const bool shape_only_;
+  size_t plan_time_bytes_ = 0;  // results and scratch of the nodes evaluated so far
   std::unique_ptr<ExecutionPlan> plan_;
   std::deque<PlanValue> values_;  // stable addresses: kernels' contexts point into it
   std::vector<BufferLifetime> buffers_;

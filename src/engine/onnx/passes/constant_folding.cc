@@ -6,6 +6,11 @@ namespace brigade::engine::onnx {
 
 absl::StatusOr<bool> ConstantFolding::Run(Graph* graph) const {
   bool changed = false;
+  size_t budget = base_budget_bytes_;
+  for (size_t i = 0; i < graph->num_values(); ++i) {
+    const Value& v = graph->value(static_cast<ValueId>(i));
+    if (v.constant.has_value()) budget += 2 * v.constant->byte_size();
+  }
   for (Node& node : graph->nodes()) {
     if (node.removed || node.inputs.empty()) continue;
     bool all_constant = true;
@@ -13,11 +18,10 @@ absl::StatusOr<bool> ConstantFolding::Run(Graph* graph) const {
       if (input != kNoValue && ConstantOf(*graph, input) == nullptr) all_constant = false;
     }
     if (!all_constant) continue;
-    auto results = EvaluateNode(*graph, node);
-    if (!results.ok()) continue;  // not foldable here; it will run (and report) at run time
-    size_t bytes = 0;
-    for (const Tensor& t : *results) bytes += t.byte_size();
-    if (bytes > kMaxFoldedBytes) continue;
+    // Not foldable here, or too big to hold: it runs (and reports) at run time.
+    auto results = EvaluateNode(*graph, node, budget);
+    if (!results.ok()) continue;
+    for (const Tensor& t : *results) budget -= t.byte_size();
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k] == kNoValue) continue;
       Value& out = graph->value(node.outputs[k]);

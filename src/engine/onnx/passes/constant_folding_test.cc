@@ -1,5 +1,8 @@
 #include "engine/onnx/passes/constant_folding.h"
 
+#include <array>
+
+#include "engine/onnx/passes/pass_util.h"
 #include "engine/onnx/test_util/graph_runner.h"
 #include "gtest/gtest.h"
 
@@ -39,6 +42,41 @@ TEST(ConstantFoldingTest, LeavesNodesReadingRunTimeValues) {
   ASSERT_TRUE(changed.ok());
   EXPECT_FALSE(*changed);
   EXPECT_EQ(CountOps(g, "Relu"), 1);
+}
+
+// A model file's shapes are untrusted: a 1-element ConstantOfShape may ask for gigabytes, and
+// folding must refuse it from the kernel's description, before allocating (the fuzzer found a
+// model whose fold asked for 32 GiB).
+TEST(ConstantFoldingTest, EvaluateNodeRefusesResultsOverTheLimitBeforeAllocating) {
+  OnnxBuilder b;
+  const std::array<int64_t, 2> dims = {1024, 1024};
+  b.Initializer("shape", *Tensor::FromValues<int64_t>(Shape{2}, dims));
+  b.Node("ConstantOfShape", {"shape"}, {"y"});
+  b.Output("y", DataType::kFp32, {1024, 1024});
+  const Graph g = LoadGraph(b);
+  const Node* node = nullptr;
+  for (const Node& n : g.nodes()) {
+    if (n.op_type == "ConstantOfShape") node = &n;
+  }
+  ASSERT_NE(node, nullptr);
+  const auto refused = EvaluateNode(g, *node, /*max_bytes=*/(size_t{4} << 20) - 1);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  const auto evaluated = EvaluateNode(g, *node, /*max_bytes=*/size_t{4} << 20);
+  ASSERT_TRUE(evaluated.ok()) << evaluated.status();
+  EXPECT_EQ((*evaluated)[0].byte_size(), size_t{4} << 20);
+}
+
+TEST(ConstantFoldingTest, LeavesResultsOverTheFoldLimitToRunTime) {
+  OnnxBuilder b;
+  // 2^31 floats: 8 GiB, over kMaxFoldedBytes and more than a test machine should ever touch.
+  const std::array<int64_t, 1> dims = {int64_t{1} << 31};
+  b.Initializer("shape", *Tensor::FromValues<int64_t>(Shape{1}, dims));
+  b.Node("ConstantOfShape", {"shape"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1});
+  Graph g = LoadGraph(b);
+  auto changed = ConstantFolding().Run(&g);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(CountOps(g, "ConstantOfShape"), 1);
 }
 
 }  // namespace

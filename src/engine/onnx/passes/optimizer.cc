@@ -17,7 +17,7 @@
 
 namespace brigade::engine::onnx {
 
-std::vector<std::unique_ptr<GraphPass>> DefaultPasses() {
+std::vector<std::unique_ptr<GraphPass>> DefaultPasses(const OptimizeOptions& options) {
   std::vector<std::unique_ptr<GraphPass>> passes;
   passes.push_back(std::make_unique<DeadNodeElimination>());
   passes.push_back(std::make_unique<StaticShapes>());
@@ -25,7 +25,7 @@ std::vector<std::unique_ptr<GraphPass>> DefaultPasses() {
   // and the fp32 fusions: QDQ groups become int8 primitives.
   passes.push_back(std::make_unique<QdqFusion>());
   passes.push_back(std::make_unique<ShapeFolding>());
-  passes.push_back(std::make_unique<ConstantFolding>());
+  passes.push_back(std::make_unique<ConstantFolding>(options.fold_budget_bytes));
   passes.push_back(std::make_unique<DeadNodeElimination>());
   passes.push_back(std::make_unique<BatchNormFolding>());
   passes.push_back(std::make_unique<LayerNormFusion>());
@@ -40,10 +40,10 @@ std::vector<std::unique_ptr<GraphPass>> DefaultPasses() {
   return passes;
 }
 
-absl::StatusOr<OptimizeReport> OptimizeGraph(Graph* graph) {
+absl::StatusOr<OptimizeReport> OptimizeGraph(Graph* graph, const OptimizeOptions& options) {
   OptimizeReport report;
   report.nodes_before = graph->live_node_count();
-  for (const auto& pass : DefaultPasses()) {
+  for (const auto& pass : DefaultPasses(options)) {
     auto changed = pass->Run(graph);
     if (!changed.ok()) {
       return absl::Status(changed.status().code(),

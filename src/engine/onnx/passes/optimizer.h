@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/onnx/ir/graph.h"
+#include "engine/onnx/passes/constant_folding.h"
 #include "engine/onnx/passes/pass.h"
 
 namespace brigade::engine::onnx {
@@ -29,10 +30,15 @@ struct OptimizeReport {
   std::vector<PassReport> passes;
 };
 
-std::vector<std::unique_ptr<GraphPass>> DefaultPasses();
+struct OptimizeOptions {
+  // What constant folding may add to the model's own constants (ConstantFolding).
+  size_t fold_budget_bytes = ConstantFolding::kMaxFoldedBytes;
+};
+
+std::vector<std::unique_ptr<GraphPass>> DefaultPasses(const OptimizeOptions& options = {});
 
 // Runs DefaultPasses() over `graph`.
-absl::StatusOr<OptimizeReport> OptimizeGraph(Graph* graph);
+absl::StatusOr<OptimizeReport> OptimizeGraph(Graph* graph, const OptimizeOptions& options = {});
 
 }  // namespace brigade::engine::onnx
 

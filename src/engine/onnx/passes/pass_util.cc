@@ -7,7 +7,8 @@
 
 namespace brigade::engine::onnx {
 
-absl::StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& graph, const Node& node) {
+absl::StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& graph, const Node& node,
+                                                 size_t max_bytes) {
   const KernelDef* def = KernelRegistry::Get().Find(node.domain, node.op_type, node.opset);
   if (def == nullptr || !def->foldable) {
     return absl::UnimplementedError(StrCat("no foldable kernel for ", node.op_type));
@@ -42,6 +43,20 @@ absl::StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& graph, const Node&
   ctx.engine = engine;
   ctx.weights = &weights;
   BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->create(ctx));
+  size_t bytes = ctx.scratch_bytes;
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k] == kNoValue || ctx.outputs[k].dtype == DataType::kInvalid) continue;
+    const size_t size = ctx.outputs[k].byte_size();
+    if (size > max_bytes || bytes > max_bytes - size) {
+      return absl::ResourceExhaustedError(
+          StrCat(node.op_type, " results exceed ", max_bytes, " bytes"));
+    }
+    bytes += size;
+  }
+  if (bytes > max_bytes) {
+    return absl::ResourceExhaustedError(
+        StrCat(node.op_type, " scratch exceeds ", max_bytes, " bytes"));
+  }
   std::vector<Tensor> results(node.outputs.size());
   std::vector<std::byte*> out_ptrs(node.outputs.size(), nullptr);
   for (size_t k = 0; k < node.outputs.size(); ++k) {

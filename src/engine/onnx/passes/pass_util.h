@@ -16,8 +16,12 @@
 namespace brigade::engine::onnx {
 
 // Runs `node` (all inputs constant) with its kernel and returns its outputs (absent outputs
-// give empty tensors). UNIMPLEMENTED when the op has no kernel or cannot run on constants.
-absl::StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& graph, const Node& node);
+// give empty tensors). UNIMPLEMENTED when the op has no kernel or cannot run on constants;
+// RESOURCE_EXHAUSTED, before anything is allocated, when its results and scratch together would
+// take more than `max_bytes` (a model file's shapes are untrusted: a ConstantOfShape or Expand
+// can ask for any size).
+absl::StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& graph, const Node& node,
+                                                 size_t max_bytes);
 
 // The constant behind `id`, or null.
 const Tensor* ConstantOf(const Graph& graph, ValueId id);

@@ -9,10 +9,15 @@
 namespace brigade::engine::onnx {
 namespace {
 
+// Most bytes the probe inputs of one run may take together. The declared input shapes come from
+// the model file: a model whose fixed inputs are larger keeps the shapes it declares.
+constexpr size_t kMaxProbeBytes = size_t{256} << 20;
+
 // Zero inputs with every variable dimension set to `size`; nullopt when an input's rank is
-// unknown.
+// unknown or the inputs would take more than kMaxProbeBytes.
 std::optional<std::vector<Tensor>> ProbeInputs(const Graph& graph, int64_t size) {
   std::vector<Tensor> inputs;
+  size_t budget = kMaxProbeBytes;
   for (ValueId id : graph.inputs()) {
     const Value& v = graph.value(id);
     if (!v.shape.has_value() || DataTypeSize(v.dtype) == 0) return std::nullopt;
@@ -20,6 +25,11 @@ std::optional<std::vector<Tensor>> ProbeInputs(const Graph& graph, int64_t size)
     for (int64_t& d : shape) {
       if (d < 0) d = size;
     }
+    auto elements = ElementCount(shape);
+    if (!elements.ok() || static_cast<uint64_t>(*elements) > budget / DataTypeSize(v.dtype)) {
+      return std::nullopt;
+    }
+    budget -= static_cast<size_t>(*elements) * DataTypeSize(v.dtype);
     auto t = Tensor::Zeros(v.dtype, shape);
     if (!t.ok()) return std::nullopt;
     inputs.push_back(*std::move(t));

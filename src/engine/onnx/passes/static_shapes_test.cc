@@ -42,5 +42,18 @@ TEST(StaticShapesTest, ContentDependentShapesLeaveTheGraphUnchanged) {
   EXPECT_FALSE(*changed);
 }
 
+TEST(StaticShapesTest, InputsDeclaredHugeAreNotProbed) {
+  // A model file declares the shapes: 2^30 x 4 floats (16 GiB) must not be allocated to probe.
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {int64_t{1} << 30, 4});
+  b.Node("Shape", {"x"}, {"s"});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, -1});
+  Graph g = LoadGraph(b);
+  auto changed = StaticShapes().Run(&g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(*changed);
+}
+
 }  // namespace
 }  // namespace brigade::engine::onnx
