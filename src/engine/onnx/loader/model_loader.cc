@@ -56,6 +56,87 @@ void CheckModel(const ::onnx::ModelProto& model, std::string_view model_dir) {
   ::onnx::checker::check_graph(model.graph(), ctx, lex);
 }
 
+// Whether a sliding-window attribute (of a convolution or a pooling) holds values ONNX's shape
+// rules can compute with: strides, dilations, kernel sizes and group positive, pads not negative,
+// and all small enough that their products stay far inside int64.
+bool WindowAttributeInRange(const ::onnx::AttributeProto& attribute) {
+  constexpr int64_t kMaxWindowValue = int64_t{1} << 24;
+  const std::string& name = attribute.name();
+  const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+  const bool non_negative = name == "pads";
+  if (name == "group") return attribute.i() > 0 && attribute.i() <= kMaxWindowValue;
+  if (!positive && !non_negative) return true;
+  for (int64_t value : attribute.ints()) {
+    if (value > kMaxWindowValue || value < (positive ? 1 : 0)) return false;
+  }
+  return true;
+}
+
+// Prepares `model` for ONNX's shape inference, which runs on untrusted bytes and whose convolution
+// rule (in the ONNX release Debian ships) trusts the weight's rank: a kernel derived from a
+// weight of another rank than the input indexes past the input's dimensions and crashes the
+// process. Every convolution gets its kernel_shape attribute from its weight initializer, which
+// the rule checks against the input's rank (the attribute means exactly what the weight's
+// dimensions say, so the model is unchanged). Returns false when that is not possible (a weight
+// computed in the graph other than by a dequantization or cast, or a subgraph, where inference
+// would meet the same rule): inference is then skipped, its shapes being hints the planner does
+// not need (though some fusions do). The same rules divide by strides and dilations and multiply
+// kernel sizes by dilations unchecked, so any window attribute out of range skips inference too;
+// the engine's kernels refuse those nodes with a message naming the attribute.
+bool MakeShapeInferenceSafe(::onnx::ModelProto* model) {
+  ::onnx::GraphProto* graph = model->mutable_graph();
+  std::unordered_map<std::string, const ::onnx::TensorProto*> initializers;
+  for (const auto& init : graph->initializer()) initializers[init.name()] = &init;
+  std::unordered_map<std::string, const ::onnx::NodeProto*> producers;
+  for (const auto& node : graph->node()) {
+    for (const std::string& output : node.output()) producers[output] = &node;
+  }
+  for (auto& node : *graph->mutable_node()) {
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g() || attribute.graphs_size() > 0) return false;
+    }
+    if (NormalizeDomain(node.domain()) != "") continue;
+    // Pad's (pre-opset-11) pads may be negative: they crop.
+    if (node.op_type() != "Pad") {
+      for (const auto& attribute : node.attribute()) {
+        if (!WindowAttributeInRange(attribute)) return false;
+      }
+    }
+    const std::string& op = node.op_type();
+    int weight_input = -1;
+    if (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose") weight_input = 1;
+    if (op == "QLinearConv") weight_input = 3;
+    if (weight_input < 0) continue;
+    bool has_kernel_shape = false;
+    for (const auto& attribute : node.attribute()) {
+      has_kernel_shape = has_kernel_shape || attribute.name() == "kernel_shape";
+    }
+    if (has_kernel_shape) continue;
+    if (node.input_size() <= weight_input) continue;  // the checker or the engine refuses it
+    // The weight is an initializer, or one seen through ops whose output has their input's
+    // shape (QDQ models dequantize their weights).
+    std::string weight = node.input(weight_input);
+    for (int hops = 0; hops < 4 && !initializers.contains(weight); ++hops) {
+      auto producer = producers.find(weight);
+      if (producer == producers.end()) break;
+      const ::onnx::NodeProto& p = *producer->second;
+      const bool same_shape = NormalizeDomain(p.domain()).empty() && p.input_size() > 0 &&
+                              (p.op_type() == "DequantizeLinear" || p.op_type() == "Cast" ||
+                               p.op_type() == "Identity" || p.op_type() == "QuantizeLinear");
+      if (!same_shape) break;
+      weight = p.input(0);
+    }
+    auto it = initializers.find(weight);
+    if (it == initializers.end()) return false;
+    ::onnx::AttributeProto* kernel = node.add_attribute();
+    kernel->set_name("kernel_shape");
+    kernel->set_type(::onnx::AttributeProto::INTS);
+    for (int d = 2; d < it->second->dims_size(); ++d) kernel->add_ints(it->second->dims(d));
+    if (!WindowAttributeInRange(*kernel)) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<std::optional<Shape>> ShapeOf(const ::onnx::TypeProto& type) {
   if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return std::optional<Shape>();
   Shape shape;
@@ -316,13 +397,15 @@ absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_vi
       return absl::InvalidArgumentError(StrCat("ONNX checker: ", e.what()));
     }
   }
-  try {
-    ::onnx::ShapeInferenceOptions shape_options(/*check_type=*/false, /*error_mode=*/0,
-                                                /*enable_data_propagation=*/true);
-    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
-                                         shape_options);
-  } catch (const std::exception&) {
-    // Static shapes are hints; the planner derives real shapes per request.
+  if (MakeShapeInferenceSafe(&model)) {
+    try {
+      ::onnx::ShapeInferenceOptions shape_options(/*check_type=*/false, /*error_mode=*/0,
+                                                  /*enable_data_propagation=*/true);
+      ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
+                                           shape_options);
+    } catch (const std::exception&) {
+      // Static shapes are hints; the planner derives real shapes per request.
+    }
   }
   LoadedModel loaded;
   loaded.ir_version = model.ir_version();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -47,6 +48,81 @@ TEST(ModelLoaderTest, ConstantNodesBecomeConstantValues) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->graph.nodes().size(), 1u);
   EXPECT_TRUE(loaded->graph.value(loaded->graph.FindValue("two")).is_constant());
+}
+
+// ONNX's convolution shape rule derives the kernel from the weight's dimensions and indexes the
+// input's dimensions with it: a rank-4 weight on a rank-2 input crashed the process inside
+// InferShapes (found by onnx_model_loader_fuzz). Declared ranks and ranks inferred through a
+// Reshape both reach it.
+TEST(ModelLoaderTest, ConvolutionWeightOfAnotherRankThanItsInputDoesNotCrashTheLoad) {
+  for (const bool through_reshape : {false, true}) {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32,
+            through_reshape ? std::vector<int64_t>{1, 2, 4, 4} : std::vector<int64_t>{-1, 2});
+    b.Initializer("w", RandomTensor({3, 2, 3, 3}, 1));
+    std::string conv_input = "x";
+    if (through_reshape) {
+      const std::array<int64_t, 2> dims = {1, 32};
+      b.Initializer("shape", *Tensor::FromValues<int64_t>(Shape{2}, dims));
+      b.Node("Reshape", {"x", "shape"}, {"flat"});
+      conv_input = "flat";
+    }
+    b.Node("Conv", {conv_input, "w"}, {"y"});
+    b.Output("y", DataType::kFp32, {-1, -1});
+    // Reaching this line is the check; the engine's planner refuses the convolution later.
+    const auto loaded = LoadOnnxBytes(b.Serialize(), "");
+    EXPECT_TRUE(loaded.ok() || loaded.status().code() == absl::StatusCode::kInvalidArgument)
+        << loaded.status();
+  }
+}
+
+TEST(ModelLoaderTest, WindowAttributesOutOfRangeDoNotCrashTheLoad) {
+  struct Case {
+    std::string op;
+    std::string attribute;
+    std::vector<int64_t> values;
+  };
+  const std::vector<Case> cases = {
+      {"Conv", "strides", {0, 2}},      {"Conv", "dilations", {1, 0}},
+      {"Conv", "pads", {-9, 0, 0, 0}},  {"Conv", "group", {0}},
+      {"MaxPool", "strides", {0, 1}},   {"AveragePool", "kernel_shape", {0, 2}},
+      {"MaxPool", "dilations", {0, 0}}, {"Conv", "strides", {int64_t{1} << 62, 1}},
+  };
+  for (const Case& c : cases) {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {1, 2, 5, 5});
+    std::vector<std::string> inputs = {"x"};
+    if (c.op == "Conv") {
+      b.Initializer("w", RandomTensor({3, 2, 3, 3}, 1));
+      inputs.push_back("w");
+    }
+    ::onnx::NodeProto& node = b.Node(c.op, inputs, {"y"});
+    if (c.op != "Conv" && c.attribute != "kernel_shape")
+      OnnxBuilder::SetInts(node, "kernel_shape", {2, 2});
+    if (c.attribute == "group") {
+      OnnxBuilder::SetInt(node, c.attribute, c.values[0]);
+    } else {
+      OnnxBuilder::SetInts(node, c.attribute, c.values);
+    }
+    b.Output("y", DataType::kFp32, {-1, -1, -1, -1});
+    // Reaching this line is the check: ONNX's shape rule divides by these values.
+    const auto loaded = LoadOnnxBytes(b.Serialize(), "");
+    EXPECT_TRUE(loaded.ok() || loaded.status().code() == absl::StatusCode::kInvalidArgument)
+        << c.op << " " << c.attribute << ": " << loaded.status();
+  }
+}
+
+TEST(ModelLoaderTest, ConvolutionKernelShapeComesFromItsWeightInitializer) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {1, 2, 5, 5});
+  b.Initializer("w", RandomTensor({3, 2, 3, 3}, 1));
+  b.Node("Conv", {"x", "w"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, -1, -1, -1});
+  const auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Value& y = loaded->graph.value(loaded->graph.FindValue("y"));
+  ASSERT_TRUE(y.shape.has_value());
+  EXPECT_EQ(*y.shape, (Shape{1, 3, 3, 3}));
 }
 
 TEST(ModelLoaderTest, GarbageBytesAreRejectedNotCrashed) {
