@@ -4,6 +4,9 @@
 
 #include "engine/onnx/exec/planner.h"
 
+#include <array>
+#include <string>
+
 #include "engine/onnx/passes/activation_fusion.h"
 #include "engine/onnx/passes/residual_add_fusion.h"
 #include "engine/onnx/test_util/graph_runner.h"
@@ -91,6 +94,27 @@ TEST(PlannerTest, AResidualReadAgainLaterKeepsItsBuffer) {
   ASSERT_EQ(want.size(), 2u);
   EXPECT_LT(MaxAbsDiff(got[0], want[0]), 1e-4f);
   EXPECT_LT(MaxAbsDiff(got[1], want[1]), 1e-4f);
+}
+
+// A model's Resize scales are untrusted: the fuzzer found one asking for a 10^32-wide output,
+// which overflowed the conversion to a size. The plan is refused with the reason instead.
+TEST(PlannerTest, AResizeScaledPastTheSizeLimitIsRefusedNotAllocated) {
+  for (const float scale : {3.2e31f, 1.0e9f}) {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {1, 1, 2, 2});
+    const std::array<float, 4> scales = {1, 1, 1, scale};
+    b.Initializer("scales", *Tensor::FromValues<float>(Shape{4}, scales));
+    b.Node("Resize", {"x", "", "scales"}, {"y"});
+    b.Output("y", DataType::kFp32, {-1, -1, -1, -1});
+    const Graph g = LoadGraph(b);
+    auto compiled = CompiledModel::Compile("test", g);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    dnnl::stream stream((*compiled)->engine());
+    const Tensor x = Ramp({1, 1, 2, 2});
+    auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+    EXPECT_NE(plan.status().message().find("output dimension"), std::string::npos) << plan.status();
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // element. Dimensions with scale 1 have a single identity tap, so NCHW resizes cost only their
 // spatial taps.
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "core/status_macros.h"
+#include "core/tensor.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
 
@@ -235,22 +237,39 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateResize(KernelContext& ctx) {
   if ((!scales.empty() && scales.size() != rank) || (!sizes.empty() && sizes.size() != rank)) {
     return ctx.Error("scales/sizes need one entry per dimension");
   }
+  // The output's size comes from the model or the request: bounded before the per-index tables
+  // (one entry per output index of each dimension) are built.
+  constexpr int64_t kMaxResizedDim = int64_t{1} << 24;
   Shape out;
+  std::vector<double> dim_scales;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t in = x.shape[d];
+    if (!sizes.empty()) {
+      if (sizes[d] < 0) return ctx.Error("negative output size");
+      if (sizes[d] > kMaxResizedDim) return ctx.Error("sizes give an output dimension over 2^24");
+      out.push_back(sizes[d]);
+      dim_scales.push_back(in == 0 ? 1 : static_cast<double>(sizes[d]) / static_cast<double>(in));
+    } else {
+      const double scale = scales[d];
+      if (!(scale > 0)) return ctx.Error("scales must be positive");
+      const double o = std::floor(static_cast<double>(in) * scale);
+      if (!(o <= static_cast<double>(kMaxResizedDim))) {
+        return ctx.Error("scales give an output dimension over 2^24");
+      }
+      out.push_back(static_cast<int64_t>(o));
+      dim_scales.push_back(scale);
+    }
+  }
+  auto out_elements = ElementCount(out);
+  if (!out_elements.ok() || static_cast<uint64_t>(*out_elements) >
+                                kMaxTensorBytes / std::max<size_t>(1, DataTypeSize(x.dtype))) {
+    return ctx.Error("output would exceed 64 GiB");
+  }
   std::vector<std::vector<Taps>> taps;
   for (size_t d = 0; d < rank; ++d) {
     const int64_t in = x.shape[d];
-    int64_t o = 0;
-    double scale = 1;
-    if (!sizes.empty()) {
-      o = sizes[d];
-      scale = in == 0 ? 1 : static_cast<double>(o) / static_cast<double>(in);
-    } else {
-      scale = scales[d];
-      if (!(scale > 0)) return ctx.Error("scales must be positive");
-      o = static_cast<int64_t>(std::floor(static_cast<double>(in) * scale));
-    }
-    if (o < 0) return ctx.Error("negative output size");
-    out.push_back(o);
+    const int64_t o = out[d];
+    const double scale = dim_scales[d];
     const double roi_start = roi.size() == 2 * rank ? roi[d] : 0.0;
     const double roi_end = roi.size() == 2 * rank ? roi[d + rank] : 1.0;
     if (in == 0 && o > 0) return ctx.Error("cannot resize an empty dimension");
