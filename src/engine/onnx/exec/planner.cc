@@ -10,6 +10,7 @@
 #include "engine/onnx/exec/flops.h"
 #include "engine/onnx/exec/memory_planner.h"
 #include "engine/onnx/kernels/dnnl_util.h"
+#include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
 #include "engine/onnx/kernels/reorder.h"
 
@@ -238,6 +239,7 @@ class Planner {
                                           "): kernel left output ", k, " undescribed"));
       }
     }
+    BRIGADE_RETURN_IF_ERROR(CheckOutputSizes(ctx));
 
     bool outputs_plain = true;
     for (const ValueInfo& out : ctx.outputs) outputs_plain = outputs_plain && !out.layout.blocked;

@@ -117,5 +117,91 @@ TEST(PlannerTest, AResizeScaledPastTheSizeLimitIsRefusedNotAllocated) {
   }
 }
 
+// An Expand whose shape input multiplies past int64 (the fuzzer's find, ~2^94 elements) is
+// refused when its kernel is prepared, not sized with an overflowed count.
+// The fuzzer's finds: an Expand to ~2^101 elements (the count wrapped to 0), one to a negative
+// shape (its strides overflowed), and a Tile whose repeats overflow. Each shape is refused when
+// the kernel is prepared, with the reason, never sized with an overflowed count.
+TEST(PlannerTest, ShapesTooLargeOrNegativeAreRefusedWithTheReason) {
+  struct Case {
+    std::string op;
+    std::array<int64_t, 2> values;
+    std::string reason;
+  };
+  const Case cases[] = {
+      {"Expand", {int64_t{1} << 55, int64_t{1} << 46}, "too many elements"},
+      {"Expand", {int64_t{1} << 20, int64_t{1} << 20}, "elements"},
+      {"Expand", {-17179868672, 4294967294}, "negative dimension"},
+      {"Tile", {int64_t{1} << 62, 4}, "too many elements"},
+      {"Reshape", {int64_t{1} << 40, int64_t{1} << 40}, "too many elements"},
+  };
+  for (const Case& c : cases) {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {1, 1});
+    b.Initializer("shape", *Tensor::FromValues<int64_t>(Shape{2}, c.values));
+    b.Node(c.op, {"x", "shape"}, {"y"});
+    b.Output("y", DataType::kFp32, {-1, -1});
+    auto compiled = CompiledModel::Compile("test", LoadGraph(b));
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    dnnl::stream stream((*compiled)->engine());
+    const Tensor x = Ramp({1, 1});
+    auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.op << ": " << plan.status();
+    EXPECT_NE(plan.status().message().find(c.reason), std::string::npos)
+        << c.op << ": " << plan.status();
+  }
+}
+
+// Window attributes and pads come from the model too; their products must not overflow.
+TEST(PlannerTest, WindowAttributesAndPadsPastTheirBoundsAreRefused) {
+  const Tensor x = Ramp({1, 1, 4, 4});
+  auto plan_status = [&](OnnxBuilder& b) {
+    b.Output("y", DataType::kFp32, {-1, -1, -1, -1});
+    auto compiled = CompiledModel::Compile("test", LoadGraph(b));
+    EXPECT_TRUE(compiled.ok()) << compiled.status();
+    dnnl::stream stream((*compiled)->engine());
+    return BuildPlan(**compiled, {&x, 1}, 1, stream).status();
+  };
+  {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {1, 1, 4, 4});
+    b.Initializer("w", RandomTensor({1, 1, 1, 1}, 1));
+    OnnxBuilder::SetInts(b.Node("Conv", {"x", "w"}, {"y"}), "dilations", {int64_t{1} << 62, 1});
+    const absl::Status status = plan_status(b);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("at most"), std::string::npos) << status;
+  }
+  {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {1, 1, 4, 4});
+    const std::array<int64_t, 8> pads = {0, 0, 0, INT64_MAX, 0, 0, 0, 1};
+    b.Initializer("pads", *Tensor::FromValues<int64_t>(Shape{8}, pads));
+    b.Node("Pad", {"x", "pads"}, {"y"});
+    const absl::Status status = plan_status(b);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("overflow"), std::string::npos) << status;
+  }
+}
+
+// The fuzzer's find: a Slice of a rank-0 value indexed past its (empty) per-axis table.
+TEST(PlannerTest, ASliceOfAScalarIsRefused) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {});
+  const std::array<int64_t, 1> zero = {0};
+  const std::array<int64_t, 1> one = {1};
+  b.Initializer("starts", *Tensor::FromValues<int64_t>(Shape{1}, zero));
+  b.Initializer("ends", *Tensor::FromValues<int64_t>(Shape{1}, one));
+  b.Node("Slice", {"x", "starts", "ends"}, {"y"});
+  b.Output("y", DataType::kFp32, {});
+  auto compiled = CompiledModel::Compile("test", LoadGraph(b));
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  dnnl::stream stream((*compiled)->engine());
+  const Tensor x = Ramp({});
+  auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+  EXPECT_NE(plan.status().message().find("scalar"), std::string::npos) << plan.status();
+}
+
 }  // namespace
 }  // namespace brigade::engine::onnx

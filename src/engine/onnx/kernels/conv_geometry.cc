@@ -2,8 +2,15 @@
 
 #include <string>
 
+#include "core/tensor.h"
+
 namespace brigade::engine::onnx {
 namespace {
+
+// Largest stride, dilation, kernel size or pad taken from a model: the geometry below multiplies
+// an input dimension (at most kMaxTensorBytes) by a stride, and a dilation by a kernel size, and
+// both products must stay far inside int64.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 24;
 
 absl::Status ReadCommon(const KernelContext& ctx, size_t spatial, ConvGeometry* g) {
   const AttributeMap& attrs = ctx.node->attributes;
@@ -24,6 +31,10 @@ absl::Status ReadCommon(const KernelContext& ctx, size_t spatial, ConvGeometry* 
     if (g->strides[i] <= 0 || g->dilations[i] <= 0 || g->kernel[i] <= 0) {
       return ctx.Error("kernel, strides and dilations must be positive");
     }
+    if (g->strides[i] > kMaxWindowValue || g->dilations[i] > kMaxWindowValue ||
+        g->kernel[i] > kMaxWindowValue) {
+      return ctx.Error("kernel, strides and dilations must be at most ", kMaxWindowValue);
+    }
   }
   const auto pads = attrs.GetInts("pads");
   if (pads.empty()) {
@@ -35,6 +46,7 @@ absl::Status ReadCommon(const KernelContext& ctx, size_t spatial, ConvGeometry* 
     g->pad_end.assign(pads.begin() + static_cast<int64_t>(spatial), pads.end());
     for (int64_t p : pads) {
       if (p < 0) return ctx.Error("negative pads");
+      if (p > kMaxWindowValue) return ctx.Error("pads must be at most ", kMaxWindowValue);
     }
   }
   return absl::OkStatus();
@@ -88,7 +100,17 @@ absl::StatusOr<ConvGeometry> TransposedGeometry(const KernelContext& ctx, const 
                                       attrs.GetInts("output_padding").end());
   if (output_padding.empty()) output_padding.assign(spatial, 0);
   if (output_padding.size() != spatial) return ctx.Error("output_padding needs ", spatial, " dims");
+  for (int64_t p : output_padding) {
+    if (p < 0 || p > kMaxWindowValue) {
+      return ctx.Error("output_padding must be in [0, ", kMaxWindowValue, "]");
+    }
+  }
   const auto output_shape = attrs.GetInts("output_shape");
+  for (int64_t d : output_shape) {
+    if (d < 0 || static_cast<uint64_t>(d) > kMaxTensorBytes) {
+      return ctx.Error("output_shape entry ", d, " is out of range");
+    }
+  }
   const std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t in = input[i + 2];

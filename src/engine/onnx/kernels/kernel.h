@@ -53,6 +53,9 @@ struct ValueInfo {
   // from other known values, like a Shape→Gather→Concat chain). Null otherwise.
   const Tensor* constant = nullptr;
 
+  // Saturates at INT64_MAX (and byte_size at SIZE_MAX): a kernel may describe an output from a
+  // model's untrusted shapes before the planner refuses it (CheckOutputSizes), and the count must
+  // stay defined until then.
   int64_t num_elements() const;
   // Bytes the buffer needs in this layout.
   size_t byte_size() const;

@@ -1,18 +1,57 @@
 #include "engine/onnx/kernels/kernel_util.h"
 
+#include <limits>
+
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "core/tensor.h"
 #include "engine/onnx/kernels/kernel.h"
 
 namespace brigade::engine::onnx {
 
 int64_t ValueInfo::num_elements() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  bool saturated = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    saturated = saturated || __builtin_mul_overflow(n, d, &n);
+  }
+  return saturated ? std::numeric_limits<int64_t>::max() : n;
 }
 
 size_t ValueInfo::byte_size() const {
   if (layout.blocked) return layout.desc.get_size();
-  return static_cast<size_t>(num_elements()) * DataTypeSize(dtype);
+  const auto elements = static_cast<size_t>(num_elements());
+  const size_t element_size = DataTypeSize(dtype);
+  if (element_size != 0 && elements > std::numeric_limits<size_t>::max() / element_size) {
+    return std::numeric_limits<size_t>::max();
+  }
+  return elements * element_size;
+}
+
+absl::Status CheckOutputSizes(const KernelContext& ctx) {
+  for (size_t k = 0; k < ctx.outputs.size(); ++k) {
+    const ValueInfo& out = ctx.outputs[k];
+    if (out.dtype == DataType::kInvalid) continue;
+    for (int64_t d : out.shape) {
+      if (d < 0) return ctx.Error("output ", k, " has a negative dimension ", d);
+    }
+    if (out.byte_size() > kMaxTensorBytes) {
+      return ctx.Error("output ", k, " would take more than ", kMaxTensorBytes, " bytes (shape ",
+                       absl::StrJoin(out.shape, "x"), ")");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckShapeSize(const KernelContext& ctx, const Shape& shape) {
+  auto count = ElementCount(shape);
+  if (!count.ok()) return ctx.Error(count.status().message());
+  if (static_cast<uint64_t>(*count) > kMaxTensorBytes) {
+    return ctx.Error("shape ", ShapeToString(shape), " has more than ", kMaxTensorBytes,
+                     " elements");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank) {
@@ -89,6 +128,7 @@ absl::StatusOr<Shape> BroadcastShapes(const KernelContext& ctx, const Shape& a, 
                        " cannot be broadcast together");
     }
   }
+  BRIGADE_RETURN_IF_ERROR(CheckShapeSize(ctx, out));
   return out;
 }
 

@@ -20,6 +20,15 @@
 
 namespace brigade::engine::onnx {
 
+// INVALID_ARGUMENT naming the node when an output the kernel described has a negative dimension
+// or would take more than kMaxTensorBytes: the planner's check after each kernel is prepared,
+// before it sizes or evaluates anything (a model's shapes are untrusted).
+absl::Status CheckOutputSizes(const KernelContext& ctx);
+// INVALID_ARGUMENT naming the node when `shape`, computed by a kernel from a model's values (a
+// broadcast, a reshape target, tile repeats), has a negative dimension or more than
+// kMaxTensorBytes elements: checked before the kernel computes strides or tables from it.
+absl::Status CheckShapeSize(const KernelContext& ctx, const Shape& shape);
+
 // Maps a possibly negative `axis` into [0, rank); INVALID_ARGUMENT naming the node otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank);
 

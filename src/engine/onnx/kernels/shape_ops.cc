@@ -63,7 +63,10 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateReshape(KernelContext& ctx) {
     }
     if (d < 0) return ctx.Error("invalid shape entry ", d);
     out.push_back(d);
-    known *= d;
+  }
+  BRIGADE_RETURN_IF_ERROR(CheckShapeSize(ctx, out));  // bounds `known` below
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (static_cast<int>(i) != infer) known *= out[i];
   }
   if (infer >= 0) {
     const int64_t total = ctx.input(0).num_elements();

@@ -83,6 +83,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateSlice(KernelContext& ctx) {
       steps.size() != starts.size()) {
     return ctx.Error("starts, ends, axes and steps must have equal lengths");
   }
+  if (rank == 0 && !starts.empty()) return ctx.Error("cannot slice a scalar");
   Shape out = x.shape;
   Shape begin(x.shape.size(), 0), step(x.shape.size(), 1);
   std::vector<bool> seen(x.shape.size(), false);
@@ -103,8 +104,14 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateSlice(KernelContext& ctx) {
       s = std::clamp<int64_t>(s, -1, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
     }
-    const int64_t count = steps[i] > 0 ? (e > s ? (e - s + steps[i] - 1) / steps[i] : 0)
-                                       : (s > e ? (s - e + (-steps[i]) - 1) / (-steps[i]) : 0);
+    // Written so that no step (the model's value, up to ±2^63) can overflow: the range is at
+    // most the dimension.
+    const int64_t range = steps[i] > 0 ? e - s : s - e;
+    const int64_t magnitude = steps[i] > 0 ? steps[i]
+                              : steps[i] == std::numeric_limits<int64_t>::min()
+                                  ? std::numeric_limits<int64_t>::max()
+                                  : -steps[i];
+    const int64_t count = range > 0 ? (range - 1) / magnitude + 1 : 0;
     out[d] = count;
     begin[d] = count > 0 ? s : 0;
     step[d] = steps[i];

@@ -444,8 +444,13 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateTile(KernelContext& ctx) {
   Shape out;
   for (size_t i = 0; i < repeats.size(); ++i) {
     if (repeats[i] < 0) return ctx.Error("negative repeat");
-    out.push_back(x.shape[i] * repeats[i]);
+    int64_t d = 0;
+    if (__builtin_mul_overflow(x.shape[i], repeats[i], &d)) {
+      return ctx.Error("repeats ", repeats[i], " of dimension ", x.shape[i], " overflow");
+    }
+    out.push_back(d);
   }
+  BRIGADE_RETURN_IF_ERROR(CheckShapeSize(ctx, out));
   ctx.SetOutput(0, x.dtype, out);
   if (DataTypeSize(x.dtype) == 0) return ctx.Unsupported("element type");
   Shape in = x.shape;
@@ -573,13 +578,18 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreatePad(KernelContext& ctx) {
   }
   Shape out;
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t size = x.shape[d] + begins[d] + ends[d];
+    int64_t size = 0;
+    if (__builtin_add_overflow(x.shape[d], begins[d], &size) ||
+        __builtin_add_overflow(size, ends[d], &size)) {
+      return ctx.Error("pads of dimension ", d, " overflow");
+    }
     if (size < 0) return ctx.Error("pads make dimension ", d, " negative");
     if (mode != PadMode::kConstant && x.shape[d] == 0 && size > 0) {
       return ctx.Error("cannot ", mode_name, "-pad an empty dimension");
     }
     out.push_back(size);
   }
+  BRIGADE_RETURN_IF_ERROR(CheckShapeSize(ctx, out));
   ctx.SetOutput(0, x.dtype, out);
   if (x.dtype == DataType::kBool || !VisitNumeric(x.dtype, []<typename T>() {})) {
     return ctx.Unsupported("element type ", DataTypeName(x.dtype));

@@ -2,6 +2,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/packed_weights.h"
 #include "engine/onnx/kernels/registry.h"
 
@@ -43,6 +44,7 @@ absl::StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& graph, const Node&
   ctx.engine = engine;
   ctx.weights = &weights;
   BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->create(ctx));
+  BRIGADE_RETURN_IF_ERROR(CheckOutputSizes(ctx));
   size_t bytes = ctx.scratch_bytes;
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     if (node.outputs[k] == kNoValue || ctx.outputs[k].dtype == DataType::kInvalid) continue;
