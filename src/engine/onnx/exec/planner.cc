@@ -313,6 +313,9 @@ class Planner {
       }
       out_slots.push_back(v.slot);
     }
+    // A node whose outputs are all empty has nothing to compute (and kernels need not handle a
+    // zero-sized row or block): its values exist, with no bytes, and no step runs.
+    if (AllOutputsEmpty(ctx)) return absl::OkStatus();
     const int scratch = ctx.scratch_bytes > 0 ? AddBuffer(ctx.scratch_bytes) : -1;
     AppendStep(std::move(kernel), std::move(in_slots), std::move(out_slots), scratch, node.name,
                node.op_type);
@@ -355,7 +358,7 @@ class Planner {
     run.scratch = scratch.mutable_data();
     run.stream = &stream_;
     run.threads = threads_;
-    absl::Status status = kernel.Run(run);
+    absl::Status status = AllOutputsEmpty(ctx) ? absl::OkStatus() : kernel.Run(run);
     if (!status.ok()) {
       return absl::Status(status.code(), StrCat("node '", node.name, "' (", node.op_type,
                                                 "), evaluated at plan time: ", status.message()));

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "engine/onnx/passes/activation_fusion.h"
 #include "engine/onnx/passes/residual_add_fusion.h"
@@ -201,6 +202,39 @@ TEST(PlannerTest, ASliceOfAScalarIsRefused) {
   auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
   EXPECT_NE(plan.status().message().find("scalar"), std::string::npos) << plan.status();
+}
+
+// The fuzzer's finds: a Transpose and an Expand whose innermost output dimension is 0 divided by
+// it. A node whose outputs are all empty runs no kernel; nodes after it still see its (empty)
+// value.
+TEST(PlannerTest, AnExpandToAnEmptyShapeRunsNoKernelAndFeedsItsReaders) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {1, 1});
+  const std::array<int64_t, 2> dims = {3, 0};
+  b.Initializer("shape", *Tensor::FromValues<int64_t>(Shape{2}, dims));
+  b.Node("Expand", {"x", "shape"}, {"e"});
+  b.Node("Relu", {"e"}, {"r"});
+  b.Node("Shape", {"r"}, {"y"});
+  b.Output("r", DataType::kFp32, {3, 0});
+  b.Output("y", DataType::kInt64, {2});
+  const Tensor x = Ramp({1, 1});
+  const std::vector<Tensor> out = RunGraph(LoadGraph(b), {&x, 1});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (Shape{3, 0}));
+  ASSERT_EQ(out[1].shape(), (Shape{2}));
+  EXPECT_EQ(out[1].values<int64_t>()[0], 3);
+  EXPECT_EQ(out[1].values<int64_t>()[1], 0);
+}
+
+TEST(PlannerTest, ATransposeOfAnEmptyTensorGivesAnEmptyTensor) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {0, 2});
+  OnnxBuilder::SetInts(b.Node("Transpose", {"x"}, {"y"}), "perm", {1, 0});
+  b.Output("y", DataType::kFp32, {2, 0});
+  const Tensor x = *Tensor::Zeros(DataType::kFp32, {0, 2});
+  const std::vector<Tensor> y = RunGraph(LoadGraph(b), {&x, 1});
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0].shape(), (Shape{2, 0}));
 }
 
 }  // namespace

@@ -54,6 +54,16 @@ absl::Status CheckShapeSize(const KernelContext& ctx, const Shape& shape) {
   return absl::OkStatus();
 }
 
+bool AllOutputsEmpty(const KernelContext& ctx) {
+  bool any = false;
+  for (const ValueInfo& out : ctx.outputs) {
+    if (out.dtype == DataType::kInvalid) continue;
+    if (out.num_elements() != 0) return false;
+    any = true;
+  }
+  return any;
+}
+
 absl::StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank) {
   const int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= std::max<int64_t>(rank, 1)) {

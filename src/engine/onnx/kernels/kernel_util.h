@@ -29,6 +29,11 @@ absl::Status CheckOutputSizes(const KernelContext& ctx);
 // kMaxTensorBytes elements: checked before the kernel computes strides or tables from it.
 absl::Status CheckShapeSize(const KernelContext& ctx, const Shape& shape);
 
+// Whether the kernel described at least one output and every one it described has no elements:
+// then it has nothing to compute, and the planner runs no step for it (kernels need not handle a
+// zero-sized row or block).
+bool AllOutputsEmpty(const KernelContext& ctx);
+
 // Maps a possibly negative `axis` into [0, rank); INVALID_ARGUMENT naming the node otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank);
 
