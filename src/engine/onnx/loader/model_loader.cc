@@ -8,7 +8,9 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <vector>
 
+#include "core/shape.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "engine/onnx/kernels/registry.h"
@@ -72,6 +74,50 @@ bool WindowAttributeInRange(const ::onnx::AttributeProto& attribute) {
   return true;
 }
 
+// Whether a tensor's raw bytes are as many as its dims say. ONNX's shape inference reads constant
+// tensors (initializers, Constant values) through a parser that sizes its result from the bytes
+// and copies as if they were whole elements: a short or ragged raw_data crashes it. The engine's
+// own loader refuses such a tensor later, naming it.
+bool RawDataMatchesDims(const ::onnx::TensorProto& tensor) {
+  if (!tensor.has_raw_data()) return true;
+  size_t element = 0;
+  switch (tensor.data_type()) {
+    case ::onnx::TensorProto::UINT8:
+    case ::onnx::TensorProto::INT8:
+    case ::onnx::TensorProto::BOOL:
+      element = 1;
+      break;
+    case ::onnx::TensorProto::UINT16:
+    case ::onnx::TensorProto::INT16:
+    case ::onnx::TensorProto::FLOAT16:
+    case ::onnx::TensorProto::BFLOAT16:
+      element = 2;
+      break;
+    case ::onnx::TensorProto::FLOAT:
+    case ::onnx::TensorProto::INT32:
+    case ::onnx::TensorProto::UINT32:
+      element = 4;
+      break;
+    case ::onnx::TensorProto::DOUBLE:
+    case ::onnx::TensorProto::INT64:
+    case ::onnx::TensorProto::UINT64:
+    case ::onnx::TensorProto::COMPLEX64:
+      element = 8;
+      break;
+    case ::onnx::TensorProto::COMPLEX128:
+      element = 16;
+      break;
+    default:
+      return false;  // strings and unknown types have no raw form
+  }
+  const std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  auto count = ElementCount(dims);
+  if (!count.ok() || static_cast<uint64_t>(*count) > tensor.raw_data().size() / element) {
+    return false;
+  }
+  return static_cast<size_t>(*count) * element == tensor.raw_data().size();
+}
+
 // Prepares `model` for ONNX's shape inference, which runs on untrusted bytes and whose convolution
 // rule (in the ONNX release Debian ships) trusts the weight's rank: a kernel derived from a
 // weight of another rank than the input indexes past the input's dimensions and crashes the
@@ -91,9 +137,18 @@ bool MakeShapeInferenceSafe(::onnx::ModelProto* model) {
   for (const auto& node : graph->node()) {
     for (const std::string& output : node.output()) producers[output] = &node;
   }
+  if (graph->sparse_initializer_size() > 0) return false;
+  for (const auto& init : graph->initializer()) {
+    if (!RawDataMatchesDims(init)) return false;
+  }
   for (auto& node : *graph->mutable_node()) {
     for (const auto& attribute : node.attribute()) {
       if (attribute.has_g() || attribute.graphs_size() > 0) return false;
+      if (attribute.has_t() && !RawDataMatchesDims(attribute.t())) return false;
+      for (const auto& t : attribute.tensors()) {
+        if (!RawDataMatchesDims(t)) return false;
+      }
+      if (attribute.has_sparse_tensor() || attribute.sparse_tensors_size() > 0) return false;
     }
     if (NormalizeDomain(node.domain()) != "") continue;
     // Pad's (pre-opset-11) pads may be negative: they crop.

@@ -112,6 +112,25 @@ TEST(ModelLoaderTest, WindowAttributesOutOfRangeDoNotCrashTheLoad) {
   }
 }
 
+// The fuzzer's find: ONNX's shape inference copied a ragged raw_data (7 bytes for one int64)
+// into an empty vector. The load is refused with the tensor's name instead.
+TEST(ModelLoaderTest, RaggedRawDataIsRefusedNotParsedByShapeInference) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {1, 4, 6});
+  const std::array<int64_t, 1> one = {1};
+  b.Initializer("starts", *Tensor::FromValues<int64_t>(Shape{1}, one));
+  b.Initializer("ends", *Tensor::FromValues<int64_t>(Shape{1}, one));
+  b.Initializer("axes", *Tensor::FromValues<int64_t>(Shape{1}, one));
+  for (auto& init : *b.model().mutable_graph()->mutable_initializer()) {
+    if (init.name() == "axes") init.mutable_raw_data()->resize(7);
+  }
+  b.Node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, -1, -1});
+  const auto loaded = LoadOnnxBytes(b.Serialize(), "");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument) << loaded.status();
+  EXPECT_NE(loaded.status().message().find("axes"), std::string::npos) << loaded.status();
+}
+
 TEST(ModelLoaderTest, ConvolutionKernelShapeComesFromItsWeightInitializer) {
   OnnxBuilder b;
   b.Input("x", DataType::kFp32, {1, 2, 5, 5});
