@@ -148,6 +148,9 @@ absl::StatusOr<std::vector<Taps>> DimTaps(const KernelContext& ctx, const Option
     } else {
       return ctx.Error("unknown coordinate_transformation_mode '", t, "'");
     }
+    // A far-out coordinate (tf_crop_and_resize's roi is the model's value) selects the edge
+    // whatever its size; bounded so that converting it to an index stays defined.
+    xo = std::clamp<double>(xo, -4.0 - static_cast<double>(in), 2.0 * static_cast<double>(in) + 4);
     Taps& taps = all[static_cast<size_t>(x)];
     auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
     if (opt.mode == "nearest") {
@@ -238,15 +241,16 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateResize(KernelContext& ctx) {
     return ctx.Error("scales/sizes need one entry per dimension");
   }
   // The output's size comes from the model or the request: bounded before the per-index tables
-  // (one entry per output index of each dimension) are built.
-  constexpr int64_t kMaxResizedDim = int64_t{1} << 24;
+  // (one entry per output index of each dimension, each its own small vector) are built. 2^20
+  // is far past any image side; building a table that long takes ~0.1 s.
+  constexpr int64_t kMaxResizedDim = int64_t{1} << 20;
   Shape out;
   std::vector<double> dim_scales;
   for (size_t d = 0; d < rank; ++d) {
     const int64_t in = x.shape[d];
     if (!sizes.empty()) {
       if (sizes[d] < 0) return ctx.Error("negative output size");
-      if (sizes[d] > kMaxResizedDim) return ctx.Error("sizes give an output dimension over 2^24");
+      if (sizes[d] > kMaxResizedDim) return ctx.Error("sizes give an output dimension over 2^20");
       out.push_back(sizes[d]);
       dim_scales.push_back(in == 0 ? 1 : static_cast<double>(sizes[d]) / static_cast<double>(in));
     } else {
@@ -254,7 +258,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateResize(KernelContext& ctx) {
       if (!(scale > 0)) return ctx.Error("scales must be positive");
       const double o = std::floor(static_cast<double>(in) * scale);
       if (!(o <= static_cast<double>(kMaxResizedDim))) {
-        return ctx.Error("scales give an output dimension over 2^24");
+        return ctx.Error("scales give an output dimension over 2^20");
       }
       out.push_back(static_cast<int64_t>(o));
       dim_scales.push_back(scale);
