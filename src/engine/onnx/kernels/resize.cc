@@ -28,7 +28,7 @@ struct Tap {
 
 // Taps of one output index along one dim; `outside` marks tf_crop_and_resize extrapolation.
 struct Taps {
-  std::vector<Tap> taps;
+  absl::InlinedVector<Tap, 4> taps;  // at most four (cubic): one allocation per table, not index
   bool outside = false;
 };
 
@@ -241,8 +241,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateResize(KernelContext& ctx) {
     return ctx.Error("scales/sizes need one entry per dimension");
   }
   // The output's size comes from the model or the request: bounded before the per-index tables
-  // (one entry per output index of each dimension, each its own small vector) are built. 2^20
-  // is far past any image side; building a table that long takes ~0.1 s.
+  // (one entry per output index of each dimension) are built. 2^20 is far past any image side.
   constexpr int64_t kMaxResizedDim = int64_t{1} << 20;
   Shape out;
   std::vector<double> dim_scales;
@@ -268,6 +267,12 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateResize(KernelContext& ctx) {
   if (!out_elements.ok() || static_cast<uint64_t>(*out_elements) >
                                 kMaxTensorBytes / std::max<size_t>(1, DataTypeSize(x.dtype))) {
     return ctx.Error("output would exceed 64 GiB");
+  }
+  if (ctx.shape_only && x.constant == nullptr) {
+    // Only the shape is asked for and nothing can be evaluated: the tables (a loop per output
+    // index) would be built for nothing.
+    ctx.SetOutput(0, x.dtype, out);
+    return std::unique_ptr<OpKernel>();
   }
   std::vector<std::vector<Taps>> taps;
   for (size_t d = 0; d < rank; ++d) {
