@@ -3,9 +3,8 @@
 #include <sys/uio.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
+#include "absl/time/clock.h"
 #include "core/strings.h"
 
 namespace brigade::telemetry {
@@ -32,11 +31,13 @@ absl::StatusOr<std::unique_ptr<OtlpHttpExporter>> OtlpHttpExporter::Create(Optio
     return absl::InvalidArgumentError(
         StrCat("OTLP exporter endpoint: ", ToStd(url.status().message())));
   }
-  if (options.timeout_ms <= 0 || options.max_attempts <= 0 || options.initial_backoff_ms < 0 ||
-      options.max_backoff_ms < options.initial_backoff_ms) {
+  // The connection takes whole milliseconds.
+  if (options.timeout < absl::Milliseconds(1) || options.max_attempts <= 0 ||
+      options.initial_backoff < absl::ZeroDuration() ||
+      options.max_backoff < options.initial_backoff) {
     return absl::InvalidArgumentError(
-        "OTLP exporter: timeout_ms and max_attempts must be positive and "
-        "0 <= initial_backoff_ms <= max_backoff_ms");
+        "OTLP exporter: timeout must be at least 1 ms, max_attempts positive, and "
+        "0 <= initial_backoff <= max_backoff");
   }
   return std::make_unique<OtlpHttpExporter>(std::move(options), *std::move(url));
 }
@@ -46,7 +47,7 @@ absl::StatusOr<net::HttpResponse> OtlpHttpExporter::Post(std::string_view body) 
     absl::StatusOr<std::unique_ptr<net::HttpConnection>> connection =
         net::HttpConnection::Create({.host = url_.host,
                                      .port = url_.port,
-                                     .timeout_ms = options_.timeout_ms,
+                                     .timeout_ms = absl::ToInt64Milliseconds(options_.timeout),
                                      .max_response_bytes = kMaxResponseBytes});
     if (!connection.ok()) {
       return absl::UnavailableError(
@@ -72,10 +73,10 @@ absl::StatusOr<net::HttpResponse> OtlpHttpExporter::Post(std::string_view body) 
 absl::Status OtlpHttpExporter::Export(std::span<const SpanData> spans) {
   if (spans.empty()) return absl::OkStatus();
   const std::string body = EncodeOtlpTraceRequest(spans, options_.resource);
-  int64_t backoff_ms = options_.initial_backoff_ms;
+  absl::Duration backoff = options_.initial_backoff;
   absl::Status last_error;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
-    std::optional<int64_t> wait_ms;
+    std::optional<absl::Duration> wait;
     absl::StatusOr<net::HttpResponse> response = Post(body);
     if (response.ok()) {
       const int status = response->head.status;
@@ -91,15 +92,14 @@ absl::Status OtlpHttpExporter::Export(std::span<const SpanData> spans) {
       last_error = absl::UnavailableError(message);
       // Retry-After as delay-seconds (the HTTP-date form is ignored: collectors send seconds).
       if (response->head.retry_after_seconds.has_value()) {
-        wait_ms = *response->head.retry_after_seconds * 1000;
+        wait = absl::Seconds(*response->head.retry_after_seconds);
       }
     } else {
       last_error = response.status();
     }
     if (attempt == options_.max_attempts) break;
-    const int64_t sleep_ms = std::min(wait_ms.value_or(backoff_ms), options_.max_backoff_ms);
-    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
-    backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+    absl::SleepFor(std::min(wait.value_or(backoff), options_.max_backoff));
+    backoff = std::min(backoff * 2, options_.max_backoff);
   }
   return last_error;
 }
@@ -122,7 +122,7 @@ OtlpHttpExporter::Options OtlpOptionsFromEnvironment(
   for (const char* name : {"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"}) {
     int64_t timeout_ms = 0;
     if (auto value = get(name); value && ParseInteger(*value, &timeout_ms) && timeout_ms > 0) {
-      options.timeout_ms = timeout_ms;
+      options.timeout = absl::Milliseconds(timeout_ms);  // the variables are in milliseconds
     }
   }
   const std::optional<std::string_view> service = get("OTEL_SERVICE_NAME");

@@ -7,13 +7,13 @@
 //
 // The blocking client runs on the span processor's worker thread, which exists to absorb export
 // latency: an asynchronous interface would add an event loop for a caller that waits for each
-// answer anyway. Its socket timeouts bound every connect, send and receive by `timeout_ms`. The
+// answer anyway. Its socket timeouts bound every connect, send and receive by `timeout`. The
 // connection (and the collector's name lookup) is made on the first export, so a collector that
 // is not resolvable yet at startup is retried like an unreachable one.
 //
 // Delivery (OTLP/HTTP rules): 2xx is success; 429, 502, 503 and 504 are
 // retried up to `max_attempts` in all, after the server's Retry-After (seconds) or an
-// exponential backoff from `initial_backoff_ms` capped at `max_backoff_ms`; connection failures
+// exponential backoff from `initial_backoff` capped at `max_backoff`; connection failures
 // are retried the same way; any other status (400 ...) fails the batch at once.
 // Backoff sleeps happen on the span processor's thread, never on a request thread.
 //
@@ -31,6 +31,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "net/http_connection.h"
 #include "net/http_url.h"
 #include "net/receive_buffer.h"
@@ -45,10 +46,10 @@ class OtlpHttpExporter final : public SpanExporter {
     // The full traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
     std::string endpoint = "http://localhost:4318/v1/traces";
     OtlpResource resource{};
-    int64_t timeout_ms = 10'000;
+    absl::Duration timeout = absl::Seconds(10);
     int max_attempts = 3;
-    int64_t initial_backoff_ms = 200;
-    int64_t max_backoff_ms = 5'000;
+    absl::Duration initial_backoff = absl::Milliseconds(200);
+    absl::Duration max_backoff = absl::Seconds(5);
   };
 
   static absl::StatusOr<std::unique_ptr<OtlpHttpExporter>> Create(Options options);

@@ -50,9 +50,9 @@ class FakeCollector {
 OtlpHttpExporter::Options FastOptions(std::string endpoint) {
   OtlpHttpExporter::Options options;
   options.endpoint = std::move(endpoint);
-  options.timeout_ms = 5'000;
-  options.initial_backoff_ms = 1;
-  options.max_backoff_ms = 2;
+  options.timeout = absl::Seconds(5);
+  options.initial_backoff = absl::Milliseconds(1);
+  options.max_backoff = absl::Milliseconds(2);
   return options;
 }
 
@@ -195,7 +195,7 @@ TEST(OtlpOptionsFromEnvironmentTest, ReadsTheStandardVariables) {
   };
   const OtlpHttpExporter::Options options = OtlpOptionsFromEnvironment({}, getenv);
   EXPECT_EQ(options.endpoint, "http://collector:4318/v1/traces");
-  EXPECT_EQ(options.timeout_ms, 2500);
+  EXPECT_EQ(options.timeout, absl::Milliseconds(2500));
   EXPECT_EQ(options.resource.service_name, "brigade-eu");
   EXPECT_THAT(
       options.resource.attributes,
