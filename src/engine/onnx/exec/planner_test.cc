@@ -185,6 +185,23 @@ TEST(PlannerTest, WindowAttributesAndPadsPastTheirBoundsAreRefused) {
   }
 }
 
+// The fuzzer's find: a Concat of scalars indexed its output's shape at axis 0. An axis never
+// names a dimension a scalar does not have.
+TEST(PlannerTest, AConcatOfScalarsIsRefused) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {});
+  OnnxBuilder::SetInt(b.Node("Concat", {"x", "x"}, {"y"}), "axis", 0);
+  b.Output("y", DataType::kFp32, {2});
+  auto compiled = CompiledModel::Compile("test", LoadGraph(b));
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  dnnl::stream stream((*compiled)->engine());
+  const Tensor x = Ramp({});
+  auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+  EXPECT_NE(plan.status().message().find("out of range for rank 0"), std::string::npos)
+      << plan.status();
+}
+
 // The fuzzer's find: a Slice of a rank-0 value indexed past its (empty) per-axis table.
 TEST(PlannerTest, ASliceOfAScalarIsRefused) {
   OnnxBuilder b;

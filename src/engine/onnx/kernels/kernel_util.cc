@@ -66,10 +66,16 @@ bool AllOutputsEmpty(const KernelContext& ctx) {
 
 absl::StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank) {
   const int64_t normalized = axis < 0 ? axis + rank : axis;
-  if (normalized < 0 || normalized >= std::max<int64_t>(rank, 1)) {
+  if (normalized < 0 || normalized >= rank) {
     return ctx.Error("axis ", axis, " is out of range for rank ", rank);
   }
   return normalized;
+}
+
+absl::StatusOr<int64_t> NormalizeAxisOrScalar(const KernelContext& ctx, int64_t axis,
+                                              int64_t rank) {
+  if (rank == 0 && axis == 0) return 0;
+  return NormalizeAxis(ctx, axis, rank);
 }
 
 absl::StatusOr<std::vector<int64_t>> ConstantInts(const KernelContext& ctx, size_t input) {

@@ -36,6 +36,9 @@ bool AllOutputsEmpty(const KernelContext& ctx);
 
 // Maps a possibly negative `axis` into [0, rank); INVALID_ARGUMENT naming the node otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank);
+// The same, but a scalar (rank 0) also takes axis 0, for ops that treat a scalar as one element
+// along the axis (Softmax): the caller must not index the shape with the result.
+absl::StatusOr<int64_t> NormalizeAxisOrScalar(const KernelContext& ctx, int64_t axis, int64_t rank);
 
 // Contents of an integer (int32/int64) input known at plan time, as int64.
 absl::StatusOr<std::vector<int64_t>> ConstantInts(const KernelContext& ctx, size_t input);

@@ -50,7 +50,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateSoftmax(KernelContext& ctx) {
   const auto rank = static_cast<int64_t>(x.shape.size());
   const bool legacy = ctx.node->opset < 13;
   BRIGADE_ASSIGN_OR_RETURN(
-      int64_t axis, NormalizeAxis(ctx, ctx.node->attributes.GetInt("axis", legacy ? 1 : -1), rank));
+      int64_t axis,
+      NormalizeAxisOrScalar(ctx, ctx.node->attributes.GetInt("axis", legacy ? 1 : -1), rank));
   const auto a = static_cast<size_t>(axis);
   int64_t outer = DimProduct(x.shape, 0, a);
   int64_t dim = x.shape.empty() ? 1 : x.shape[a];
