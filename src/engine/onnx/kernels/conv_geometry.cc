@@ -7,11 +7,6 @@
 namespace brigade::engine::onnx {
 namespace {
 
-// Largest stride, dilation, kernel size or pad taken from a model: the geometry below multiplies
-// an input dimension (at most kMaxTensorBytes) by a stride, and a dilation by a kernel size, and
-// both products must stay far inside int64.
-constexpr int64_t kMaxWindowValue = int64_t{1} << 24;
-
 absl::Status ReadCommon(const KernelContext& ctx, size_t spatial, ConvGeometry* g) {
   const AttributeMap& attrs = ctx.node->attributes;
   auto read = [&](std::string_view name, int64_t fill, std::vector<int64_t>* out) {

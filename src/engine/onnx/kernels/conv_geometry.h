@@ -14,6 +14,11 @@
 
 namespace brigade::engine::onnx {
 
+// Largest stride, dilation, kernel size or pad taken from a model (and group, where the loader
+// checks it): the geometry multiplies an input dimension (at most kMaxTensorBytes) by a stride,
+// and a dilation by a kernel size, and both products must stay far inside int64.
+inline constexpr int64_t kMaxWindowValue = int64_t{1} << 24;
+
 struct ConvGeometry {
   std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, output;
 };

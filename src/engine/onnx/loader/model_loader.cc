@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "core/shape.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/onnx/ir/onnx_types.h"
+#include "engine/onnx/kernels/conv_geometry.h"
 #include "engine/onnx/kernels/registry.h"
 #include "engine/onnx/loader/canonicalize.h"
 #include "engine/onnx/loader/tensor_proto.h"
@@ -62,7 +65,6 @@ void CheckModel(const ::onnx::ModelProto& model, std::string_view model_dir) {
 // rules can compute with: strides, dilations, kernel sizes and group positive, pads not negative,
 // and all small enough that their products stay far inside int64.
 bool WindowAttributeInRange(const ::onnx::AttributeProto& attribute) {
-  constexpr int64_t kMaxWindowValue = int64_t{1} << 24;
   const std::string& name = attribute.name();
   const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
   const bool non_negative = name == "pads";
@@ -80,36 +82,10 @@ bool WindowAttributeInRange(const ::onnx::AttributeProto& attribute) {
 // own loader refuses such a tensor later, naming it.
 bool RawDataMatchesDims(const ::onnx::TensorProto& tensor) {
   if (!tensor.has_raw_data()) return true;
-  size_t element = 0;
-  switch (tensor.data_type()) {
-    case ::onnx::TensorProto::UINT8:
-    case ::onnx::TensorProto::INT8:
-    case ::onnx::TensorProto::BOOL:
-      element = 1;
-      break;
-    case ::onnx::TensorProto::UINT16:
-    case ::onnx::TensorProto::INT16:
-    case ::onnx::TensorProto::FLOAT16:
-    case ::onnx::TensorProto::BFLOAT16:
-      element = 2;
-      break;
-    case ::onnx::TensorProto::FLOAT:
-    case ::onnx::TensorProto::INT32:
-    case ::onnx::TensorProto::UINT32:
-      element = 4;
-      break;
-    case ::onnx::TensorProto::DOUBLE:
-    case ::onnx::TensorProto::INT64:
-    case ::onnx::TensorProto::UINT64:
-    case ::onnx::TensorProto::COMPLEX64:
-      element = 8;
-      break;
-    case ::onnx::TensorProto::COMPLEX128:
-      element = 16;
-      break;
-    default:
-      return false;  // strings and unknown types have no raw form
-  }
+  const std::optional<DataType> dtype = FromOnnxDataType(tensor.data_type());
+  // Strings, complex and unknown types: no raw form the engine reads.
+  const size_t element = dtype.has_value() ? DataTypeSize(*dtype) : 0;
+  if (element == 0) return false;
   const std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
   auto count = ElementCount(dims);
   if (!count.ok() || static_cast<uint64_t>(*count) > tensor.raw_data().size() / element) {
