@@ -97,6 +97,15 @@ TEST(PlannerTest, AResidualReadAgainLaterKeepsItsBuffer) {
   EXPECT_LT(MaxAbsDiff(got[1], want[1]), 1e-4f);
 }
 
+// The status of planning `b`'s model for input `x`: what a hostile model's plan is refused with.
+absl::Status PlanStatus(const OnnxBuilder& b, const Tensor& x) {
+  auto compiled = CompiledModel::Compile("test", LoadGraph(b));
+  EXPECT_TRUE(compiled.ok()) << compiled.status();  // the refusal must come from planning
+  if (!compiled.ok()) return compiled.status();
+  dnnl::stream stream((*compiled)->engine());
+  return BuildPlan(**compiled, {&x, 1}, 1, stream).status();
+}
+
 // A model's Resize scales are untrusted: the fuzzer found one asking for a 10^32-wide output,
 // which overflowed the conversion to a size. The plan is refused with the reason instead.
 TEST(PlannerTest, AResizeScaledPastTheSizeLimitIsRefusedNotAllocated) {
@@ -107,19 +116,12 @@ TEST(PlannerTest, AResizeScaledPastTheSizeLimitIsRefusedNotAllocated) {
     b.Initializer("scales", *Tensor::FromValues<float>(Shape{4}, scales));
     b.Node("Resize", {"x", "", "scales"}, {"y"});
     b.Output("y", DataType::kFp32, {-1, -1, -1, -1});
-    const Graph g = LoadGraph(b);
-    auto compiled = CompiledModel::Compile("test", g);
-    ASSERT_TRUE(compiled.ok()) << compiled.status();
-    dnnl::stream stream((*compiled)->engine());
-    const Tensor x = Ramp({1, 1, 2, 2});
-    auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
-    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
-    EXPECT_NE(plan.status().message().find("output dimension"), std::string::npos) << plan.status();
+    const absl::Status status = PlanStatus(b, Ramp({1, 1, 2, 2}));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("output dimension"), std::string::npos) << status;
   }
 }
 
-// An Expand whose shape input multiplies past int64 (the fuzzer's find, ~2^94 elements) is
-// refused when its kernel is prepared, not sized with an overflowed count.
 // The fuzzer's finds: an Expand to ~2^101 elements (the count wrapped to 0), one to a negative
 // shape (its strides overflowed), and a Tile whose repeats overflow. Each shape is refused when
 // the kernel is prepared, with the reason, never sized with an overflowed count.
@@ -142,15 +144,9 @@ TEST(PlannerTest, ShapesTooLargeOrNegativeAreRefusedWithTheReason) {
     b.Initializer("shape", *Tensor::FromValues<int64_t>(Shape{2}, c.values));
     b.Node(c.op, {"x", "shape"}, {"y"});
     b.Output("y", DataType::kFp32, {-1, -1});
-    auto compiled = CompiledModel::Compile("test", LoadGraph(b));
-    ASSERT_TRUE(compiled.ok()) << compiled.status();
-    dnnl::stream stream((*compiled)->engine());
-    const Tensor x = Ramp({1, 1});
-    auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
-    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument)
-        << c.op << ": " << plan.status();
-    EXPECT_NE(plan.status().message().find(c.reason), std::string::npos)
-        << c.op << ": " << plan.status();
+    const absl::Status status = PlanStatus(b, Ramp({1, 1}));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.op << ": " << status;
+    EXPECT_NE(status.message().find(c.reason), std::string::npos) << c.op << ": " << status;
   }
 }
 
@@ -159,10 +155,7 @@ TEST(PlannerTest, WindowAttributesAndPadsPastTheirBoundsAreRefused) {
   const Tensor x = Ramp({1, 1, 4, 4});
   auto plan_status = [&](OnnxBuilder& b) {
     b.Output("y", DataType::kFp32, {-1, -1, -1, -1});
-    auto compiled = CompiledModel::Compile("test", LoadGraph(b));
-    EXPECT_TRUE(compiled.ok()) << compiled.status();
-    dnnl::stream stream((*compiled)->engine());
-    return BuildPlan(**compiled, {&x, 1}, 1, stream).status();
+    return PlanStatus(b, x);
   };
   {
     OnnxBuilder b;
@@ -192,14 +185,9 @@ TEST(PlannerTest, AConcatOfScalarsIsRefused) {
   b.Input("x", DataType::kFp32, {});
   OnnxBuilder::SetInt(b.Node("Concat", {"x", "x"}, {"y"}), "axis", 0);
   b.Output("y", DataType::kFp32, {2});
-  auto compiled = CompiledModel::Compile("test", LoadGraph(b));
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  dnnl::stream stream((*compiled)->engine());
-  const Tensor x = Ramp({});
-  auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
-  EXPECT_NE(plan.status().message().find("out of range for rank 0"), std::string::npos)
-      << plan.status();
+  const absl::Status status = PlanStatus(b, Ramp({}));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("out of range for rank 0"), std::string::npos) << status;
 }
 
 // The fuzzer's find: a Slice of a rank-0 value indexed past its (empty) per-axis table.
@@ -212,13 +200,9 @@ TEST(PlannerTest, ASliceOfAScalarIsRefused) {
   b.Initializer("ends", *Tensor::FromValues<int64_t>(Shape{1}, one));
   b.Node("Slice", {"x", "starts", "ends"}, {"y"});
   b.Output("y", DataType::kFp32, {});
-  auto compiled = CompiledModel::Compile("test", LoadGraph(b));
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  dnnl::stream stream((*compiled)->engine());
-  const Tensor x = Ramp({});
-  auto plan = BuildPlan(**compiled, {&x, 1}, 1, stream);
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
-  EXPECT_NE(plan.status().message().find("scalar"), std::string::npos) << plan.status();
+  const absl::Status status = PlanStatus(b, Ramp({}));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("scalar"), std::string::npos) << status;
 }
 
 // The fuzzer's finds: a Transpose and an Expand whose innermost output dimension is 0 divided by
