@@ -10,7 +10,7 @@
 namespace brigade::cache {
 namespace {
 
-constexpr std::string_view kMagic = "BRCV";
+constexpr std::string_view kCachedValueMagic = "BRCV";
 constexpr size_t kDataAlignment = 16;
 // Larger ranks are refused; no real tensor comes close, and the bound stops a corrupt rank from
 // asking for a huge Shape.
@@ -43,7 +43,7 @@ std::string EncodeCachedValue(const CacheKey& key, const InferResponse& response
   std::string out;
   out.reserve(128 + key.descriptor.size() + data_bytes);
   ByteWriter writer(&out);
-  writer.Raw(kMagic);
+  writer.Raw(kCachedValueMagic);
   writer.U8(kCachedValueFormatVersion);
   writer.U8(0);
   writer.U8(0);
@@ -75,12 +75,12 @@ absl::StatusOr<std::shared_ptr<const CachedEntry>> DecodeCachedValue(
     std::shared_ptr<const std::string> blob) {
   if (blob == nullptr) return Corrupt("no value");
   const std::string_view in(*blob);
-  if (in.size() < kMagic.size() + 4 + 8) return Corrupt("too short");
-  if (in.substr(0, kMagic.size()) != kMagic) return Corrupt("bad magic");
-  if (static_cast<uint8_t>(in[kMagic.size()]) != kCachedValueFormatVersion) {
-    return absl::InvalidArgumentError(
-        StrCat("cached value has format version ", static_cast<uint8_t>(in[kMagic.size()]),
-               ", this build reads version ", kCachedValueFormatVersion));
+  if (in.size() < kCachedValueMagic.size() + 4 + 8) return Corrupt("too short");
+  if (in.substr(0, kCachedValueMagic.size()) != kCachedValueMagic) return Corrupt("bad magic");
+  if (static_cast<uint8_t>(in[kCachedValueMagic.size()]) != kCachedValueFormatVersion) {
+    return absl::InvalidArgumentError(StrCat(
+        "cached value has format version ", static_cast<uint8_t>(in[kCachedValueMagic.size()]),
+        ", this build reads version ", kCachedValueFormatVersion));
   }
   const std::string_view body = in.substr(0, in.size() - 8);
   ByteReader checksum_reader(in.substr(in.size() - 8));
@@ -93,7 +93,7 @@ absl::StatusOr<std::shared_ptr<const CachedEntry>> DecodeCachedValue(
   std::string_view skip;
   uint8_t flags = 0;
   uint16_t reserved = 0;
-  reader.Raw(kMagic.size() + 1, &skip);
+  reader.Raw(kCachedValueMagic.size() + 1, &skip);
   if (!reader.U8(&flags) || flags != 0) return Corrupt("unknown flags");
   for (int i = 0; i < 2; ++i) {
     uint8_t byte = 0;

@@ -6,7 +6,7 @@
 namespace brigade::cache {
 namespace {
 
-constexpr std::string_view kMagic = "BRI1";
+constexpr std::string_view kInvalidationMagic = "BRI1";
 
 }  // namespace
 
@@ -25,7 +25,7 @@ std::string InvalidationScope::ToString() const {
 std::string EncodeInvalidation(const InvalidationMessage& message) {
   std::string out;
   ByteWriter writer(&out);
-  writer.Raw(kMagic);
+  writer.Raw(kInvalidationMagic);
   writer.U64(message.origin);
   writer.U8(static_cast<uint8_t>(message.scope.kind));
   writer.I64(message.scope.kind == InvalidationScope::Kind::kModelVersion ? message.scope.version
@@ -41,9 +41,9 @@ absl::StatusOr<InvalidationMessage> DecodeInvalidation(std::string_view bytes) {
   InvalidationMessage message;
   uint8_t kind = 0;
   std::string_view model;
-  if (!reader.Raw(kMagic.size(), &magic) || magic != kMagic || !reader.U64(&message.origin) ||
-      !reader.U8(&kind) || !reader.I64(&message.scope.version) || !reader.Str(&model) ||
-      reader.remaining() != 0) {
+  if (!reader.Raw(kInvalidationMagic.size(), &magic) || magic != kInvalidationMagic ||
+      !reader.U64(&message.origin) || !reader.U8(&kind) || !reader.I64(&message.scope.version) ||
+      !reader.Str(&model) || reader.remaining() != 0) {
     return absl::InvalidArgumentError("invalidation message is malformed");
   }
   if (kind > static_cast<uint8_t>(InvalidationScope::Kind::kModelVersion)) {

@@ -18,7 +18,7 @@ struct ResponseCache::Counters {
 
 namespace {
 
-void Bump(std::atomic<uint64_t>& counter) { counter.fetch_add(1, std::memory_order_relaxed); }
+void CountOne(std::atomic<uint64_t>& counter) { counter.fetch_add(1, std::memory_order_relaxed); }
 uint64_t Read(const std::atomic<uint64_t>& counter) {
   return counter.load(std::memory_order_relaxed);
 }
@@ -125,13 +125,13 @@ void ResponseCache::Serve(std::unique_ptr<InferRequest> request, int64_t version
     return;
   }
   if (*control == CacheControl::kBypass) {
-    Bump(counters_->bypassed);
+    CountOne(counters_->bypassed);
     run(std::move(request), PendingStore{});  // no key: nothing to store, nobody to follow it
     return;
   }
   auto key = std::make_shared<const CacheKey>(KeyFor(*request, version, model_fingerprint));
   if (*control == CacheControl::kRefresh) {
-    Bump(counters_->refreshed);
+    CountOne(counters_->refreshed);
     if (stats != nullptr) stats->RecordCacheMiss(clock_->NowNs() - start_ns);
     Execute(std::move(request), std::move(key), std::move(run));
     return;
@@ -151,11 +151,11 @@ void ResponseCache::Serve(std::unique_ptr<InferRequest> request, int64_t version
 
 void ResponseCache::Lookup(std::shared_ptr<const CacheKey> key, int64_t start_ns,
                            absl::AnyInvocable<void(LookupResult)> done) {
-  Bump(counters_->lookups);
+  CountOne(counters_->lookups);
   if (memory_ != nullptr) {
     if (std::shared_ptr<const CachedEntry> entry = memory_->Lookup(*key)) {
       const int64_t lookup_ns = clock_->NowNs() - start_ns;
-      Bump(counters_->memory_hits);
+      CountOne(counters_->memory_hits);
       counters_->memory_hit.Record(lookup_ns);
       done({std::move(entry), Tier::kMemory, lookup_ns});
       return;
@@ -173,13 +173,13 @@ void ResponseCache::Lookup(std::shared_ptr<const CacheKey> key, int64_t start_ns
     Counters& counters = *self->counters_;
     const int64_t lookup_ns = self->clock_->NowNs() - start_ns;
     if (result.outcome != RedisCache::GetResult::Outcome::kHit) {
-      Bump(result.outcome == RedisCache::GetResult::Outcome::kError ? counters.redis_errors
-                                                                    : counters.redis_misses);
+      CountOne(result.outcome == RedisCache::GetResult::Outcome::kError ? counters.redis_errors
+                                                                        : counters.redis_misses);
       counters.miss.Record(lookup_ns);
       done({nullptr, Tier::kRedis, lookup_ns});
       return;
     }
-    Bump(counters.redis_hits);
+    CountOne(counters.redis_hits);
     counters.redis_hit.Record(lookup_ns);
     if (self->memory_ != nullptr) {
       int64_t ttl_ms = self->options_.ttl_ms;
@@ -230,23 +230,23 @@ void ResponseCache::StoreUnlessInvalidated(const CacheKey& key, const InferRespo
   const int64_t expires_unix_ms =
       redis != nullptr ? redis->options().wall_now_ns() / 1'000'000 + options_.ttl_ms : 0;
   std::string value = EncodeCachedValue(key, response, expires_unix_ms);
-  Bump(counters_->stores);
+  CountOne(counters_->stores);
   if (memory_ != nullptr) {
     // The Redis tier gets its own copy of the bytes; the memory tier keeps this one.
     auto blob = std::make_shared<const std::string>(redis != nullptr ? value : std::move(value));
     absl::StatusOr<std::shared_ptr<const CachedEntry>> entry = DecodeCachedValue(std::move(blob));
     if (!entry.ok()) {
-      Bump(counters_->store_errors);
+      CountOne(counters_->store_errors);
       return;
     }
     const MemoryCache::InsertGuard guard{&invalidations_, invalidations};
     memory_->Insert(key, *std::move(entry), options_.ttl_ms * 1'000'000, &guard);
   }
   if (redis != nullptr) {
-    Bump(counters_->redis_stores);
+    CountOne(counters_->redis_stores);
     redis->Set(key, std::move(value), options_.ttl_ms,
                [self = shared_from_this()](const absl::Status& status) {
-                 if (!status.ok()) Bump(self->counters_->redis_store_errors);
+                 if (!status.ok()) CountOne(self->counters_->redis_store_errors);
                });
   }
 }

@@ -33,13 +33,8 @@ std::string Authority(const std::string& host, int port) {
 // A request smaller than this is gathered into one buffer for one TLS record.
 constexpr size_t kGatherBytes = size_t{64} * 1024;
 
-std::string OpenSslReason() {
-  const unsigned long code = ERR_peek_last_error();
-  ERR_clear_error();
-  if (code == 0) return "connection closed during the TLS exchange";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof(text));
-  return text;
+std::string TlsExchangeError() {
+  return TakeOpenSslError("connection closed during the TLS exchange");
 }
 
 bool IsIpLiteral(const std::string& host) {
@@ -145,7 +140,7 @@ absl::Status HttpConnection::StartTls() {
   ERR_clear_error();
   ssl_ = SSL_new(options_.tls->native());
   if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) {
-    tls_error_ = OpenSslReason();
+    tls_error_ = TlsExchangeError();
     return SocketError("TLS with", EPROTO);
   }
   if (IsIpLiteral(options_.host)) {
@@ -165,7 +160,7 @@ absl::Status HttpConnection::StartTls() {
     const long verify = SSL_get_verify_result(ssl_);
     tls_error_ = verify != X509_V_OK
                      ? StrCat("the server's certificate: ", X509_verify_cert_error_string(verify))
-                     : OpenSslReason();
+                     : TlsExchangeError();
     return SocketError("TLS handshake with", EPROTO);
   }
 }
@@ -187,7 +182,7 @@ ssize_t HttpConnection::ReadSome(void* data, size_t size) {
       if (errno == 0) return 0;  // closed without close_notify
       return -1;
     default:
-      tls_error_ = OpenSslReason();
+      tls_error_ = TlsExchangeError();
       errno = EPROTO;
       return -1;
   }
@@ -223,7 +218,7 @@ absl::Status HttpConnection::SendAll(std::span<const iovec> parts, bool raw) {
       } else if (error == SSL_ERROR_SYSCALL && errno != 0) {
         code = errno;
       } else {
-        tls_error_ = OpenSslReason();
+        tls_error_ = TlsExchangeError();
       }
       if (raw) {
         return absl::UnavailableError(StrCat("sending to ", authority_, ": ",

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -40,6 +41,10 @@ class TlsClientContext {
  private:
   SSL_CTX* const context_;
 };
+
+// The reason text of the last error OpenSSL queued on this thread, which it clears (the queue is
+// per thread and would otherwise explain a later failure); `when_none` if nothing is queued.
+std::string TakeOpenSslError(std::string_view when_none);
 
 }  // namespace brigade::net
 

@@ -2,13 +2,11 @@
 
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "core/strings.h"
 
 namespace brigade::telemetry {
 namespace {
-
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 void AppendEscaped(std::string_view text, bool escape_quote, std::string* out) {
   for (char c : text) {
@@ -47,18 +45,19 @@ std::string_view TypeName(MetricType type) {
 }  // namespace
 
 bool IsValidMetricName(std::string_view name) {
-  if (name.empty() || !(IsAlpha(name[0]) || name[0] == '_' || name[0] == ':')) return false;
+  if (name.empty() || !(absl::ascii_isalpha(name[0]) || name[0] == '_' || name[0] == ':'))
+    return false;
   for (char c : name) {
-    if (!(IsAlpha(c) || IsDigit(c) || c == '_' || c == ':')) return false;
+    if (!(absl::ascii_isalpha(c) || absl::ascii_isdigit(c) || c == '_' || c == ':')) return false;
   }
   return true;
 }
 
 bool IsValidLabelName(std::string_view name) {
-  if (name.empty() || !(IsAlpha(name[0]) || name[0] == '_')) return false;
+  if (name.empty() || !(absl::ascii_isalpha(name[0]) || name[0] == '_')) return false;
   if (name.starts_with("__")) return false;
   for (char c : name) {
-    if (!(IsAlpha(c) || IsDigit(c) || c == '_')) return false;
+    if (!(absl::ascii_isalpha(c) || absl::ascii_isdigit(c) || c == '_')) return false;
   }
   return true;
 }

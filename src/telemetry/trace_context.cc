@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "core/strings.h"
 #include "telemetry/fast_random.h"
 
@@ -67,9 +68,8 @@ std::string_view TrimOws(std::string_view text) {
 }
 
 bool IsLcAlpha(char c) { return c >= 'a' && c <= 'z'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsKeyChar(char c) {
-  return IsLcAlpha(c) || IsDigit(c) || c == '_' || c == '-' || c == '*' || c == '/';
+  return IsLcAlpha(c) || absl::ascii_isdigit(c) || c == '_' || c == '-' || c == '*' || c == '/';
 }
 
 // Level 1: simple-key = lcalpha 0*255(keychar);
@@ -82,7 +82,8 @@ bool IsValidTracestateKey(std::string_view key) {
   }
   const std::string_view tenant = key.substr(0, at);
   const std::string_view system = key.substr(at + 1);
-  if (tenant.empty() || tenant.size() > 241 || !(IsLcAlpha(tenant[0]) || IsDigit(tenant[0]))) {
+  if (tenant.empty() || tenant.size() > 241 ||
+      !(IsLcAlpha(tenant[0]) || absl::ascii_isdigit(tenant[0]))) {
     return false;
   }
   if (system.empty() || system.size() > 14 || !IsLcAlpha(system[0])) return false;

@@ -1,5 +1,7 @@
 #include "tools/analyze/analysis.h"
 
+#include <algorithm>
+
 #include "core/strings.h"
 
 namespace brigade::analyze {
@@ -14,6 +16,10 @@ std::string Analysis::PointLabel(size_t point) const {
   const PointResult& result = points[point];
   const ConfigResult& config = configs[result.config];
   return StrCat(config.variant, " ", config.config.Label(), " @ ", LoadLabel(result));
+}
+
+bool ListsPoint(const std::vector<size_t>& sorted, size_t point) {
+  return std::binary_search(sorted.begin(), sorted.end(), point);
 }
 
 }  // namespace brigade::analyze

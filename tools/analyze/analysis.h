@@ -112,6 +112,10 @@ struct Analysis {
   static std::string LoadLabel(const PointResult& point);
 };
 
+// Whether `point` is in `sorted`, an ascending list of indices into Analysis::points (the
+// frontier, a recommendation's feasible points).
+bool ListsPoint(const std::vector<size_t>& sorted, size_t point);
+
 }  // namespace brigade::analyze
 
 #endif  // BRIGADE_TOOLS_ANALYZE_ANALYSIS_H_

@@ -92,10 +92,6 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-bool Contains(const std::vector<size_t>& sorted, size_t value) {
-  return std::binary_search(sorted.begin(), sorted.end(), value);
-}
-
 void WriteSettings(const AnalysisSettings& settings, JsonWriter& json) {
   json.Key("settings");
   json.BeginObject();
@@ -228,8 +224,8 @@ void WritePoints(const Analysis& analysis, JsonWriter& json) {
     json.Field("failed", point.failed);
     json.Field("accuracy", point.accuracy);
     WriteServer(point.server, json);
-    json.Field("on_frontier", Contains(analysis.frontier, i));
-    json.Field("meets_slo", Contains(recommendation.feasible, i));
+    json.Field("on_frontier", ListsPoint(analysis.frontier, i));
+    json.Field("meets_slo", ListsPoint(recommendation.feasible, i));
     json.Field("recommended", recommendation.status == Recommendation::Status::kChosen &&
                                   recommendation.chosen == i);
     json.Field("error", point.error);

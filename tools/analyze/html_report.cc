@@ -31,10 +31,6 @@ pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
 
 std::string H(std::string_view text) { return XmlEscape(text); }
 
-bool Contains(const std::vector<size_t>& sorted, size_t value) {
-  return std::binary_search(sorted.begin(), sorted.end(), value);
-}
-
 std::string ColorOf(int variant) {
   return kPalette[static_cast<size_t>(variant) % std::size(kPalette)];
 }
@@ -56,7 +52,7 @@ ChartPoint MakePoint(const Analysis& analysis, size_t index, double x, double y)
                     .y = y,
                     .title = PointTitle(analysis, index),
                     .id = StrCat(index),
-                    .highlight = Contains(analysis.frontier, index),
+                    .highlight = ListsPoint(analysis.frontier, index),
                     .star = IsRecommended(analysis, index)};
 }
 
@@ -249,11 +245,11 @@ std::string PointsSection(const Analysis& analysis) {
     if (IsRecommended(analysis, i)) {
       row_class = "recommended";
       marks += "★ recommended ";
-    } else if (Contains(analysis.frontier, i)) {
+    } else if (ListsPoint(analysis.frontier, i)) {
       row_class = "frontier";
     }
-    if (Contains(analysis.frontier, i)) marks += "frontier ";
-    if (Contains(recommendation.feasible, i)) marks += "meets SLO ";
+    if (ListsPoint(analysis.frontier, i)) marks += "frontier ";
+    if (ListsPoint(recommendation.feasible, i)) marks += "meets SLO ";
     if (!point.error.empty()) {
       row_class = "error";
       marks += point.error;

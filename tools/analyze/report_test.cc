@@ -18,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-size_t Count(const std::string& text, std::string_view needle) {
+size_t Occurrences(const std::string& text, std::string_view needle) {
   size_t count = 0;
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
     ++count;
@@ -191,9 +191,9 @@ TEST(MachineTextTest, WarnsWhenOtherWorkCompetedForTheCores) {
 
 TEST(FormatPointTableTest, MarksFrontierRecommendedAndErrors) {
   const std::string table = FormatPointTable(Synthetic(5));
-  EXPECT_EQ(Count(table, "\n"), 8u);
-  EXPECT_EQ(Count(table, "recommended"), 1u);
-  EXPECT_EQ(Count(table, "frontier"), 4u);
+  EXPECT_EQ(Occurrences(table, "\n"), 8u);
+  EXPECT_EQ(Occurrences(table, "recommended"), 1u);
+  EXPECT_EQ(Occurrences(table, "frontier"), 4u);
   EXPECT_THAT(table, HasSubstr("error: no request succeeded"));
 }
 
@@ -209,10 +209,10 @@ TEST(HtmlReportTest, IsSelfContainedWithItsThreeCharts) {
   EXPECT_THAT(html, Not(HasSubstr("<link")));
   EXPECT_THAT(html, Not(HasSubstr("src=")));
   // Six valid points in each scatter chart (the failed one is left out) and one star each.
-  EXPECT_EQ(Count(html, "class=\"pt"), 12u);
-  EXPECT_EQ(Count(html, "class=\"pt star\""), 2u);
+  EXPECT_EQ(Occurrences(html, "class=\"pt"), 12u);
+  EXPECT_EQ(Occurrences(html, "class=\"pt star\""), 2u);
   // Stage bars for the six points with statistics.
-  EXPECT_EQ(Count(html, "<rect class=\"seg\""), 6u * 4);
+  EXPECT_EQ(Occurrences(html, "<rect class=\"seg\""), 6u * 4);
   EXPECT_THAT(html, HasSubstr("brigade analyze &lt;a&gt; &amp; &lt;b&gt;"));
   EXPECT_THAT(html, HasSubstr("<tr class=\"recommended\" data-id=\"3\">"));
   EXPECT_THAT(html, HasSubstr("Skipped configurations"));

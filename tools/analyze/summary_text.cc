@@ -8,10 +8,6 @@
 namespace brigade::analyze {
 namespace {
 
-bool Contains(const std::vector<size_t>& sorted, size_t value) {
-  return std::binary_search(sorted.begin(), sorted.end(), value);
-}
-
 std::string PointLine(const Analysis& analysis, size_t index) {
   const PointResult& point = analysis.points[index];
   return fmt::format("{}: p99 {} ms, p50 {} ms, {:.1f} requests/s, accuracy {}",
@@ -107,8 +103,8 @@ std::string FormatPointTable(const Analysis& analysis) {
     if (recommendation.status == Recommendation::Status::kChosen && recommendation.chosen == i) {
       marks += "recommended ";
     }
-    if (Contains(analysis.frontier, i)) marks += "frontier ";
-    if (Contains(recommendation.feasible, i)) marks += "meets-SLO ";
+    if (ListsPoint(analysis.frontier, i)) marks += "frontier ";
+    if (ListsPoint(recommendation.feasible, i)) marks += "meets-SLO ";
     if (!point.error.empty()) marks += StrCat("error: ", point.error.substr(0, 80));
     const std::string threads = config.config.threads == 0
                                     ? StrCat("auto(", config.config.effective_threads, ")")

@@ -8,7 +8,7 @@
 namespace brigade::doctor {
 namespace {
 
-const std::string kTestdata = BRIGADE_DOCTOR_TESTDATA;
+const std::string kHostFixtures = BRIGADE_DOCTOR_TESTDATA;
 
 TEST(CpuListTest, ParsesRangesAndSinglesAndFoldsThemBack) {
   absl::StatusOr<std::vector<int>> cpus = ParseCpuList("0-3,8,10-11\n");
@@ -26,19 +26,19 @@ TEST(CpuListTest, RefusesBackwardsRangesJunkAndIdsBeyondTheKernelsLimit) {
 }
 
 TEST(HostFilesTest, ReadsUnderTheRootAndNamesTheHostPathWhenMissing) {
-  const HostFiles host(kTestdata + "/tuned/");
+  const HostFiles host(kHostFixtures + "/tuned/");
   EXPECT_FALSE(host.is_live_host());
   EXPECT_EQ(*host.ReadLine("/sys/devices/system/cpu/online"), "0-7");
   absl::StatusOr<std::string> missing = host.Read("/sys/nothing/here");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("/sys/nothing/here"), std::string::npos);
-  EXPECT_EQ(missing.status().message().find(kTestdata), std::string::npos)
+  EXPECT_EQ(missing.status().message().find(kHostFixtures), std::string::npos)
       << "the message names the fixture's folder: " << missing.status();
   EXPECT_TRUE(HostFiles("/").is_live_host());
 }
 
 TEST(HostFilesTest, FollowsAbsoluteLinksInsideTheRoot) {
-  const HostFiles host(kTestdata + "/smt_powersave");
+  const HostFiles host(kHostFixtures + "/smt_powersave");
   absl::StatusOr<std::vector<std::string>> chain =
       host.Resolve("/usr/lib/x86_64-linux-gnu/libblas.so.3");
   ASSERT_TRUE(chain.ok()) << chain.status();
@@ -49,7 +49,7 @@ TEST(HostFilesTest, FollowsAbsoluteLinksInsideTheRoot) {
 }
 
 TEST(HostFilesTest, ListsAFolderSortedAndAMissingOneEmpty) {
-  const HostFiles host(kTestdata + "/tuned");
+  const HostFiles host(kHostFixtures + "/tuned");
   EXPECT_EQ(host.List("/sys/devices/system/node"), (std::vector<std::string>{"node0", "node1"}));
   EXPECT_TRUE(host.List("/sys/nothing").empty());
 }

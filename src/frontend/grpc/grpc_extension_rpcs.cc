@@ -11,12 +11,6 @@
 namespace brigade::frontend {
 namespace {
 
-grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(FinishStatus(status, context));
-  return reactor;
-}
-
 absl::Status NoCudaSharedMemory() {
   return absl::UnimplementedError(
       "CUDA shared memory is not supported on this server (it runs models on CPUs); use system "
@@ -36,9 +30,9 @@ grpc::ServerUnaryReactor* GrpcInferenceService::TraceSetting(
   absl::StatusOr<protocol::TraceSettings> settings =
       update.empty() ? server_->TraceSettings(request->model_name())
                      : server_->UpdateTraceSettings(request->model_name(), update);
-  if (!settings.ok()) return Reply(context, settings.status());
+  if (!settings.ok()) return FinishUnary(context, settings.status());
   protocol::grpc::EncodeTraceSettings(*settings, response);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::SystemSharedMemoryStatus(
@@ -48,12 +42,12 @@ grpc::ServerUnaryReactor* GrpcInferenceService::SystemSharedMemoryStatus(
           RefuseGrpc(options_.access_gate, *context, auth::Operation::kSharedMemoryStatus)) {
     return FinishRefused(context, *refused);
   }
-  if (options_.shared_memory == nullptr) return Reply(context, SharedMemoryDisabled());
+  if (options_.shared_memory == nullptr) return FinishUnary(context, SharedMemoryDisabled());
   absl::StatusOr<std::vector<protocol::SharedMemoryRegion>> regions =
       options_.shared_memory->Status(request->name());
-  if (!regions.ok()) return Reply(context, regions.status());
+  if (!regions.ok()) return FinishUnary(context, regions.status());
   protocol::grpc::EncodeSystemSharedMemoryStatus(*regions, response);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::SystemSharedMemoryRegister(
@@ -64,11 +58,11 @@ grpc::ServerUnaryReactor* GrpcInferenceService::SystemSharedMemoryRegister(
           RefuseGrpc(options_.access_gate, *context, auth::Operation::kSharedMemoryRegister)) {
     return FinishRefused(context, *refused);
   }
-  if (options_.shared_memory == nullptr) return Reply(context, SharedMemoryDisabled());
+  if (options_.shared_memory == nullptr) return FinishUnary(context, SharedMemoryDisabled());
   absl::StatusOr<protocol::SharedMemoryRegion> region =
       protocol::grpc::DecodeSystemSharedMemoryRegister(*request);
-  if (!region.ok()) return Reply(context, region.status());
-  return Reply(context, options_.shared_memory->Register(*region));
+  if (!region.ok()) return FinishUnary(context, region.status());
+  return FinishUnary(context, options_.shared_memory->Register(*region));
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::SystemSharedMemoryUnregister(
@@ -79,29 +73,29 @@ grpc::ServerUnaryReactor* GrpcInferenceService::SystemSharedMemoryUnregister(
           RefuseGrpc(options_.access_gate, *context, auth::Operation::kSharedMemoryRegister)) {
     return FinishRefused(context, *refused);
   }
-  if (options_.shared_memory == nullptr) return Reply(context, SharedMemoryDisabled());
-  return Reply(context, options_.shared_memory->Unregister(request->name()));
+  if (options_.shared_memory == nullptr) return FinishUnary(context, SharedMemoryDisabled());
+  return FinishUnary(context, options_.shared_memory->Unregister(request->name()));
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::CudaSharedMemoryStatus(
     grpc::CallbackServerContext* context,
     const inference::CudaSharedMemoryStatusRequest* /*request*/,
     inference::CudaSharedMemoryStatusResponse* /*response*/) {
-  return Reply(context, NoCudaSharedMemory());
+  return FinishUnary(context, NoCudaSharedMemory());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::CudaSharedMemoryRegister(
     grpc::CallbackServerContext* context,
     const inference::CudaSharedMemoryRegisterRequest* /*request*/,
     inference::CudaSharedMemoryRegisterResponse* /*response*/) {
-  return Reply(context, NoCudaSharedMemory());
+  return FinishUnary(context, NoCudaSharedMemory());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::CudaSharedMemoryUnregister(
     grpc::CallbackServerContext* context,
     const inference::CudaSharedMemoryUnregisterRequest* /*request*/,
     inference::CudaSharedMemoryUnregisterResponse* /*response*/) {
-  return Reply(context, NoCudaSharedMemory());
+  return FinishUnary(context, NoCudaSharedMemory());
 }
 
 }  // namespace brigade::frontend

@@ -13,16 +13,6 @@
 #include "protocol/model_version.h"
 
 namespace brigade::frontend {
-namespace {
-
-// Finishes a simple unary call with `status` on gRPC's default reactor.
-grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(FinishStatus(status, context));
-  return reactor;
-}
-
-}  // namespace
 
 GrpcInferenceService::GrpcInferenceService(InferenceServer* server, Options options)
     : server_(server),
@@ -40,7 +30,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerLive(
     return FinishRefused(context, *refused);
   }
   response->set_live(server_->IsLive());
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ServerReady(
@@ -51,7 +41,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerReady(
     return FinishRefused(context, *refused);
   }
   response->set_ready(server_->IsReady());
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
@@ -62,13 +52,13 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelReady(
     return FinishRefused(context, *refused);
   }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
-  if (!version.ok()) return Reply(context, version.status());
+  if (!version.ok()) return FinishUnary(context, version.status());
   // An unknown model or version is `ready: false` with OK, as Triton answers: clients poll this
   // until a model appears. Only a malformed version or a draining server is an error.
   absl::StatusOr<bool> ready = server_->ModelReady(request->name(), *version);
-  if (!ready.ok()) return Reply(context, ready.status());
+  if (!ready.ok()) return FinishUnary(context, ready.status());
   response->set_ready(*ready);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
@@ -80,7 +70,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ServerMetadata(
   }
   protocol::grpc::EncodeServerMetadata(
       AdvertisedMetadata(server_->Metadata(), options_.shared_memory), response);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
@@ -91,12 +81,12 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
     return FinishRefused(context, *refused);
   }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
-  if (!version.ok()) return Reply(context, version.status());
+  if (!version.ok()) return FinishUnary(context, version.status());
   absl::StatusOr<protocol::ModelMetadata> metadata =
       server_->GetModelMetadata(request->name(), *version);
-  if (!metadata.ok()) return Reply(context, metadata.status());
+  if (!metadata.ok()) return FinishUnary(context, metadata.status());
   protocol::grpc::EncodeModelMetadata(*metadata, response);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelInfer(
@@ -138,12 +128,12 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(
     return FinishRefused(context, *refused);
   }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
-  if (!version.ok()) return Reply(context, version.status());
+  if (!version.ok()) return FinishUnary(context, version.status());
   absl::StatusOr<config::ModelConfig> model_config =
       server_->GetModelConfig(request->name(), *version);
-  if (!model_config.ok()) return Reply(context, model_config.status());
+  if (!model_config.ok()) return FinishUnary(context, model_config.status());
   *response->mutable_config() = *std::move(model_config);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
@@ -154,12 +144,12 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelStatistics(
     return FinishRefused(context, *refused);
   }
   absl::StatusOr<int64_t> version = protocol::ParseModelVersion(request->version(), "version");
-  if (!version.ok()) return Reply(context, version.status());
+  if (!version.ok()) return FinishUnary(context, version.status());
   absl::StatusOr<std::vector<protocol::ModelStatistics>> stats =
       server_->Statistics(request->name(), *version);
-  if (!stats.ok()) return Reply(context, stats.status());
+  if (!stats.ok()) return FinishUnary(context, stats.status());
   protocol::grpc::EncodeModelStatistics(*stats, response);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
@@ -170,12 +160,12 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryIndex(
     return FinishRefused(context, *refused);
   }
   const absl::Status repository = protocol::grpc::CheckRepositoryName(request->repository_name());
-  if (!repository.ok()) return Reply(context, repository);
+  if (!repository.ok()) return FinishUnary(context, repository);
   absl::StatusOr<std::vector<protocol::RepositoryIndexEntry>> index =
       server_->RepositoryIndex(request->ready());
-  if (!index.ok()) return Reply(context, index.status());
+  if (!index.ok()) return FinishUnary(context, index.status());
   protocol::grpc::EncodeRepositoryIndex(*index, response);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
@@ -187,7 +177,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelLoad(
   }
   absl::StatusOr<protocol::LoadModelRequest> load =
       protocol::grpc::DecodeRepositoryModelLoad(*request);
-  if (!load.ok()) return Reply(context, load.status());
+  if (!load.ok()) return FinishUnary(context, load.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // The call stays open until the task finishes it; gRPC's shutdown waits for that.
   const bool posted =
@@ -209,7 +199,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::RepositoryModelUnload(
     return FinishRefused(context, *refused);
   }
   absl::StatusOr<std::string> name = protocol::grpc::DecodeRepositoryModelUnload(*request);
-  if (!name.ok()) return Reply(context, name.status());
+  if (!name.ok()) return FinishUnary(context, name.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const bool posted =
       repository_worker_.Post([this, context, reactor, name = *std::move(name)]() mutable {
@@ -231,11 +221,11 @@ grpc::ServerUnaryReactor* GrpcInferenceService::LogSettings(
   }
   absl::StatusOr<protocol::LogSettingsUpdate> update =
       protocol::grpc::DecodeLogSettingsRequest(*request);
-  if (!update.ok()) return Reply(context, update.status());
+  if (!update.ok()) return FinishUnary(context, update.status());
   absl::StatusOr<protocol::LogSettings> settings = server_->UpdateLogSettings(*update);
-  if (!settings.ok()) return Reply(context, settings.status());
+  if (!settings.ok()) return FinishUnary(context, settings.status());
   protocol::grpc::EncodeLogSettings(*settings, response);
-  return Reply(context, absl::OkStatus());
+  return FinishUnary(context, absl::OkStatus());
 }
 
 }  // namespace brigade::frontend

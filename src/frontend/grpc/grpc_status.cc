@@ -22,6 +22,13 @@ grpc::Status FinishStatus(const absl::Status& status, grpc::ServerContextBase* c
   return ToGrpcStatus(status);
 }
 
+grpc::ServerUnaryReactor* FinishUnary(grpc::CallbackServerContext* context,
+                                      const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(FinishStatus(status, context));
+  return reactor;
+}
+
 Deadline FromGrpcDeadline(std::chrono::system_clock::time_point grpc_deadline,
                           std::chrono::system_clock::time_point wall_now,
                           int64_t monotonic_now_ns) {

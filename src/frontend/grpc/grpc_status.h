@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "core/deadline.h"
 #include "grpcpp/server_context.h"
+#include "grpcpp/support/server_callback.h"
 #include "grpcpp/support/status.h"
 
 namespace brigade::frontend {
@@ -27,6 +28,11 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // ToGrpcStatus, and the retry hint added to `context`'s trailing metadata. Call before Finish().
 grpc::Status FinishStatus(const absl::Status& status, grpc::ServerContextBase* context);
+
+// Finishes a unary call that needs no reactor of its own with `status` (FinishStatus) on gRPC's
+// default reactor, and returns that reactor for the RPC method to hand back.
+grpc::ServerUnaryReactor* FinishUnary(grpc::CallbackServerContext* context,
+                                      const absl::Status& status);
 
 // The monotonic deadline (Clock::NowNs() scale) matching a gRPC deadline, given the wall-clock
 // and monotonic readings of "now". Infinite when the client set no deadline.

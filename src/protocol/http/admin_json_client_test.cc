@@ -5,23 +5,11 @@
 #include "protocol/http/metadata_json.h"
 #include "protocol/http/repository_json.h"
 #include "protocol/http/statistics_json.h"
+#include "protocol/http/test_padded_json.h"
 #include "simdjson.h"
 
 namespace brigade::protocol::http {
 namespace {
-
-// `text` followed by the read-ahead padding the decoders require.
-class PaddedJson {
- public:
-  explicit PaddedJson(std::string_view text) : size_(text.size()), bytes_(text) {
-    bytes_.append(kJsonPaddingBytes, ' ');
-  }
-  std::string_view json() const { return {bytes_.data(), size_}; }
-
- private:
-  size_t size_;
-  std::string bytes_;
-};
 
 TEST(HttpAdminCodecTest, DecodesServerMetadata) {
   simdjson::dom::parser parser;

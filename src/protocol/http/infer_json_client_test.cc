@@ -9,24 +9,12 @@
 #include "protocol/http/infer_request_json.h"
 #include "protocol/http/infer_response_json.h"
 #include "protocol/http/json_dom_reader.h"
+#include "protocol/http/test_padded_json.h"
 #include "protocol/http/url_path.h"
 #include "simdjson.h"
 
 namespace brigade::protocol::http {
 namespace {
-
-// `text` followed by the read-ahead padding the decoders require.
-class PaddedJson {
- public:
-  explicit PaddedJson(std::string_view text) : size_(text.size()), bytes_(text) {
-    bytes_.append(kJsonPaddingBytes, ' ');
-  }
-  std::string_view json() const { return {bytes_.data(), size_}; }
-
- private:
-  size_t size_;
-  std::string bytes_;
-};
 
 InferInput FloatInput(std::string name, Shape shape, std::vector<float> values) {
   return InferInput{.name = std::move(name),

@@ -32,12 +32,6 @@ absl::Status WithContext(std::string_view label, const absl::Status& status) {
   return absl::Status(status.code(), StrCat(label, ": ", status.message()));
 }
 
-absl::Status UnknownField(std::string_view where, field& entry) {
-  std::string_view key;
-  if (entry.unescaped_key().get(key) != simdjson::SUCCESS) key = "?";
-  return absl::InvalidArgumentError(StrCat(where, " has an unknown field '", key, "'"));
-}
-
 absl::Status DuplicateField(std::string_view where, std::string_view key) {
   return absl::InvalidArgumentError(StrCat(where, " has the field '", key, "' twice"));
 }
@@ -49,7 +43,7 @@ bool FirstTime(uint32_t bit, uint32_t* seen) {
   return true;
 }
 
-absl::StatusOr<Shape> ReadShape(value& json, LazyText label) {
+absl::StatusOr<Shape> ReadRequestShape(value& json, LazyText label) {
   array dims;
   if (json.get_array().get(dims) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
@@ -230,7 +224,7 @@ class RequestReader {
         dtype = *parsed;
       } else if (entry.key() == "shape") {
         if (!FirstTime(kShape, &seen)) return DuplicateField(label(), "shape");
-        BRIGADE_ASSIGN_OR_RETURN(shape, ReadShape(entry.value(), label));
+        BRIGADE_ASSIGN_OR_RETURN(shape, ReadRequestShape(entry.value(), label));
       } else if (entry.key() == "parameters") {
         if (!FirstTime(kParameters, &seen)) return DuplicateField(label(), "parameters");
         BRIGADE_RETURN_IF_ERROR(ReadParameters(

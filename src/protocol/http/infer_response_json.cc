@@ -111,7 +111,7 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
 // The client's half: a response body read back into an InferResponse.
 namespace {
 
-constexpr std::string_view kWhat = "infer";
+constexpr std::string_view kInferWhat = "infer";
 // Nested `data` arrays deeper than this are refused (a tensor rank bound, not a protocol one).
 constexpr int kMaxDataDepth = 32;
 
@@ -119,7 +119,7 @@ constexpr int kMaxDataDepth = 32;
 template <typename OnScalar>
 absl::Status VisitFlat(simdjson::dom::element element, int depth, OnScalar& on_scalar) {
   if (element.type() != simdjson::dom::element_type::ARRAY) return on_scalar(element);
-  if (depth >= kMaxDataDepth) return MalformedResponse(kWhat, "'data' is nested too deeply");
+  if (depth >= kMaxDataDepth) return MalformedResponse(kInferWhat, "'data' is nested too deeply");
   const simdjson::dom::array items = element.get_array().value_unsafe();
   for (simdjson::dom::element item : items) {
     BRIGADE_RETURN_IF_ERROR(VisitFlat(item, depth + 1, on_scalar));
@@ -162,14 +162,14 @@ absl::StatusOr<Tensor> FixedTensorFromJson(DataType dtype, const Shape& shape,
     if constexpr (std::is_same_v<T, bool>) {
       bool value = false;
       if (element.get(value) != simdjson::SUCCESS) {
-        return MalformedResponse(kWhat, StrCat("output '", name, "': data holds a non-bool"));
+        return MalformedResponse(kInferWhat, StrCat("output '", name, "': data holds a non-bool"));
       }
       values[written] = value;
     } else {
       absl::Status status = ReadNumber<T>(element, &values[written]);
       if (!status.ok()) {
-        return MalformedResponse(
-            kWhat, StrCat("output '", name, "': data element ", written, " is ", status.message()));
+        return MalformedResponse(kInferWhat, StrCat("output '", name, "': data element ", written,
+                                                    " is ", status.message()));
       }
     }
     ++written;
@@ -183,8 +183,8 @@ absl::StatusOr<Tensor> FixedTensorFromJson(DataType dtype, const Shape& shape,
   BRIGADE_RETURN_IF_ERROR(VisitFlat(data, 0, counting));
   if (seen != count) {
     return MalformedResponse(
-        kWhat, StrCat("output '", name, "' has ", seen, " data elements but its shape ",
-                      ShapeToString(shape), " holds ", count));
+        kInferWhat, StrCat("output '", name, "' has ", seen, " data elements but its shape ",
+                           ShapeToString(shape), " holds ", count));
   }
   return tensor;
 }
@@ -197,7 +197,7 @@ absl::StatusOr<Tensor> BytesTensorFromJson(const Shape& shape, simdjson::dom::el
   auto on_scalar = [&](simdjson::dom::element element) -> absl::Status {
     std::string_view value;
     if (element.get(value) != simdjson::SUCCESS) {
-      return MalformedResponse(kWhat, StrCat("output '", name, "': data holds a non-string"));
+      return MalformedResponse(kInferWhat, StrCat("output '", name, "': data holds a non-string"));
     }
     AppendSerializedString(value, &serialized);
     ++seen;
@@ -205,7 +205,7 @@ absl::StatusOr<Tensor> BytesTensorFromJson(const Shape& shape, simdjson::dom::el
   };
   BRIGADE_RETURN_IF_ERROR(VisitFlat(data, 0, on_scalar));
   if (seen != count) {
-    return MalformedResponse(kWhat,
+    return MalformedResponse(kInferWhat,
                              StrCat("output '", name, "' has ", seen, " strings but its shape ",
                                     ShapeToString(shape), " holds ", count));
   }
@@ -244,35 +244,36 @@ absl::StatusOr<Tensor> TensorFromJson(DataType dtype, const Shape& shape,
     case DataType::kInvalid:
       break;
   }
-  return MalformedResponse(
-      kWhat, StrCat("output '", name, "' of type ", DataTypeName(dtype), " was sent as JSON data"));
+  return MalformedResponse(kInferWhat, StrCat("output '", name, "' of type ", DataTypeName(dtype),
+                                              " was sent as JSON data"));
 }
 
 absl::Status DecodeOutput(simdjson::dom::object output, std::span<std::byte> binary,
                           size_t* binary_offset, const std::shared_ptr<const void>& owner,
                           InferOutput* out) {
-  BRIGADE_ASSIGN_OR_RETURN(std::string_view name, RequiredString(output, "name", kWhat));
+  BRIGADE_ASSIGN_OR_RETURN(std::string_view name, RequiredString(output, "name", kInferWhat));
   out->name = std::string(name);
-  BRIGADE_ASSIGN_OR_RETURN(std::string_view datatype, RequiredString(output, "datatype", kWhat));
+  BRIGADE_ASSIGN_OR_RETURN(std::string_view datatype,
+                           RequiredString(output, "datatype", kInferWhat));
   const std::optional<DataType> dtype = ParseDataType(datatype);
   if (!dtype.has_value()) {
-    return MalformedResponse(kWhat,
+    return MalformedResponse(kInferWhat,
                              StrCat("output '", name, "' has unknown datatype '", datatype, "'"));
   }
   simdjson::dom::element shape_value;
   if (output["shape"].get(shape_value) != simdjson::SUCCESS) {
-    return MalformedResponse(kWhat, StrCat("output '", name, "' has no shape"));
+    return MalformedResponse(kInferWhat, StrCat("output '", name, "' has no shape"));
   }
-  BRIGADE_ASSIGN_OR_RETURN(Shape shape, ReadShape(shape_value, kWhat));
+  BRIGADE_ASSIGN_OR_RETURN(Shape shape, ReadShape(shape_value, kInferWhat));
   simdjson::dom::element parameters;
   if (output["parameters"].get(parameters) == simdjson::SUCCESS) {
-    BRIGADE_RETURN_IF_ERROR(ReadParameters(parameters, kWhat, &out->parameters));
+    BRIGADE_RETURN_IF_ERROR(ReadParameters(parameters, kInferWhat, &out->parameters));
   }
   if (std::optional<int64_t> binary_size = out->parameters.GetInt("binary_data_size")) {
     const size_t size = static_cast<size_t>(*binary_size);
     if (*binary_size < 0 || binary.size() - *binary_offset < size) {
-      return MalformedResponse(kWhat, StrCat("output '", name, "': binary_data_size ", *binary_size,
-                                             " runs past the end of the body"));
+      return MalformedResponse(kInferWhat, StrCat("output '", name, "': binary_data_size ",
+                                                  *binary_size, " runs past the end of the body"));
     }
     std::byte* bytes = binary.data() + *binary_offset;
     *binary_offset += size;
@@ -286,20 +287,22 @@ absl::Status DecodeOutput(simdjson::dom::object output, std::span<std::byte> bin
         misaligned ? Tensor::Copy(*dtype, std::move(shape), {bytes, size})
                    : Tensor::View(*dtype, std::move(shape), bytes, size, owner);
     if (!tensor.ok()) {
-      return MalformedResponse(kWhat, StrCat("output '", name, "': ", tensor.status().message()));
+      return MalformedResponse(kInferWhat,
+                               StrCat("output '", name, "': ", tensor.status().message()));
     }
     out->tensor = *std::move(tensor);
     return absl::OkStatus();
   }
   simdjson::dom::element data;
   if (output["data"].get(data) != simdjson::SUCCESS) {
-    return MalformedResponse(kWhat, StrCat("output '", name,
-                                           "' has neither data nor "
-                                           "binary_data_size"));
+    return MalformedResponse(kInferWhat, StrCat("output '", name,
+                                                "' has neither data nor "
+                                                "binary_data_size"));
   }
   absl::StatusOr<Tensor> tensor = TensorFromJson(*dtype, shape, data, name);
   if (!tensor.ok() && tensor.status().code() != absl::StatusCode::kInternal) {
-    return MalformedResponse(kWhat, StrCat("output '", name, "': ", tensor.status().message()));
+    return MalformedResponse(kInferWhat,
+                             StrCat("output '", name, "': ", tensor.status().message()));
   }
   BRIGADE_ASSIGN_OR_RETURN(out->tensor, std::move(tensor));
   return absl::OkStatus();
@@ -312,33 +315,33 @@ absl::Status DecodeInferResponse(simdjson::dom::parser& parser, std::string_view
                                  InferResponse* response) {
   response->outputs.clear();
   response->parameters = Parameters();
-  BRIGADE_ASSIGN_OR_RETURN(simdjson::dom::element root, ParseJson(parser, json, kWhat));
+  BRIGADE_ASSIGN_OR_RETURN(simdjson::dom::element root, ParseJson(parser, json, kInferWhat));
   simdjson::dom::object object;
   if (root.get(object) != simdjson::SUCCESS) {
-    return MalformedResponse(kWhat, "the body is not a JSON object");
+    return MalformedResponse(kInferWhat, "the body is not a JSON object");
   }
   BRIGADE_ASSIGN_OR_RETURN(std::string_view model_name,
-                           OptionalString(object, "model_name", kWhat));
+                           OptionalString(object, "model_name", kInferWhat));
   response->model_name.assign(model_name);
   BRIGADE_ASSIGN_OR_RETURN(std::string_view model_version,
-                           OptionalString(object, "model_version", kWhat));
+                           OptionalString(object, "model_version", kInferWhat));
   response->model_version.assign(model_version);
-  BRIGADE_ASSIGN_OR_RETURN(std::string_view id, OptionalString(object, "id", kWhat));
+  BRIGADE_ASSIGN_OR_RETURN(std::string_view id, OptionalString(object, "id", kInferWhat));
   response->id.assign(id);
   simdjson::dom::element parameters;
   if (object["parameters"].get(parameters) == simdjson::SUCCESS) {
-    BRIGADE_RETURN_IF_ERROR(ReadParameters(parameters, kWhat, &response->parameters));
+    BRIGADE_RETURN_IF_ERROR(ReadParameters(parameters, kInferWhat, &response->parameters));
   }
   simdjson::dom::array outputs;
   if (object["outputs"].get(outputs) != simdjson::SUCCESS) {
-    return MalformedResponse(kWhat, "'outputs' is missing or not an array");
+    return MalformedResponse(kInferWhat, "'outputs' is missing or not an array");
   }
   size_t binary_offset = 0;
   response->outputs.reserve(outputs.size());
   for (simdjson::dom::element item : outputs) {
     simdjson::dom::object output;
     if (item.get(output) != simdjson::SUCCESS) {
-      return MalformedResponse(kWhat, "an entry of 'outputs' is not an object");
+      return MalformedResponse(kInferWhat, "an entry of 'outputs' is not an object");
     }
     InferOutput& decoded = response->outputs.emplace_back();
     BRIGADE_RETURN_IF_ERROR(DecodeOutput(output, binary, &binary_offset, owner, &decoded));

@@ -104,6 +104,12 @@ absl::StatusOr<bool> ReadBool(simdjson::ondemand::value& value, LazyText where) 
   return flag;
 }
 
+absl::Status UnknownField(std::string_view where, simdjson::ondemand::field& entry) {
+  std::string_view key;
+  if (entry.unescaped_key().get(key) != simdjson::SUCCESS) key = "?";
+  return absl::InvalidArgumentError(StrCat(where, " has an unknown field '", key, "'"));
+}
+
 absl::Status ReadParameters(simdjson::ondemand::value& value, LazyText where, Parameters* out) {
   simdjson::ondemand::object object;
   if (value.get_object().get(object) != simdjson::SUCCESS) {

@@ -78,6 +78,9 @@ absl::Status ReadParameters(simdjson::ondemand::value& value, LazyText where, Pa
 absl::StatusOr<std::string_view> ReadString(simdjson::ondemand::value& value, LazyText where);
 absl::StatusOr<bool> ReadBool(simdjson::ondemand::value& value, LazyText where);
 
+// "<where> has an unknown field '<key>'" as INVALID_ARGUMENT, for a field a decoder does not know.
+absl::Status UnknownField(std::string_view where, simdjson::ondemand::field& entry);
+
 }  // namespace brigade::protocol::http
 
 #endif  // BRIGADE_PROTOCOL_HTTP_JSON_READER_H_

@@ -17,10 +17,10 @@ using simdjson::ondemand::field;
 using simdjson::ondemand::object;
 using simdjson::ondemand::value;
 
-constexpr std::string_view kWhat = "log settings request";
+constexpr std::string_view kLogSettingsWhat = "log settings request";
 
 absl::StatusOr<bool> Bool(value& item, std::string_view key) {
-  return ReadBool(item, [&] { return StrCat(kWhat, ": '", key, "'"); });
+  return ReadBool(item, [&] { return StrCat(kLogSettingsWhat, ": '", key, "'"); });
 }
 
 }  // namespace
@@ -33,15 +33,15 @@ absl::StatusOr<protocol::LogSettingsUpdate> DecodeLogSettingsRequest(const BodyB
     return update;
   }
   JsonDocument document(body, body.size());
-  BRIGADE_ASSIGN_OR_RETURN(object root, document.RootObject(kWhat));
+  BRIGADE_ASSIGN_OR_RETURN(object root, document.RootObject(kLogSettingsWhat));
   for (auto field_result : root) {
     field entry;
-    if (auto error = std::move(field_result).get(entry)) return JsonError(kWhat, error);
+    if (auto error = std::move(field_result).get(entry)) return JsonError(kLogSettingsWhat, error);
     std::string_view key;
-    if (auto error = entry.unescaped_key().get(key)) return JsonError(kWhat, error);
+    if (auto error = entry.unescaped_key().get(key)) return JsonError(kLogSettingsWhat, error);
     if (key == "log_file" || key == "log_format") {
       BRIGADE_ASSIGN_OR_RETURN(std::string_view text, ReadString(entry.value(), [&] {
-                                 return StrCat(kWhat, ": '", key, "'");
+                                 return StrCat(kLogSettingsWhat, ": '", key, "'");
                                }));
       (key == "log_file" ? update.log_file : update.log_format) = std::string(text);
     } else if (key == "log_info") {
@@ -54,16 +54,17 @@ absl::StatusOr<protocol::LogSettingsUpdate> DecodeLogSettingsRequest(const BodyB
       uint64_t level = 0;
       if (entry.value().get_uint64().get(level) != simdjson::SUCCESS ||
           level > std::numeric_limits<uint32_t>::max()) {
-        return absl::InvalidArgumentError(
-            StrCat(kWhat, ": 'log_verbose_level' must be an integer in [0, 4294967295], got ",
-                   TokenText(entry.value())));
+        return absl::InvalidArgumentError(StrCat(
+            kLogSettingsWhat, ": 'log_verbose_level' must be an integer in [0, 4294967295], got ",
+            TokenText(entry.value())));
       }
       update.log_verbose_level = static_cast<uint32_t>(level);
     } else {
-      return absl::InvalidArgumentError(StrCat(kWhat, " has an unknown field '", key, "'"));
+      return absl::InvalidArgumentError(
+          StrCat(kLogSettingsWhat, " has an unknown field '", key, "'"));
     }
   }
-  BRIGADE_RETURN_IF_ERROR(document.FinishDocument(kWhat));
+  BRIGADE_RETURN_IF_ERROR(document.FinishDocument(kLogSettingsWhat));
   return update;
 }
 

@@ -10,14 +10,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<protocol::LogSettingsUpdate> Decode(std::string_view body) {
+absl::StatusOr<protocol::LogSettingsUpdate> DecodeLogSettings(std::string_view body) {
   return DecodeLogSettingsRequest(*BodyBuffer::FromString(body));
 }
 
 TEST(LogSettingsJsonTest, DecodesEveryTritonSetting) {
   absl::StatusOr<protocol::LogSettingsUpdate> update =
-      Decode(R"({"log_file":"","log_info":false,"log_warning":true,"log_error":true,)"
-             R"("log_verbose_level":3,"log_format":"ISO8601"})");
+      DecodeLogSettings(R"({"log_file":"","log_info":false,"log_warning":true,"log_error":true,)"
+                        R"("log_verbose_level":3,"log_format":"ISO8601"})");
   ASSERT_TRUE(update.ok()) << update.status();
   EXPECT_EQ(update->log_file, "");
   EXPECT_EQ(update->log_info, false);
@@ -29,7 +29,7 @@ TEST(LogSettingsJsonTest, DecodesEveryTritonSetting) {
 
 TEST(LogSettingsJsonTest, ABlankBodyOrAnEmptyObjectChangesNothing) {
   for (std::string_view body : {"", " \n", "{}"}) {
-    absl::StatusOr<protocol::LogSettingsUpdate> update = Decode(body);
+    absl::StatusOr<protocol::LogSettingsUpdate> update = DecodeLogSettings(body);
     ASSERT_TRUE(update.ok()) << update.status();
     EXPECT_FALSE(update->log_info.has_value());
     EXPECT_FALSE(update->log_verbose_level.has_value());
@@ -51,7 +51,7 @@ TEST(LogSettingsJsonTest, RefusesWrongTypesUnknownFieldsAndBadLevels) {
       {R"({"log_info":true)", "log settings request"},
   };
   for (const auto& c : cases) {
-    absl::StatusOr<protocol::LogSettingsUpdate> update = Decode(c.body);
+    absl::StatusOr<protocol::LogSettingsUpdate> update = DecodeLogSettings(c.body);
     ASSERT_FALSE(update.ok()) << c.body;
     EXPECT_EQ(update.status().code(), absl::StatusCode::kInvalidArgument) << c.body;
     EXPECT_THAT(std::string(update.status().message()), HasSubstr(std::string(c.fragment)))

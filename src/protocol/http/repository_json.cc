@@ -22,12 +22,6 @@ bool IsBlank(const BodyBuffer& body) {
                      [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
 }
 
-absl::Status UnknownField(std::string_view where, field& entry) {
-  std::string_view key;
-  if (entry.unescaped_key().get(key) != simdjson::SUCCESS) key = "?";
-  return absl::InvalidArgumentError(StrCat(where, " has an unknown field '", key, "'"));
-}
-
 // Calls `on_parameter(key, value)` for each entry of the body's `parameters` object, refusing any
 // other top-level field.
 template <typename OnParameter>

@@ -15,13 +15,13 @@ using simdjson::ondemand::field;
 using simdjson::ondemand::object;
 using simdjson::ondemand::value;
 
-constexpr std::string_view kWhat = "shared memory register request";
+constexpr std::string_view kRegisterWhat = "shared memory register request";
 
 absl::StatusOr<uint64_t> Unsigned(value& item, std::string_view key) {
   uint64_t out = 0;
   if (item.get_uint64().get(out) != simdjson::SUCCESS) {
-    return absl::InvalidArgumentError(
-        StrCat(kWhat, ": '", key, "' must be a non-negative integer, got ", TokenText(item)));
+    return absl::InvalidArgumentError(StrCat(
+        kRegisterWhat, ": '", key, "' must be a non-negative integer, got ", TokenText(item)));
   }
   return out;
 }
@@ -34,17 +34,18 @@ absl::StatusOr<protocol::SharedMemoryRegion> DecodeSharedMemoryRegisterRequest(
   protocol::SharedMemoryRegion region;
   region.name = std::string(name);
   JsonDocument document(body, body.size());
-  BRIGADE_ASSIGN_OR_RETURN(object root, document.RootObject(kWhat));
+  BRIGADE_ASSIGN_OR_RETURN(object root, document.RootObject(kRegisterWhat));
   std::optional<uint64_t> byte_size;
   bool has_key = false;
   for (auto field_result : root) {
     field entry;
-    if (auto error = std::move(field_result).get(entry)) return JsonError(kWhat, error);
+    if (auto error = std::move(field_result).get(entry)) return JsonError(kRegisterWhat, error);
     std::string_view key;
-    if (auto error = entry.unescaped_key().get(key)) return JsonError(kWhat, error);
+    if (auto error = entry.unescaped_key().get(key)) return JsonError(kRegisterWhat, error);
     if (key == "key") {
-      BRIGADE_ASSIGN_OR_RETURN(std::string_view text,
-                               ReadString(entry.value(), [&] { return StrCat(kWhat, ": 'key'"); }));
+      BRIGADE_ASSIGN_OR_RETURN(std::string_view text, ReadString(entry.value(), [&] {
+                                 return StrCat(kRegisterWhat, ": 'key'");
+                               }));
       region.key = std::string(text);
       has_key = true;
     } else if (key == "offset") {
@@ -52,12 +53,12 @@ absl::StatusOr<protocol::SharedMemoryRegion> DecodeSharedMemoryRegisterRequest(
     } else if (key == "byte_size") {
       BRIGADE_ASSIGN_OR_RETURN(byte_size, Unsigned(entry.value(), key));
     } else {
-      return absl::InvalidArgumentError(StrCat(kWhat, " has an unknown field '", key, "'"));
+      return absl::InvalidArgumentError(StrCat(kRegisterWhat, " has an unknown field '", key, "'"));
     }
   }
-  BRIGADE_RETURN_IF_ERROR(document.FinishDocument(kWhat));
-  if (!has_key) return absl::InvalidArgumentError(StrCat(kWhat, " has no 'key'"));
-  if (!byte_size) return absl::InvalidArgumentError(StrCat(kWhat, " has no 'byte_size'"));
+  BRIGADE_RETURN_IF_ERROR(document.FinishDocument(kRegisterWhat));
+  if (!has_key) return absl::InvalidArgumentError(StrCat(kRegisterWhat, " has no 'key'"));
+  if (!byte_size) return absl::InvalidArgumentError(StrCat(kRegisterWhat, " has no 'byte_size'"));
   region.byte_size = *byte_size;
   BRIGADE_RETURN_IF_ERROR(ValidateSharedMemoryKey(region.key));
   return region;

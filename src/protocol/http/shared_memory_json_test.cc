@@ -11,7 +11,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<protocol::SharedMemoryRegion> Decode(std::string_view name, std::string_view body) {
+absl::StatusOr<protocol::SharedMemoryRegion> DecodeRegister(std::string_view name,
+                                                            std::string_view body) {
   return DecodeSharedMemoryRegisterRequest(name, *BodyBuffer::FromString(body));
 }
 
@@ -22,25 +23,27 @@ void ExpectInvalid(const absl::StatusOr<protocol::SharedMemoryRegion>& result,
 }
 
 TEST(SharedMemoryJsonTest, RegisterRequestsAsTritonclientSendsThem) {
-  auto region = Decode("input", R"({"key":"/input_data","offset":0,"byte_size":602112})");
+  auto region = DecodeRegister("input", R"({"key":"/input_data","offset":0,"byte_size":602112})");
   ASSERT_TRUE(region.ok()) << region.status();
   EXPECT_EQ(*region, (protocol::SharedMemoryRegion{"input", "/input_data", 0, 602112}));
-  auto no_offset = Decode("o", R"({"byte_size":8,"key":"k"})");
+  auto no_offset = DecodeRegister("o", R"({"byte_size":8,"key":"k"})");
   ASSERT_TRUE(no_offset.ok()) << no_offset.status();
   EXPECT_EQ(no_offset->offset, 0u);
 }
 
 TEST(SharedMemoryJsonTest, BadRegisterRequestsNameTheField) {
-  ExpectInvalid(Decode("r", R"({"byte_size":8})"), "has no 'key'");
-  ExpectInvalid(Decode("r", R"({"key":"/k"})"), "has no 'byte_size'");
-  ExpectInvalid(Decode("r", R"({"key":"/k","byte_size":-8})"), "'byte_size' must be a non-negat");
-  ExpectInvalid(Decode("r", R"({"key":"/k","byte_size":8,"offset":"0"})"), "'offset' must be");
-  ExpectInvalid(Decode("r", R"({"key":7,"byte_size":8})"), "'key'");
-  ExpectInvalid(Decode("r", R"({"key":"/k","byte_size":8,"device_id":0})"),
+  ExpectInvalid(DecodeRegister("r", R"({"byte_size":8})"), "has no 'key'");
+  ExpectInvalid(DecodeRegister("r", R"({"key":"/k"})"), "has no 'byte_size'");
+  ExpectInvalid(DecodeRegister("r", R"({"key":"/k","byte_size":-8})"),
+                "'byte_size' must be a non-negat");
+  ExpectInvalid(DecodeRegister("r", R"({"key":"/k","byte_size":8,"offset":"0"})"),
+                "'offset' must be");
+  ExpectInvalid(DecodeRegister("r", R"({"key":7,"byte_size":8})"), "'key'");
+  ExpectInvalid(DecodeRegister("r", R"({"key":"/k","byte_size":8,"device_id":0})"),
                 "unknown field 'device_id'");
-  ExpectInvalid(Decode("r", R"({"key":"/../etc/passwd","byte_size":8})"), "never a path");
-  ExpectInvalid(Decode("", R"({"key":"/k","byte_size":8})"), "region name is empty");
-  ExpectInvalid(Decode("r", "[1]"), "shared memory register request");
+  ExpectInvalid(DecodeRegister("r", R"({"key":"/../etc/passwd","byte_size":8})"), "never a path");
+  ExpectInvalid(DecodeRegister("", R"({"key":"/k","byte_size":8})"), "region name is empty");
+  ExpectInvalid(DecodeRegister("r", "[1]"), "shared memory register request");
 }
 
 TEST(SharedMemoryJsonTest, StatusListsEachRegion) {

@@ -19,7 +19,7 @@
 namespace brigade::engine::onnx {
 namespace {
 
-enum class Op {
+enum class BinaryOp {
   kAdd,
   kSub,
   kMul,
@@ -44,13 +44,16 @@ enum class Op {
   kMean,
 };
 
-bool IsComparison(Op op) {
-  return op == Op::kEqual || op == Op::kLess || op == Op::kGreater || op == Op::kLessOrEqual ||
-         op == Op::kGreaterOrEqual;
+bool IsComparison(BinaryOp op) {
+  return op == BinaryOp::kEqual || op == BinaryOp::kLess || op == BinaryOp::kGreater ||
+         op == BinaryOp::kLessOrEqual || op == BinaryOp::kGreaterOrEqual;
 }
-bool IsLogical(Op op) { return op == Op::kAnd || op == Op::kOr || op == Op::kXor; }
-bool IsVariadic(Op op) {
-  return op == Op::kMax || op == Op::kMin || op == Op::kSum || op == Op::kMean;
+bool IsLogical(BinaryOp op) {
+  return op == BinaryOp::kAnd || op == BinaryOp::kOr || op == BinaryOp::kXor;
+}
+bool IsVariadic(BinaryOp op) {
+  return op == BinaryOp::kMax || op == BinaryOp::kMin || op == BinaryOp::kSum ||
+         op == BinaryOp::kMean;
 }
 
 template <typename T>
@@ -125,52 +128,52 @@ void RunRows(const BroadcastPlan& plan, const A* a, const B* b, O* out, int thre
 }
 
 template <typename T>
-bool Dispatch(Op op, const BroadcastPlan& plan, const std::byte* a, const std::byte* b,
+bool Dispatch(BinaryOp op, const BroadcastPlan& plan, const std::byte* a, const std::byte* b,
               std::byte* out, int threads) {
   const T* x = reinterpret_cast<const T*>(a);
   const T* y = reinterpret_cast<const T*>(b);
   T* o = reinterpret_cast<T*>(out);
   bool* ob = reinterpret_cast<bool*>(out);
   switch (op) {
-    case Op::kAdd:
-    case Op::kSum:
-    case Op::kMean:
+    case BinaryOp::kAdd:
+    case BinaryOp::kSum:
+    case BinaryOp::kMean:
       if constexpr (!std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads, [](T u, T v) { return static_cast<T>(u + v); });
         return true;
       }
       break;
-    case Op::kSub:
+    case BinaryOp::kSub:
       if constexpr (!std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads, [](T u, T v) { return static_cast<T>(u - v); });
         return true;
       }
       break;
-    case Op::kMul:
+    case BinaryOp::kMul:
       if constexpr (!std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads, [](T u, T v) { return static_cast<T>(u * v); });
         return true;
       }
       break;
-    case Op::kDiv:
+    case BinaryOp::kDiv:
       if constexpr (!std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads, [](T u, T v) { return SafeDiv(u, v); });
         return true;
       }
       break;
-    case Op::kMod:
+    case BinaryOp::kMod:
       if constexpr (!std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads, [](T u, T v) { return IntMod(u, v); });
         return true;
       }
       break;
-    case Op::kFMod:
+    case BinaryOp::kFMod:
       if constexpr (!std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads, [](T u, T v) { return FMod(u, v); });
         return true;
       }
       break;
-    case Op::kMax:
+    case BinaryOp::kMax:
       RunRows(plan, x, y, o, threads, [](T u, T v) {
         if constexpr (std::is_floating_point_v<T>) {
           if (std::isnan(u) || std::isnan(v)) return std::numeric_limits<T>::quiet_NaN();
@@ -178,7 +181,7 @@ bool Dispatch(Op op, const BroadcastPlan& plan, const std::byte* a, const std::b
         return u < v ? v : u;
       });
       return true;
-    case Op::kMin:
+    case BinaryOp::kMin:
       RunRows(plan, x, y, o, threads, [](T u, T v) {
         if constexpr (std::is_floating_point_v<T>) {
           if (std::isnan(u) || std::isnan(v)) return std::numeric_limits<T>::quiet_NaN();
@@ -186,61 +189,61 @@ bool Dispatch(Op op, const BroadcastPlan& plan, const std::byte* a, const std::b
         return v < u ? v : u;
       });
       return true;
-    case Op::kPRelu:
+    case BinaryOp::kPRelu:
       if constexpr (std::is_floating_point_v<T> || std::is_signed_v<T>) {
         RunRows(plan, x, y, o, threads,
                 [](T u, T v) { return u < T(0) ? static_cast<T>(u * v) : u; });
         return true;
       }
       break;
-    case Op::kShiftLeft:
+    case BinaryOp::kShiftLeft:
       if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads,
                 [](T u, T v) { return v >= sizeof(T) * 8 ? T(0) : static_cast<T>(u << v); });
         return true;
       }
       break;
-    case Op::kShiftRight:
+    case BinaryOp::kShiftRight:
       if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
         RunRows(plan, x, y, o, threads,
                 [](T u, T v) { return v >= sizeof(T) * 8 ? T(0) : static_cast<T>(u >> v); });
         return true;
       }
       break;
-    case Op::kEqual:
+    case BinaryOp::kEqual:
       RunRows(plan, x, y, ob, threads, [](T u, T v) { return u == v; });
       return true;
-    case Op::kLess:
+    case BinaryOp::kLess:
       RunRows(plan, x, y, ob, threads, [](T u, T v) { return u < v; });
       return true;
-    case Op::kGreater:
+    case BinaryOp::kGreater:
       RunRows(plan, x, y, ob, threads, [](T u, T v) { return u > v; });
       return true;
-    case Op::kLessOrEqual:
+    case BinaryOp::kLessOrEqual:
       RunRows(plan, x, y, ob, threads, [](T u, T v) { return u <= v; });
       return true;
-    case Op::kGreaterOrEqual:
+    case BinaryOp::kGreaterOrEqual:
       RunRows(plan, x, y, ob, threads, [](T u, T v) { return u >= v; });
       return true;
-    case Op::kAnd:
+    case BinaryOp::kAnd:
       if constexpr (std::is_same_v<T, bool>) {
         RunRows(plan, x, y, ob, threads, [](bool u, bool v) { return u && v; });
         return true;
       }
       break;
-    case Op::kOr:
+    case BinaryOp::kOr:
       if constexpr (std::is_same_v<T, bool>) {
         RunRows(plan, x, y, ob, threads, [](bool u, bool v) { return u || v; });
         return true;
       }
       break;
-    case Op::kXor:
+    case BinaryOp::kXor:
       if constexpr (std::is_same_v<T, bool>) {
         RunRows(plan, x, y, ob, threads, [](bool u, bool v) { return u != v; });
         return true;
       }
       break;
-    case Op::kPow:
+    case BinaryOp::kPow:
       break;  // handled with its own exponent type
   }
   return false;
@@ -270,12 +273,12 @@ bool DispatchPow(DataType exponent_type, const BroadcastPlan& plan, const std::b
 
 class BinaryKernel final : public OpKernel {
  public:
-  BinaryKernel(Op op, DataType dtype, DataType exponent_type, BroadcastPlan plan)
+  BinaryKernel(BinaryOp op, DataType dtype, DataType exponent_type, BroadcastPlan plan)
       : op_(op), dtype_(dtype), exponent_type_(exponent_type), plan_(std::move(plan)) {}
 
   absl::Status Run(const RunContext& ctx) override {
     VisitNumeric(dtype_, [&]<typename T>() {
-      if (op_ == Op::kPow) {
+      if (op_ == BinaryOp::kPow) {
         DispatchPow<T>(exponent_type_, plan_, ctx.inputs[0], ctx.inputs[1], ctx.outputs[0],
                        ctx.threads);
       } else {
@@ -286,7 +289,7 @@ class BinaryKernel final : public OpKernel {
   }
 
  private:
-  const Op op_;
+  const BinaryOp op_;
   const DataType dtype_;
   const DataType exponent_type_;
   const BroadcastPlan plan_;
@@ -295,7 +298,7 @@ class BinaryKernel final : public OpKernel {
 // Max/Min/Sum/Mean over N inputs: out = broadcast(in0), then out = f(out, in_k) in place.
 class VariadicKernel final : public OpKernel {
  public:
-  VariadicKernel(Op op, DataType dtype, BroadcastPlan first, std::vector<BroadcastPlan> rest,
+  VariadicKernel(BinaryOp op, DataType dtype, BroadcastPlan first, std::vector<BroadcastPlan> rest,
                  int64_t count)
       : op_(op), dtype_(dtype), first_(std::move(first)), rest_(std::move(rest)), count_(count) {}
 
@@ -307,7 +310,7 @@ class VariadicKernel final : public OpKernel {
         Dispatch<T>(op_, rest_[k], ctx.outputs[0], ctx.inputs[k + 1], ctx.outputs[0], ctx.threads);
       }
       if constexpr (!std::is_same_v<T, bool>) {
-        if (op_ == Op::kMean) {
+        if (op_ == BinaryOp::kMean) {
           const T n = static_cast<T>(rest_.size() + 1);
           for (int64_t i = 0; i < count_; ++i) out[i] = static_cast<T>(out[i] / n);
         }
@@ -317,43 +320,43 @@ class VariadicKernel final : public OpKernel {
   }
 
  private:
-  const Op op_;
+  const BinaryOp op_;
   const DataType dtype_;
   const BroadcastPlan first_;
   const std::vector<BroadcastPlan> rest_;
   const int64_t count_;
 };
 
-struct OpName {
+struct BinaryOpName {
   std::string_view name;
-  Op op;
+  BinaryOp op;
 };
-constexpr OpName kOps[] = {
-    {"Add", Op::kAdd},
-    {"Sub", Op::kSub},
-    {"Mul", Op::kMul},
-    {"Div", Op::kDiv},
-    {"Pow", Op::kPow},
-    {"Mod", Op::kMod},
-    {"Equal", Op::kEqual},
-    {"Less", Op::kLess},
-    {"Greater", Op::kGreater},
-    {"LessOrEqual", Op::kLessOrEqual},
-    {"GreaterOrEqual", Op::kGreaterOrEqual},
-    {"And", Op::kAnd},
-    {"Or", Op::kOr},
-    {"Xor", Op::kXor},
-    {"PRelu", Op::kPRelu},
-    {"BitShift", Op::kShiftLeft},
-    {"Max", Op::kMax},
-    {"Min", Op::kMin},
-    {"Sum", Op::kSum},
-    {"Mean", Op::kMean},
+constexpr BinaryOpName kBinaryOps[] = {
+    {"Add", BinaryOp::kAdd},
+    {"Sub", BinaryOp::kSub},
+    {"Mul", BinaryOp::kMul},
+    {"Div", BinaryOp::kDiv},
+    {"Pow", BinaryOp::kPow},
+    {"Mod", BinaryOp::kMod},
+    {"Equal", BinaryOp::kEqual},
+    {"Less", BinaryOp::kLess},
+    {"Greater", BinaryOp::kGreater},
+    {"LessOrEqual", BinaryOp::kLessOrEqual},
+    {"GreaterOrEqual", BinaryOp::kGreaterOrEqual},
+    {"And", BinaryOp::kAnd},
+    {"Or", BinaryOp::kOr},
+    {"Xor", BinaryOp::kXor},
+    {"PRelu", BinaryOp::kPRelu},
+    {"BitShift", BinaryOp::kShiftLeft},
+    {"Max", BinaryOp::kMax},
+    {"Min", BinaryOp::kMin},
+    {"Sum", BinaryOp::kSum},
+    {"Mean", BinaryOp::kMean},
 };
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(KernelContext& ctx) {
-  Op op = Op::kAdd;
-  for (const OpName& entry : kOps) {
+  BinaryOp op = BinaryOp::kAdd;
+  for (const BinaryOpName& entry : kBinaryOps) {
     if (entry.name == ctx.node->op_type) op = entry.op;
   }
   if (ctx.num_inputs() == 0 || !ctx.has_input(0)) return ctx.Error("needs inputs");
@@ -364,12 +367,12 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(KernelContext& ctx) {
   if (!VisitNumeric(dtype, []<typename T>() {})) {
     return ctx.Unsupported("element type ", DataTypeName(dtype), " is not supported");
   }
-  if (op == Op::kMod && ctx.node->attributes.GetInt("fmod", 0) != 0) op = Op::kFMod;
-  if (op == Op::kMod && (dtype == DataType::kFp32 || dtype == DataType::kFp64)) {
+  if (op == BinaryOp::kMod && ctx.node->attributes.GetInt("fmod", 0) != 0) op = BinaryOp::kFMod;
+  if (op == BinaryOp::kMod && (dtype == DataType::kFp32 || dtype == DataType::kFp64)) {
     return ctx.Error("floating-point Mod requires fmod=1");
   }
-  if (op == Op::kShiftLeft && ctx.node->attributes.GetString("direction", "") == "RIGHT") {
-    op = Op::kShiftRight;
+  if (op == BinaryOp::kShiftLeft && ctx.node->attributes.GetString("direction", "") == "RIGHT") {
+    op = BinaryOp::kShiftRight;
   }
   if (IsLogical(op) && dtype != DataType::kBool) return ctx.Error("logical ops take bool inputs");
 
@@ -395,12 +398,12 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(KernelContext& ctx) {
 
   if (ctx.num_inputs() != 2 || !ctx.has_input(1)) return ctx.Error("needs two inputs");
   const DataType other = ctx.input(1).dtype;
-  if (op != Op::kPow && other != dtype) {
+  if (op != BinaryOp::kPow && other != dtype) {
     return ctx.Error("inputs have different element types ", DataTypeName(dtype), " and ",
                      DataTypeName(other));
   }
   BRIGADE_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(ctx, ctx.input(0).shape, ctx.input(1).shape));
-  if (op == Op::kPRelu && out != ctx.input(0).shape) {
+  if (op == BinaryOp::kPRelu && out != ctx.input(0).shape) {
     return ctx.Error("slope ", ShapeToString(ctx.input(1).shape), " does not broadcast to ",
                      ShapeToString(ctx.input(0).shape));
   }
@@ -409,7 +412,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(KernelContext& ctx) {
   const bool to_bool = IsComparison(op) || IsLogical(op);
   ctx.SetOutput(0, to_bool ? DataType::kBool : dtype, out);
   // Check once here that the type combination is implemented, so Run cannot silently skip.
-  if (op != Op::kPow) {
+  if (op != BinaryOp::kPow) {
     bool ok = false;
     VisitNumeric(dtype, [&]<typename T>() {
       ok = Dispatch<T>(op, BroadcastPlan(Shape{0}, std::span<const Shape>()), nullptr, nullptr,
@@ -475,7 +478,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateWhere(KernelContext& ctx) {
 }  // namespace
 
 void RegisterBinaryKernels(KernelRegistry* registry) {
-  for (const OpName& entry : kOps) {
+  for (const BinaryOpName& entry : kBinaryOps) {
     KernelDef def;
     def.op_type = std::string(entry.name);
     def.create = &CreateBinary;

@@ -18,7 +18,7 @@
 namespace brigade::engine::onnx {
 namespace {
 
-enum class Op {
+enum class UnaryOp {
   kRelu,
   kLeakyRelu,
   kElu,
@@ -60,75 +60,75 @@ enum class Op {
   kClip,
 };
 
-struct OpInfo {
+struct UnaryOpInfo {
   std::string_view name;
-  Op op;
+  UnaryOp op;
   // Which element types the op takes: floats only, any signed numeric, or any numeric.
   enum class Types { kFloat, kSigned, kNumeric, kBool } types;
 };
 
-constexpr OpInfo kOps[] = {
-    {"Relu", Op::kRelu, OpInfo::Types::kSigned},
-    {"LeakyRelu", Op::kLeakyRelu, OpInfo::Types::kFloat},
-    {"Elu", Op::kElu, OpInfo::Types::kFloat},
-    {"Selu", Op::kSelu, OpInfo::Types::kFloat},
-    {"Celu", Op::kCelu, OpInfo::Types::kFloat},
-    {"ThresholdedRelu", Op::kThresholdedRelu, OpInfo::Types::kFloat},
-    {"HardSigmoid", Op::kHardSigmoid, OpInfo::Types::kFloat},
-    {"HardSwish", Op::kHardSwish, OpInfo::Types::kFloat},
-    {"Softplus", Op::kSoftplus, OpInfo::Types::kFloat},
-    {"Softsign", Op::kSoftsign, OpInfo::Types::kFloat},
-    {"Sigmoid", Op::kSigmoid, OpInfo::Types::kFloat},
-    {"Tanh", Op::kTanh, OpInfo::Types::kFloat},
-    {"Erf", Op::kErf, OpInfo::Types::kFloat},
-    {"Gelu", Op::kGelu, OpInfo::Types::kFloat},
-    {"Exp", Op::kExp, OpInfo::Types::kFloat},
-    {"Log", Op::kLog, OpInfo::Types::kFloat},
-    {"Sqrt", Op::kSqrt, OpInfo::Types::kFloat},
-    {"Reciprocal", Op::kReciprocal, OpInfo::Types::kFloat},
-    {"Floor", Op::kFloor, OpInfo::Types::kFloat},
-    {"Ceil", Op::kCeil, OpInfo::Types::kFloat},
-    {"Round", Op::kRound, OpInfo::Types::kFloat},
-    {"Sin", Op::kSin, OpInfo::Types::kFloat},
-    {"Cos", Op::kCos, OpInfo::Types::kFloat},
-    {"Tan", Op::kTan, OpInfo::Types::kFloat},
-    {"Asin", Op::kAsin, OpInfo::Types::kFloat},
-    {"Acos", Op::kAcos, OpInfo::Types::kFloat},
-    {"Atan", Op::kAtan, OpInfo::Types::kFloat},
-    {"Sinh", Op::kSinh, OpInfo::Types::kFloat},
-    {"Cosh", Op::kCosh, OpInfo::Types::kFloat},
-    {"Asinh", Op::kAsinh, OpInfo::Types::kFloat},
-    {"Acosh", Op::kAcosh, OpInfo::Types::kFloat},
-    {"Atanh", Op::kAtanh, OpInfo::Types::kFloat},
-    {"Abs", Op::kAbs, OpInfo::Types::kNumeric},
-    {"Neg", Op::kNeg, OpInfo::Types::kSigned},
-    {"Sign", Op::kSign, OpInfo::Types::kNumeric},
-    {"Not", Op::kNot, OpInfo::Types::kBool},
-    {"IsNaN", Op::kIsNaN, OpInfo::Types::kFloat},
-    {"IsInf", Op::kIsInf, OpInfo::Types::kFloat},
-    {"Clip", Op::kClip, OpInfo::Types::kNumeric},
+constexpr UnaryOpInfo kUnaryOps[] = {
+    {"Relu", UnaryOp::kRelu, UnaryOpInfo::Types::kSigned},
+    {"LeakyRelu", UnaryOp::kLeakyRelu, UnaryOpInfo::Types::kFloat},
+    {"Elu", UnaryOp::kElu, UnaryOpInfo::Types::kFloat},
+    {"Selu", UnaryOp::kSelu, UnaryOpInfo::Types::kFloat},
+    {"Celu", UnaryOp::kCelu, UnaryOpInfo::Types::kFloat},
+    {"ThresholdedRelu", UnaryOp::kThresholdedRelu, UnaryOpInfo::Types::kFloat},
+    {"HardSigmoid", UnaryOp::kHardSigmoid, UnaryOpInfo::Types::kFloat},
+    {"HardSwish", UnaryOp::kHardSwish, UnaryOpInfo::Types::kFloat},
+    {"Softplus", UnaryOp::kSoftplus, UnaryOpInfo::Types::kFloat},
+    {"Softsign", UnaryOp::kSoftsign, UnaryOpInfo::Types::kFloat},
+    {"Sigmoid", UnaryOp::kSigmoid, UnaryOpInfo::Types::kFloat},
+    {"Tanh", UnaryOp::kTanh, UnaryOpInfo::Types::kFloat},
+    {"Erf", UnaryOp::kErf, UnaryOpInfo::Types::kFloat},
+    {"Gelu", UnaryOp::kGelu, UnaryOpInfo::Types::kFloat},
+    {"Exp", UnaryOp::kExp, UnaryOpInfo::Types::kFloat},
+    {"Log", UnaryOp::kLog, UnaryOpInfo::Types::kFloat},
+    {"Sqrt", UnaryOp::kSqrt, UnaryOpInfo::Types::kFloat},
+    {"Reciprocal", UnaryOp::kReciprocal, UnaryOpInfo::Types::kFloat},
+    {"Floor", UnaryOp::kFloor, UnaryOpInfo::Types::kFloat},
+    {"Ceil", UnaryOp::kCeil, UnaryOpInfo::Types::kFloat},
+    {"Round", UnaryOp::kRound, UnaryOpInfo::Types::kFloat},
+    {"Sin", UnaryOp::kSin, UnaryOpInfo::Types::kFloat},
+    {"Cos", UnaryOp::kCos, UnaryOpInfo::Types::kFloat},
+    {"Tan", UnaryOp::kTan, UnaryOpInfo::Types::kFloat},
+    {"Asin", UnaryOp::kAsin, UnaryOpInfo::Types::kFloat},
+    {"Acos", UnaryOp::kAcos, UnaryOpInfo::Types::kFloat},
+    {"Atan", UnaryOp::kAtan, UnaryOpInfo::Types::kFloat},
+    {"Sinh", UnaryOp::kSinh, UnaryOpInfo::Types::kFloat},
+    {"Cosh", UnaryOp::kCosh, UnaryOpInfo::Types::kFloat},
+    {"Asinh", UnaryOp::kAsinh, UnaryOpInfo::Types::kFloat},
+    {"Acosh", UnaryOp::kAcosh, UnaryOpInfo::Types::kFloat},
+    {"Atanh", UnaryOp::kAtanh, UnaryOpInfo::Types::kFloat},
+    {"Abs", UnaryOp::kAbs, UnaryOpInfo::Types::kNumeric},
+    {"Neg", UnaryOp::kNeg, UnaryOpInfo::Types::kSigned},
+    {"Sign", UnaryOp::kSign, UnaryOpInfo::Types::kNumeric},
+    {"Not", UnaryOp::kNot, UnaryOpInfo::Types::kBool},
+    {"IsNaN", UnaryOp::kIsNaN, UnaryOpInfo::Types::kFloat},
+    {"IsInf", UnaryOp::kIsInf, UnaryOpInfo::Types::kFloat},
+    {"Clip", UnaryOp::kClip, UnaryOpInfo::Types::kNumeric},
 };
 
-const OpInfo* FindOp(std::string_view name) {
-  for (const OpInfo& info : kOps) {
+const UnaryOpInfo* FindOp(std::string_view name) {
+  for (const UnaryOpInfo& info : kUnaryOps) {
     if (info.name == name) return &info;
   }
   return nullptr;
 }
 
-bool TypeAllowed(OpInfo::Types types, DataType dtype) {
+bool TypeAllowed(UnaryOpInfo::Types types, DataType dtype) {
   const bool is_float = dtype == DataType::kFp32 || dtype == DataType::kFp64;
   const bool is_signed = is_float || dtype == DataType::kInt8 || dtype == DataType::kInt16 ||
                          dtype == DataType::kInt32 || dtype == DataType::kInt64;
   switch (types) {
-    case OpInfo::Types::kFloat:
+    case UnaryOpInfo::Types::kFloat:
       return is_float;
-    case OpInfo::Types::kSigned:
+    case UnaryOpInfo::Types::kSigned:
       return is_signed;
-    case OpInfo::Types::kNumeric:
+    case UnaryOpInfo::Types::kNumeric:
       return dtype != DataType::kBool && dtype != DataType::kBytes && DataTypeSize(dtype) > 0 &&
              dtype != DataType::kFp16 && dtype != DataType::kBf16;
-    case OpInfo::Types::kBool:
+    case UnaryOpInfo::Types::kBool:
       return dtype == DataType::kBool;
   }
   return false;
@@ -147,95 +147,95 @@ struct Params {
 // The scalar function of `op` on a value of type T (computed in double for integer-safe
 // floating math where T is double, float otherwise).
 template <typename T>
-T Apply(Op op, T x, const Params& p) {
+T Apply(UnaryOp op, T x, const Params& p) {
   using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const F v = static_cast<F>(x);
   const F alpha = static_cast<F>(p.alpha);
   const F beta = static_cast<F>(p.beta);
   switch (op) {
-    case Op::kRelu:
+    case UnaryOp::kRelu:
       return x > T(0) ? x : T(0);
-    case Op::kLeakyRelu:
+    case UnaryOp::kLeakyRelu:
       return static_cast<T>(v >= 0 ? v : alpha * v);
-    case Op::kElu:
+    case UnaryOp::kElu:
       return static_cast<T>(v >= 0 ? v : alpha * (std::exp(v) - 1));
-    case Op::kSelu:
+    case UnaryOp::kSelu:
       return static_cast<T>(static_cast<F>(p.gamma) * (v > 0 ? v : alpha * (std::exp(v) - 1)));
-    case Op::kCelu:
+    case UnaryOp::kCelu:
       return static_cast<T>(std::max(F(0), v) + std::min(F(0), alpha * (std::exp(v / alpha) - 1)));
-    case Op::kThresholdedRelu:
+    case UnaryOp::kThresholdedRelu:
       return static_cast<T>(v > alpha ? v : F(0));
-    case Op::kHardSigmoid:
+    case UnaryOp::kHardSigmoid:
       return static_cast<T>(std::max(F(0), std::min(F(1), alpha * v + beta)));
-    case Op::kHardSwish:
+    case UnaryOp::kHardSwish:
       return static_cast<T>(v * std::max(F(0), std::min(F(1), v / F(6) + F(0.5))));
-    case Op::kSoftplus:
+    case UnaryOp::kSoftplus:
       return static_cast<T>(v > F(20) ? v : std::log1p(std::exp(v)));
-    case Op::kSoftsign:
+    case UnaryOp::kSoftsign:
       return static_cast<T>(v / (F(1) + std::abs(v)));
-    case Op::kSigmoid:
+    case UnaryOp::kSigmoid:
       return static_cast<T>(v >= 0 ? F(1) / (F(1) + std::exp(-v))
                                    : std::exp(v) / (F(1) + std::exp(v)));
-    case Op::kTanh:
+    case UnaryOp::kTanh:
       return static_cast<T>(std::tanh(v));
-    case Op::kErf:
+    case UnaryOp::kErf:
       return static_cast<T>(std::erf(v));
-    case Op::kGelu:
+    case UnaryOp::kGelu:
       return static_cast<T>(F(0.5) * v * (F(1) + std::erf(v * F(0.70710678118654752440))));
-    case Op::kExp:
+    case UnaryOp::kExp:
       return static_cast<T>(std::exp(v));
-    case Op::kLog:
+    case UnaryOp::kLog:
       return static_cast<T>(std::log(v));
-    case Op::kSqrt:
+    case UnaryOp::kSqrt:
       return static_cast<T>(std::sqrt(v));
-    case Op::kReciprocal:
+    case UnaryOp::kReciprocal:
       return static_cast<T>(F(1) / v);
-    case Op::kFloor:
+    case UnaryOp::kFloor:
       return static_cast<T>(std::floor(v));
-    case Op::kCeil:
+    case UnaryOp::kCeil:
       return static_cast<T>(std::ceil(v));
-    case Op::kRound:
+    case UnaryOp::kRound:
       return static_cast<T>(std::nearbyint(v));
-    case Op::kSin:
+    case UnaryOp::kSin:
       return static_cast<T>(std::sin(v));
-    case Op::kCos:
+    case UnaryOp::kCos:
       return static_cast<T>(std::cos(v));
-    case Op::kTan:
+    case UnaryOp::kTan:
       return static_cast<T>(std::tan(v));
-    case Op::kAsin:
+    case UnaryOp::kAsin:
       return static_cast<T>(std::asin(v));
-    case Op::kAcos:
+    case UnaryOp::kAcos:
       return static_cast<T>(std::acos(v));
-    case Op::kAtan:
+    case UnaryOp::kAtan:
       return static_cast<T>(std::atan(v));
-    case Op::kSinh:
+    case UnaryOp::kSinh:
       return static_cast<T>(std::sinh(v));
-    case Op::kCosh:
+    case UnaryOp::kCosh:
       return static_cast<T>(std::cosh(v));
-    case Op::kAsinh:
+    case UnaryOp::kAsinh:
       return static_cast<T>(std::asinh(v));
-    case Op::kAcosh:
+    case UnaryOp::kAcosh:
       return static_cast<T>(std::acosh(v));
-    case Op::kAtanh:
+    case UnaryOp::kAtanh:
       return static_cast<T>(std::atanh(v));
-    case Op::kAbs:
+    case UnaryOp::kAbs:
       if constexpr (std::is_unsigned_v<T>) {
         return x;
       } else {
         return x < T(0) ? static_cast<T>(-x) : x;
       }
-    case Op::kNeg:
+    case UnaryOp::kNeg:
       if constexpr (std::is_unsigned_v<T>) {
         return x;
       } else {
         return static_cast<T>(-x);
       }
-    case Op::kSign:
+    case UnaryOp::kSign:
       return static_cast<T>((x > T(0)) - (x < T(0)));
-    case Op::kNot:
-    case Op::kIsNaN:
-    case Op::kIsInf:
-    case Op::kClip:
+    case UnaryOp::kNot:
+    case UnaryOp::kIsNaN:
+    case UnaryOp::kIsInf:
+    case UnaryOp::kClip:
       return x;  // handled by dedicated loops
   }
   return x;
@@ -244,19 +244,19 @@ T Apply(Op op, T x, const Params& p) {
 // Generic typed loop.
 class LoopKernel final : public OpKernel {
  public:
-  LoopKernel(Op op, Params params, DataType dtype, int64_t count)
+  LoopKernel(UnaryOp op, Params params, DataType dtype, int64_t count)
       : op_(op), params_(params), dtype_(dtype), count_(count) {}
 
   absl::Status Run(const RunContext& ctx) override {
     const std::byte* in = ctx.inputs[0];
     std::byte* out = ctx.outputs[0];
-    if (op_ == Op::kNot) {
+    if (op_ == UnaryOp::kNot) {
       Map<bool, bool>(ctx, in, out, [](bool x) { return !x; });
       return absl::OkStatus();
     }
-    if (op_ == Op::kIsNaN || op_ == Op::kIsInf) {
+    if (op_ == UnaryOp::kIsNaN || op_ == UnaryOp::kIsInf) {
       const bool pos = params_.detect_positive != 0, neg = params_.detect_negative != 0;
-      const bool nan = op_ == Op::kIsNaN;
+      const bool nan = op_ == UnaryOp::kIsNaN;
       VisitNumeric(dtype_, [&]<typename T>() {
         if constexpr (std::is_floating_point_v<T>) {
           Map<T, bool>(ctx, in, out, [=](T x) {
@@ -267,10 +267,10 @@ class LoopKernel final : public OpKernel {
       });
       return absl::OkStatus();
     }
-    if (op_ == Op::kClip) return RunClip(ctx);
+    if (op_ == UnaryOp::kClip) return RunClip(ctx);
     VisitNumeric(dtype_, [&]<typename T>() {
       if constexpr (!std::is_same_v<T, bool>) {
-        const Op op = op_;
+        const UnaryOp op = op_;
         const Params p = params_;
         Map<T, T>(ctx, in, out, [op, p](T x) { return Apply<T>(op, x, p); });
       }
@@ -304,7 +304,7 @@ class LoopKernel final : public OpKernel {
     return absl::OkStatus();
   }
 
-  const Op op_;
+  const UnaryOp op_;
   const Params params_;
   const DataType dtype_;
   const int64_t count_;
@@ -317,32 +317,32 @@ struct DnnlAlg {
   float beta = 0;
 };
 
-std::optional<DnnlAlg> DnnlAlgFor(Op op, const Params& p) {
+std::optional<DnnlAlg> DnnlAlgFor(UnaryOp op, const Params& p) {
   using a = dnnl::algorithm;
   switch (op) {
-    case Op::kRelu:
+    case UnaryOp::kRelu:
       return DnnlAlg{a::eltwise_relu, 0, 0};
-    case Op::kLeakyRelu:
+    case UnaryOp::kLeakyRelu:
       return DnnlAlg{a::eltwise_relu, static_cast<float>(p.alpha), 0};
-    case Op::kElu:
+    case UnaryOp::kElu:
       return DnnlAlg{a::eltwise_elu, static_cast<float>(p.alpha), 0};
-    case Op::kSigmoid:
+    case UnaryOp::kSigmoid:
       return DnnlAlg{a::eltwise_logistic, 0, 0};
-    case Op::kTanh:
+    case UnaryOp::kTanh:
       return DnnlAlg{a::eltwise_tanh, 0, 0};
-    case Op::kGelu:
+    case UnaryOp::kGelu:
       return DnnlAlg{a::eltwise_gelu_erf, 0, 0};
-    case Op::kExp:
+    case UnaryOp::kExp:
       return DnnlAlg{a::eltwise_exp, 0, 0};
-    case Op::kSqrt:
+    case UnaryOp::kSqrt:
       return DnnlAlg{a::eltwise_sqrt, 0, 0};
-    case Op::kAbs:
+    case UnaryOp::kAbs:
       return DnnlAlg{a::eltwise_abs, 0, 0};
-    case Op::kHardSwish:
+    case UnaryOp::kHardSwish:
       return DnnlAlg{a::eltwise_hardswish, 0, 0};
-    case Op::kNeg:
+    case UnaryOp::kNeg:
       return DnnlAlg{a::eltwise_linear, -1, 0};
-    case Op::kClip:
+    case UnaryOp::kClip:
       if (p.clip_min_runtime || p.clip_max_runtime) return std::nullopt;
       return DnnlAlg{a::eltwise_clip,
                      static_cast<float>(p.clip_min.value_or(-std::numeric_limits<float>::max())),
@@ -353,7 +353,7 @@ std::optional<DnnlAlg> DnnlAlgFor(Op op, const Params& p) {
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateUnary(KernelContext& ctx) {
-  const OpInfo* info = FindOp(ctx.node->op_type);
+  const UnaryOpInfo* info = FindOp(ctx.node->op_type);
   if (info == nullptr) return ctx.Unsupported("not a unary op");
   const ValueInfo& x = ctx.input(0);
   if (!TypeAllowed(info->types, x.dtype)) {
@@ -362,27 +362,27 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateUnary(KernelContext& ctx) {
   const AttributeMap& attrs = ctx.node->attributes;
   Params p;
   switch (info->op) {
-    case Op::kLeakyRelu:
+    case UnaryOp::kLeakyRelu:
       p.alpha = attrs.GetFloat("alpha", 0.01f);
       break;
-    case Op::kElu:
-    case Op::kCelu:
-    case Op::kThresholdedRelu:
+    case UnaryOp::kElu:
+    case UnaryOp::kCelu:
+    case UnaryOp::kThresholdedRelu:
       p.alpha = attrs.GetFloat("alpha", 1.0f);
       break;
-    case Op::kSelu:
+    case UnaryOp::kSelu:
       p.alpha = attrs.GetFloat("alpha", 1.67326319217681884765625f);
       p.gamma = attrs.GetFloat("gamma", 1.05070102214813232421875f);
       break;
-    case Op::kHardSigmoid:
+    case UnaryOp::kHardSigmoid:
       p.alpha = attrs.GetFloat("alpha", 0.2f);
       p.beta = attrs.GetFloat("beta", 0.5f);
       break;
-    case Op::kIsInf:
+    case UnaryOp::kIsInf:
       p.detect_positive = attrs.GetInt("detect_positive", 1);
       p.detect_negative = attrs.GetInt("detect_negative", 1);
       break;
-    case Op::kClip:
+    case UnaryOp::kClip:
       for (size_t i = 1; i <= 2; ++i) {
         if (!ctx.has_input(i)) continue;
         if (ctx.input(i).dtype != x.dtype || ctx.input(i).num_elements() != 1) {
@@ -400,7 +400,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateUnary(KernelContext& ctx) {
       break;
   }
   const DataType out_type =
-      info->op == Op::kIsNaN || info->op == Op::kIsInf ? DataType::kBool : x.dtype;
+      info->op == UnaryOp::kIsNaN || info->op == UnaryOp::kIsInf ? DataType::kBool : x.dtype;
   ctx.SetOutput(0, out_type, x.shape);
   if (ctx.shape_only) return std::unique_ptr<OpKernel>();
 
@@ -427,20 +427,20 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateUnary(KernelContext& ctx) {
 }  // namespace
 
 void RegisterElementwiseKernels(KernelRegistry* registry) {
-  for (const OpInfo& info : kOps) {
+  for (const UnaryOpInfo& info : kUnaryOps) {
     KernelDef def;
     def.op_type = std::string(info.name);
     def.create = &CreateUnary;
-    if (info.op == Op::kGelu) def.domain = std::string(kBrigadeDomain);
+    if (info.op == UnaryOp::kGelu) def.domain = std::string(kBrigadeDomain);
     // Ops oneDNN runs in place of any layout.
     switch (info.op) {
-      case Op::kRelu:
-      case Op::kLeakyRelu:
-      case Op::kSigmoid:
-      case Op::kTanh:
-      case Op::kHardSwish:
-      case Op::kClip:
-      case Op::kElu:
+      case UnaryOp::kRelu:
+      case UnaryOp::kLeakyRelu:
+      case UnaryOp::kSigmoid:
+      case UnaryOp::kTanh:
+      case UnaryOp::kHardSwish:
+      case UnaryOp::kClip:
+      case UnaryOp::kElu:
         def.blocked_inputs = Inputs({0});
         break;
       default:

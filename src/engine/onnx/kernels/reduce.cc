@@ -16,23 +16,23 @@
 namespace brigade::engine::onnx {
 namespace {
 
-enum class Op { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+enum class ReduceOp { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
 
-struct OpName {
+struct ReduceOpName {
   std::string_view name;
-  Op op;
+  ReduceOp op;
 };
-constexpr OpName kOps[] = {
-    {"ReduceSum", Op::kSum},
-    {"ReduceMean", Op::kMean},
-    {"ReduceMax", Op::kMax},
-    {"ReduceMin", Op::kMin},
-    {"ReduceProd", Op::kProd},
-    {"ReduceL1", Op::kL1},
-    {"ReduceL2", Op::kL2},
-    {"ReduceLogSum", Op::kLogSum},
-    {"ReduceLogSumExp", Op::kLogSumExp},
-    {"ReduceSumSquare", Op::kSumSquare},
+constexpr ReduceOpName kReduceOps[] = {
+    {"ReduceSum", ReduceOp::kSum},
+    {"ReduceMean", ReduceOp::kMean},
+    {"ReduceMax", ReduceOp::kMax},
+    {"ReduceMin", ReduceOp::kMin},
+    {"ReduceProd", ReduceOp::kProd},
+    {"ReduceL1", ReduceOp::kL1},
+    {"ReduceL2", ReduceOp::kL2},
+    {"ReduceLogSum", ReduceOp::kLogSum},
+    {"ReduceLogSumExp", ReduceOp::kLogSumExp},
+    {"ReduceSumSquare", ReduceOp::kSumSquare},
 };
 
 // Output index → input offsets: kept dims iterate the output, reduced dims are summed over.
@@ -89,7 +89,7 @@ void ForReduced(const ReducePlan& plan, int64_t o, F f) {
 
 class ReduceKernel final : public OpKernel {
  public:
-  ReduceKernel(Op op, DataType dtype, ReducePlan plan)
+  ReduceKernel(ReduceOp op, DataType dtype, ReducePlan plan)
       : op_(op), dtype_(dtype), plan_(std::move(plan)) {}
 
   absl::Status Run(const RunContext& ctx) override {
@@ -105,68 +105,69 @@ class ReduceKernel final : public OpKernel {
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
     const T* in = ctx.in<T>(0);
     T* out = ctx.out<T>(0);
-    const Op op = op_;
+    const ReduceOp op = op_;
     const int64_t n = plan_.reduce_count;
-    ParallelFor(
-        ctx.threads, plan_.out_count, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)),
-        [&](int64_t b, int64_t e) {
-          for (int64_t o = b; o < e; ++o) {
-            if (op == Op::kMax || op == Op::kMin) {
-              T best =
-                  op == Op::kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-              if constexpr (std::is_floating_point_v<T>) {
-                if (op == Op::kMax) best = -std::numeric_limits<T>::infinity();
-                if (op == Op::kMin) best = std::numeric_limits<T>::infinity();
-              }
-              ForReduced(plan_, o, [&](int64_t i) {
-                best = op == Op::kMax ? std::max(best, in[i]) : std::min(best, in[i]);
-              });
-              out[o] = best;
-              continue;
-            }
-            if (op == Op::kLogSumExp) {
-              double m = -std::numeric_limits<double>::infinity();
-              ForReduced(plan_, o, [&](int64_t i) { m = std::max(m, static_cast<double>(in[i])); });
-              double s = 0;
-              ForReduced(plan_, o,
-                         [&](int64_t i) { s += std::exp(static_cast<double>(in[i]) - m); });
-              out[o] = static_cast<T>(n == 0 ? -std::numeric_limits<double>::infinity()
-                                             : m + std::log(s));
-              continue;
-            }
-            Acc acc = op == Op::kProd ? Acc(1) : Acc(0);
-            ForReduced(plan_, o, [&](int64_t i) {
-              const Acc v = static_cast<Acc>(in[i]);
-              switch (op) {
-                case Op::kProd:
-                  acc *= v;
-                  break;
-                case Op::kL1:
-                  acc += v < 0 ? -v : v;
-                  break;
-                case Op::kL2:
-                case Op::kSumSquare:
-                  acc += v * v;
-                  break;
-                default:
-                  acc += v;
-              }
-            });
-            double r = static_cast<double>(acc);
-            if (op == Op::kMean) r = n == 0 ? 0 : r / static_cast<double>(n);
-            if (op == Op::kL2) r = std::sqrt(r);
-            if (op == Op::kLogSum) r = std::log(r);
-            if constexpr (std::is_floating_point_v<T>) {
-              out[o] = static_cast<T>(r);
-            } else {
-              out[o] = op == Op::kMean ? static_cast<T>(r) : static_cast<T>(acc);
-              if (op == Op::kL2 || op == Op::kLogSum) out[o] = static_cast<T>(r);
-            }
-          }
-        });
+    ParallelFor(ctx.threads, plan_.out_count, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t o = b; o < e; ++o) {
+                    if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
+                      T best = op == ReduceOp::kMax ? std::numeric_limits<T>::lowest()
+                                                    : std::numeric_limits<T>::max();
+                      if constexpr (std::is_floating_point_v<T>) {
+                        if (op == ReduceOp::kMax) best = -std::numeric_limits<T>::infinity();
+                        if (op == ReduceOp::kMin) best = std::numeric_limits<T>::infinity();
+                      }
+                      ForReduced(plan_, o, [&](int64_t i) {
+                        best = op == ReduceOp::kMax ? std::max(best, in[i]) : std::min(best, in[i]);
+                      });
+                      out[o] = best;
+                      continue;
+                    }
+                    if (op == ReduceOp::kLogSumExp) {
+                      double m = -std::numeric_limits<double>::infinity();
+                      ForReduced(plan_, o,
+                                 [&](int64_t i) { m = std::max(m, static_cast<double>(in[i])); });
+                      double s = 0;
+                      ForReduced(plan_, o,
+                                 [&](int64_t i) { s += std::exp(static_cast<double>(in[i]) - m); });
+                      out[o] = static_cast<T>(n == 0 ? -std::numeric_limits<double>::infinity()
+                                                     : m + std::log(s));
+                      continue;
+                    }
+                    Acc acc = op == ReduceOp::kProd ? Acc(1) : Acc(0);
+                    ForReduced(plan_, o, [&](int64_t i) {
+                      const Acc v = static_cast<Acc>(in[i]);
+                      switch (op) {
+                        case ReduceOp::kProd:
+                          acc *= v;
+                          break;
+                        case ReduceOp::kL1:
+                          acc += v < 0 ? -v : v;
+                          break;
+                        case ReduceOp::kL2:
+                        case ReduceOp::kSumSquare:
+                          acc += v * v;
+                          break;
+                        default:
+                          acc += v;
+                      }
+                    });
+                    double r = static_cast<double>(acc);
+                    if (op == ReduceOp::kMean) r = n == 0 ? 0 : r / static_cast<double>(n);
+                    if (op == ReduceOp::kL2) r = std::sqrt(r);
+                    if (op == ReduceOp::kLogSum) r = std::log(r);
+                    if constexpr (std::is_floating_point_v<T>) {
+                      out[o] = static_cast<T>(r);
+                    } else {
+                      out[o] = op == ReduceOp::kMean ? static_cast<T>(r) : static_cast<T>(acc);
+                      if (op == ReduceOp::kL2 || op == ReduceOp::kLogSum)
+                        out[o] = static_cast<T>(r);
+                    }
+                  }
+                });
   }
 
-  const Op op_;
+  const ReduceOp op_;
   const DataType dtype_;
   const ReducePlan plan_;
 };
@@ -190,8 +191,8 @@ absl::StatusOr<std::vector<bool>> ReducedAxes(const KernelContext& ctx, size_t r
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateReduce(KernelContext& ctx) {
-  Op op = Op::kSum;
-  for (const OpName& entry : kOps) {
+  ReduceOp op = ReduceOp::kSum;
+  for (const ReduceOpName& entry : kReduceOps) {
     if (entry.name == ctx.node->op_type) op = entry.op;
   }
   const ValueInfo& x = ctx.input(0);
@@ -208,7 +209,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateReduce(KernelContext& ctx) {
     } else if (keep) {
       out.push_back(1);
     }
-    if (mask[d] && x.shape[d] == 0 && (op == Op::kMax || op == Op::kMin)) {
+    if (mask[d] && x.shape[d] == 0 && (op == ReduceOp::kMax || op == ReduceOp::kMin)) {
       return ctx.Error("cannot reduce an empty axis with ", ctx.node->op_type);
     }
   }
@@ -275,7 +276,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateArg(KernelContext& ctx) {
 }  // namespace
 
 void RegisterReduceKernels(KernelRegistry* registry) {
-  for (const OpName& entry : kOps) {
+  for (const ReduceOpName& entry : kReduceOps) {
     KernelDef def;
     def.op_type = std::string(entry.name);
     def.create = &CreateReduce;

@@ -12,7 +12,7 @@
 namespace brigade::engine::onnx {
 namespace {
 
-bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
+bool IsEightBitInteger(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 
 // A DequantizeLinear (or QuantizeLinear) with constant scale and zero point.
 struct QuantParams {
@@ -75,7 +75,7 @@ bool SevenBitWeights(const Tensor& wq) {
   return true;
 }
 
-bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
+bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
   const bool conv = IsOp(op, "Conv");
   if (!conv && !IsOp(op, "MatMul")) return false;
   Node* dq_x = ProducerOp(graph, index, op.input(0), "DequantizeLinear");
@@ -86,7 +86,8 @@ bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
   if (!x || !w || x->scales.size() != 1) return false;
   const Value& xv = graph->value(x->data);
   const Tensor* wq = ConstantOf(*graph, w->data);
-  if (!Is8Bit(xv.dtype) || wq == nullptr || !Is8Bit(wq->dtype())) return false;
+  if (!IsEightBitInteger(xv.dtype) || wq == nullptr || !IsEightBitInteger(wq->dtype()))
+    return false;
   if (!ZeroPointIs(*graph, *w, wq->dtype() == DataType::kInt8 ? 0 : 128)) return false;
   if (!DnnlInt8IsExact() && (xv.dtype != DataType::kUint8 || !SevenBitWeights(*wq))) return false;
   const Shape& ws = wq->shape();
@@ -114,7 +115,7 @@ bool FuseOne(Graph* graph, const GraphIndex& index, Node& op) {
   if (!y || y->scales.size() != 1) return false;
   const DataType y_type =
       y->zero_point != kNoValue ? graph->value(y->zero_point).dtype : DataType::kUint8;
-  if (!Is8Bit(y_type)) return false;
+  if (!IsEightBitInteger(y_type)) return false;
   // Bias: an fp32 constant (or a DequantizeLinear of one) requantized to int32.
   ValueId bias_q = kNoValue;
   if (conv && op.has_input(2)) {
@@ -184,7 +185,7 @@ absl::StatusOr<bool> QdqFusion::Run(Graph* graph) const {
     progress = false;
     const GraphIndex index(*graph);
     for (Node& node : graph->nodes()) {
-      if (!node.removed && FuseOne(graph, index, node)) {
+      if (!node.removed && FuseQdqAround(graph, index, node)) {
         progress = changed = true;
         break;  // the index is stale
       }

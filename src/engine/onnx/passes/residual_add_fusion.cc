@@ -42,7 +42,7 @@ bool Compatible(const Value& out, const Value& other, bool conv) {
 }
 
 // Fuses one Add into its producer; returns whether it did.
-bool FuseOne(Graph* graph, const GraphIndex& index, Node& add) {
+bool FuseResidualAdd(Graph* graph, const GraphIndex& index, Node& add) {
   auto& nodes = graph->nodes();
   // Candidates: operands produced by a fused node that feeds only this Add; prefer the one
   // later in the order (its other operand is then already computed).
@@ -87,7 +87,7 @@ absl::StatusOr<bool> ResidualAddFusion::Run(Graph* graph) const {
     const GraphIndex index(*graph);
     for (Node& add : graph->nodes()) {
       if (!IsOp(add, "Add") || add.inputs.size() != 2) continue;
-      if (FuseOne(graph, index, add)) {
+      if (FuseResidualAdd(graph, index, add)) {
         progress = changed = true;
         break;  // the index is stale now
       }
