@@ -13,6 +13,9 @@
 //         Outputs come back as JSON unless `binary_outputs` (request-wide `binary_data_output`)
 //         or the output's own RequestedOutput::binary asks for binary data.
 //   gRPC: inputs always as raw_input_contents; the binary flags do not apply.
+//   Either: an input whose parameters name a `shared_memory_region` (with its offset and byte
+//         size, protocol/shared_memory.h) sends no bytes at all; its tensor still gives the shape
+//         and datatype (a client writing into its region can make it a view of those bytes).
 //
 // A plain value type; no behaviour. Input tensors are shared (Tensor), not copied, when the spec
 // is copied.

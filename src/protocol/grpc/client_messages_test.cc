@@ -37,6 +37,28 @@ TEST(EncodeModelInferRequestTest, SendsInputsAsRawContentsWithParameters) {
   EXPECT_EQ(message.outputs(0).name(), "OUT");
 }
 
+TEST(EncodeModelInferRequestTest, SharedMemoryInputsHaveNoRawContentsEntry) {
+  InferSpec request;
+  request.model_name = "m";
+  const std::vector<float> values = {1.5f};
+  request.inputs.push_back(
+      InferInput{.name = "A", .tensor = *Tensor::Zeros(DataType::kFp32, {4}), .parameters = {}});
+  request.inputs[0].parameters.Set("shared_memory_region", std::string("r"));
+  request.inputs[0].parameters.Set("shared_memory_byte_size", int64_t{16});
+  request.inputs.push_back(
+      InferInput{.name = "B", .tensor = *Tensor::FromValues<float>({1}, values), .parameters = {}});
+  inference::ModelInferRequest message;
+  ASSERT_TRUE(EncodeModelInferRequest(request, &message).ok());
+  ASSERT_EQ(message.inputs_size(), 2);
+  EXPECT_EQ(message.inputs(0).shape(0), 4);
+  EXPECT_EQ(message.inputs(0).parameters().at("shared_memory_region").string_param(), "r");
+  EXPECT_EQ(message.inputs(0).parameters().at("shared_memory_byte_size").int64_param(), 16);
+  // Only B's bytes travel: raw_input_contents lists the inputs not in shared memory.
+  ASSERT_EQ(message.raw_input_contents_size(), 1);
+  EXPECT_EQ(message.raw_input_contents(0),
+            std::string(reinterpret_cast<const char*>(values.data()), 4));
+}
+
 TEST(EncodeModelInferRequestTest, ReusingTheMessageReplacesItsContents) {
   InferSpec request;
   request.model_name = "m";

@@ -503,6 +503,8 @@ absl::Status EncodeModelInferRequest(const InferSpec& request, inference::ModelI
     wire->set_datatype(std::string(DataTypeName(tensor.dtype())));
     for (int64_t dim : tensor.shape()) wire->add_shape(dim);
     EncodeParameters(input.parameters, wire->mutable_parameters());
+    // raw_input_contents lists only the inputs not in shared memory (as the server reads it).
+    if (input.parameters.Contains(kSharedMemoryRegionParameter)) continue;
     out->add_raw_input_contents()->assign(reinterpret_cast<const char*>(tensor.data()),
                                           tensor.byte_size());
   }

@@ -92,7 +92,8 @@ absl::Status DecodeParameters(const InferParameterMap& map, std::string_view whe
 void EncodeParameters(const Parameters& parameters, InferParameterMap* out);
 
 // The client's request: fills `out`, which is cleared first; reusing one message across calls
-// reuses its allocations.
+// reuses its allocations. An input whose parameters name a `shared_memory_region` gets no
+// raw_input_contents entry (its bytes are in the region; its tensor gives shape and type).
 absl::Status EncodeModelInferRequest(const InferSpec& request, inference::ModelInferRequest* out);
 
 // The client's reading of a response: decodes `message` into `response` (overwritten).

@@ -70,6 +70,35 @@ TEST(EncodeInferRequestTest, BinaryInputsCarryTheirSizeAndFollowTheJsonUncopied)
   EXPECT_EQ(parts[1].size(), 7u);
 }
 
+TEST(EncodeInferRequestTest, SharedMemoryInputsSendTheirReferenceAndNoBytes) {
+  InferSpec request;
+  request.model_name = "m";
+  InferInput shared = FloatInput("A", {2}, {1.0f, 2.0f});
+  shared.parameters.Set("shared_memory_region", std::string("r"));
+  shared.parameters.Set("shared_memory_offset", int64_t{64});
+  shared.parameters.Set("shared_memory_byte_size", int64_t{8});
+  request.inputs.push_back(std::move(shared));
+  request.inputs.push_back(FloatInput("B", {1}, {3.0f}));
+  std::string json;
+  std::vector<std::span<const std::byte>> parts;
+  // JSON and binary requests alike: the shared input has neither `data` nor binary bytes.
+  ASSERT_TRUE(EncodeInferRequest(request, &json, &parts).ok());
+  EXPECT_EQ(json, R"({"inputs":[{"name":"A","shape":[2],"datatype":"FP32","parameters":)"
+                  R"({"shared_memory_region":"r","shared_memory_offset":64,)"
+                  R"("shared_memory_byte_size":8}},)"
+                  R"({"name":"B","shape":[1],"datatype":"FP32","data":[3]}]})");
+  EXPECT_TRUE(parts.empty());
+  request.binary_inputs = true;
+  ASSERT_TRUE(EncodeInferRequest(request, &json, &parts).ok());
+  EXPECT_EQ(json,
+            R"({"inputs":[{"name":"A","shape":[2],"datatype":"FP32","parameters":)"
+            R"({"shared_memory_region":"r","shared_memory_offset":64,)"
+            R"("shared_memory_byte_size":8}},)"
+            R"({"name":"B","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]})");
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].data(), request.inputs[1].tensor.data());
+}
+
 TEST(EncodeInferRequestTest, ReusedBuffersAreOverwrittenNotAppended) {
   InferSpec request;
   request.model_name = "m";

@@ -541,7 +541,10 @@ absl::Status EncodeInferRequest(const InferSpec& request, std::string* json,
     writer.EndArray();
     writer.Field("datatype");
     writer.String(DataTypeName(tensor.dtype()));
-    if (request.binary_inputs) {
+    if (input.parameters.Contains(kSharedMemoryRegionParameter)) {
+      // The server reads the bytes from the client's region: only the reference travels.
+      WriteRequestParameters(input.parameters, "", ParameterValue(false), &writer);
+    } else if (request.binary_inputs) {
       WriteRequestParameters(input.parameters, "binary_data_size",
                              ParameterValue(static_cast<int64_t>(tensor.byte_size())), &writer);
       binary_parts->push_back(tensor.bytes());

@@ -43,7 +43,9 @@
 // "parameters","data"}], "outputs": [{"name","parameters"}]}. With binary inputs each input
 // carries `binary_data_size` instead of `data` and its bytes follow the JSON, in input order (the
 // caller sends `Inference-Header-Content-Length: <json size>`). Binary outputs are requested with
-// `binary_data_output` (request) or `binary_data` (per output). It fails with INVALID_ARGUMENT,
+// `binary_data_output` (request) or `binary_data` (per output). An input whose parameters name a
+// `shared_memory_region` goes with its name, shape, datatype and parameters only (its tensor gives
+// the shape and type; its bytes are in the region). It fails with INVALID_ARGUMENT,
 // naming the input, when a request cannot be written (FP16/BF16 or non-UTF-8 BYTES as JSON, an
 // input without a tensor).
 //

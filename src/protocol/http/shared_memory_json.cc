@@ -64,6 +64,20 @@ absl::StatusOr<protocol::SharedMemoryRegion> DecodeSharedMemoryRegisterRequest(
   return region;
 }
 
+std::string EncodeSharedMemoryRegisterRequest(const protocol::SharedMemoryRegion& region) {
+  std::string json;
+  JsonWriter writer(&json);
+  writer.BeginObject();
+  writer.Key("key");
+  writer.String(region.key);
+  writer.Key("offset");
+  writer.Uint(region.offset);
+  writer.Key("byte_size");
+  writer.Uint(region.byte_size);
+  writer.EndObject();
+  return json;
+}
+
 std::string EncodeSharedMemoryStatus(std::span<const protocol::SharedMemoryRegion> regions) {
   std::string json;
   JsonWriter writer(&json);

@@ -31,6 +31,15 @@ TEST(SharedMemoryJsonTest, RegisterRequestsAsTritonclientSendsThem) {
   EXPECT_EQ(no_offset->offset, 0u);
 }
 
+TEST(SharedMemoryJsonTest, TheClientsRegisterRequestDecodesToTheSameRegion) {
+  const protocol::SharedMemoryRegion region{"in", "/brigade-bench-7-0", 64, 602112};
+  const std::string body = EncodeSharedMemoryRegisterRequest(region);
+  EXPECT_EQ(body, R"({"key":"/brigade-bench-7-0","offset":64,"byte_size":602112})");
+  auto decoded = DecodeRegister("in", body);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, region);
+}
+
 TEST(SharedMemoryJsonTest, BadRegisterRequestsNameTheField) {
   ExpectInvalid(DecodeRegister("r", R"({"byte_size":8})"), "has no 'key'");
   ExpectInvalid(DecodeRegister("r", R"({"key":"/k"})"), "has no 'byte_size'");
