@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "core/infer_response.h"
 #include "protocol/model_config.pb.h"
+#include "protocol/shared_memory.h"
 #include "tools/client/client_types.h"
 
 namespace brigade::client {
@@ -112,6 +113,13 @@ class Client {
   // `config_json` non-empty: the `config` parameter (a model configuration as JSON).
   virtual absl::Status LoadModel(std::string_view model, std::string_view config_json) = 0;
   virtual absl::Status UnloadModel(std::string_view model) = 0;
+
+  // System shared memory extension: registers `region` (a POSIX shm object the caller created;
+  // the server maps it) under `region.name`, and unregisters it (an unknown name is OK, as in
+  // Triton). Inputs then name the region in their shared_memory_* parameters (InferSpec). Servers
+  // that do not serve the extension answer UNIMPLEMENTED (HTTP 501, gRPC 12).
+  virtual absl::Status RegisterSystemSharedMemory(const protocol::SharedMemoryRegion& region) = 0;
+  virtual absl::Status UnregisterSystemSharedMemory(std::string_view name) = 0;
 };
 
 }  // namespace brigade::client

@@ -226,4 +226,25 @@ absl::Status GrpcClient::UnloadModel(std::string_view model) {
   return FromGrpc(stub_->RepositoryModelUnload(&context, request, &response));
 }
 
+absl::Status GrpcClient::RegisterSystemSharedMemory(const protocol::SharedMemoryRegion& region) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::SystemSharedMemoryRegisterRequest request;
+  request.set_name(region.name);
+  request.set_key(region.key);
+  request.set_offset(region.offset);
+  request.set_byte_size(region.byte_size);
+  inference::SystemSharedMemoryRegisterResponse response;
+  return FromGrpc(stub_->SystemSharedMemoryRegister(&context, request, &response));
+}
+
+absl::Status GrpcClient::UnregisterSystemSharedMemory(std::string_view name) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  inference::SystemSharedMemoryUnregisterRequest request;
+  request.set_name(std::string(name));
+  inference::SystemSharedMemoryUnregisterResponse response;
+  return FromGrpc(stub_->SystemSharedMemoryUnregister(&context, request, &response));
+}
+
 }  // namespace brigade::client

@@ -9,6 +9,7 @@
 #include "protocol/http/infer_response_json.h"
 #include "protocol/http/metadata_json.h"
 #include "protocol/http/repository_json.h"
+#include "protocol/http/shared_memory_json.h"
 #include "protocol/http/statistics_json.h"
 #include "protocol/http/url_path.h"
 #include "simdjson.h"
@@ -34,6 +35,7 @@ using protocol::http::DecodeServerMetadata;
 using protocol::http::EncodeInferRequest;
 using protocol::http::EncodeLoadRequest;
 using protocol::http::EncodeRepositoryIndexRequest;
+using protocol::http::EncodeSharedMemoryRegisterRequest;
 using protocol::http::ErrorMessageFromBody;
 
 constexpr int kDefaultHttpPort = 8000;
@@ -318,6 +320,25 @@ absl::Status HttpClient::UnloadModel(std::string_view model) {
   request_head_.append("/unload");
   EndHead("application/json", kBody.size(), std::string::npos);
   return Exchange(kBody).status();
+}
+
+absl::Status HttpClient::RegisterSystemSharedMemory(const protocol::SharedMemoryRegion& region) {
+  const std::string body = EncodeSharedMemoryRegisterRequest(region);
+  BeginHead("POST");
+  request_head_.append("/v2/systemsharedmemory/region/");
+  AppendPercentEncoded(region.name, &request_head_);
+  request_head_.append("/register");
+  EndHead("application/json", body.size(), std::string::npos);
+  return Exchange(body).status();
+}
+
+absl::Status HttpClient::UnregisterSystemSharedMemory(std::string_view name) {
+  BeginHead("POST");
+  request_head_.append("/v2/systemsharedmemory/region/");
+  AppendPercentEncoded(name, &request_head_);
+  request_head_.append("/unregister");
+  EndHead("application/json", 0, std::string::npos);
+  return Exchange({}).status();
 }
 
 }  // namespace brigade::client

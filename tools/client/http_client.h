@@ -65,6 +65,8 @@ class HttpClient final : public Client {
       bool ready_only) override;
   absl::Status LoadModel(std::string_view model, std::string_view config_json) override;
   absl::Status UnloadModel(std::string_view model) override;
+  absl::Status RegisterSystemSharedMemory(const protocol::SharedMemoryRegion& region) override;
+  absl::Status UnregisterSystemSharedMemory(std::string_view name) override;
 
   // Use Create(); the key keeps construction inside this class while allowing make_unique.
   class Key {
