@@ -27,6 +27,7 @@ struct BenchFlags {
   std::string url;
   std::string protocol = "http";
   bool http_binary = false;
+  std::string shared_memory = "none";
   std::vector<int> concurrency = {1};
   std::vector<double> rates;
   std::string arrival = "constant";
@@ -139,6 +140,8 @@ absl::StatusOr<loadgen::BenchOptions> ToOptions(const BenchFlags& flags) {
   if (flags.http_binary && options.client.protocol == client::ClientProtocol::kGrpc) {
     return absl::InvalidArgumentError("--http-binary applies to --protocol http only");
   }
+  options.shared_memory = flags.shared_memory == "system" ? loadgen::SharedMemory::kSystem
+                                                          : loadgen::SharedMemory::kNone;
   options.outputs = flags.outputs;
   options.concurrency = flags.concurrency;
   if (!flags.rates.empty()) {
@@ -233,6 +236,13 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   bench->add_flag("--http-binary", flags->http_binary,
                   "HTTP: send inputs and receive outputs with the binary tensor extension");
+  bench
+      ->add_option("--shared-memory", flags->shared_memory,
+                   "system: each connection writes its inputs once into a POSIX shared memory "
+                   "region it registers with the server, and requests refer to it (server on "
+                   "this host); none: inputs travel in the requests")
+      ->check(CLI::IsMember({"none", "system"}))
+      ->capture_default_str();
   bench
       ->add_option("--concurrency", flags->concurrency,
                    "Closed loop: concurrent requests, one level per value (e.g. 1,4,16)")

@@ -2,7 +2,8 @@
 (Python grpcio, stubs generated from Brigade's .proto): regions are POSIX shm objects the test
 creates in /dev/shm with os/mmap, as tritonclient.utils.shared_memory does with shm_open.
 
-The model is the demo repository's `identity` (OUTPUT0 = INPUT0, FP32 [16], batch up to 8).
+The model is the demo repository's `identity` (OUTPUT0 = INPUT0, FP32 [16], batch up to 8);
+`brigade bench --shared-memory system` runs against a wide copy of it (FP32 [16384]).
 """
 
 import json
@@ -10,6 +11,7 @@ import mmap
 import os
 import shutil
 import struct
+import subprocess
 import tempfile
 import threading
 import time
@@ -20,7 +22,7 @@ import grpc
 import pytest
 
 import grpc_client_test
-from brigade_process import BrigadeProcess
+from brigade_process import BRIGADE_BIN, BrigadeProcess
 from test_auth_e2e import ADMIN_TOKEN, INFER_TOKEN, write_tokens
 
 ROW_BYTES = 16 * 4
@@ -361,3 +363,92 @@ def test_registering_needs_the_admin_scope_when_tokens_are_configured(region):
                         headers=admin)[0] == 200
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+# `brigade bench --shared-memory system`: a copy of `identity` whose one row (64 KiB) is four
+# times the server's body limit, so a request can only succeed if its tensor went through the
+# region; the same bench without shared memory must fail every request, or the check proves
+# nothing.
+WIDE_ELEMENTS = 16384
+WIDE_CONFIG = """name: "wide"
+backend: "brigade"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ %d ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ %d ] } ]
+parameters { key: "op" value { string_value: "identity" } }
+""" % (WIDE_ELEMENTS, WIDE_ELEMENTS)
+
+
+@pytest.fixture(scope="module")
+def wide_repository():
+    repo = tempfile.mkdtemp(prefix="brigade-shm-bench-")
+    try:
+        os.makedirs(os.path.join(repo, "wide", "1"))
+        with open(os.path.join(repo, "wide", "config.pbtxt"), "w") as f:
+            f.write(WIDE_CONFIG)
+        yield repo
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def wide_server(wide_repository):
+    with BrigadeProcess(model_repository=wide_repository,
+                        extra_args=["--http-max-input-size", "16384"]) as process:
+        yield process
+
+
+def bench_shm_objects():
+    return {name for name in os.listdir("/dev/shm") if name.startswith("brigade-bench-")}
+
+
+def run_bench(server, protocol, *flags):
+    address = (f"127.0.0.1:{server.http_port}" if protocol == "http"
+               else f"127.0.0.1:{server.grpc_port}")
+    return subprocess.run(
+        [BRIGADE_BIN, "bench", "-m", "wide", "-i", protocol, "-u", address, "-f", "json",
+         "--no-progress", "--warmup-requests", "20", "--requests", "300", "--concurrency", "1,3",
+         *flags], capture_output=True, text=True, timeout=120)
+
+
+def successes(server):
+    _, stats, _ = http(server, "/v2/models/wide/stats")
+    return stats["model_stats"][0]["inference_stats"]["success"]["count"]
+
+
+@pytest.mark.parametrize("protocol,flags", [("http", []), ("http", ["--http-binary"]),
+                                            ("grpc", [])])
+def test_bench_sends_inputs_through_shared_memory(wide_server, protocol, flags):
+    before_objects = bench_shm_objects()
+    inline = run_bench(wide_server, protocol, *flags)
+    assert inline.returncode == 0, inline.stderr
+    for level in json.loads(inline.stdout)["levels"]:
+        assert level["ok"] == 0 and level["failed"] == 300, level  # 413 / RESOURCE_EXHAUSTED
+
+    before = successes(wide_server)
+    out = run_bench(wide_server, protocol, "--shared-memory", "system", *flags)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["protocol"].endswith("+shm")
+    for level in report["levels"]:
+        assert level["ok"] == 300 and level["failed"] == 0, level
+    # Warm-up and measured requests, 2 levels: the server answered every one from the regions.
+    assert successes(wide_server) - before == 2 * (20 + 300)
+    # Every region was unregistered, and its shm object removed.
+    status, regions, _ = http(wide_server, "/v2/systemsharedmemory/status")
+    assert status == 200 and regions == []
+    assert bench_shm_objects() == before_objects
+
+
+def test_bench_with_shared_memory_against_a_server_without_it_fails_saying_why(wide_repository):
+    with BrigadeProcess(model_repository=wide_repository,
+                        extra_args=["--shared-memory", "none"]) as off:
+        before_objects = bench_shm_objects()
+        out = subprocess.run(
+            [BRIGADE_BIN, "bench", "-m", "wide", "-u", f"127.0.0.1:{off.http_port}",
+             "--no-progress", "--requests", "10", "--shared-memory", "system"],
+            capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1
+        assert "registering shared memory region 'brigade-bench-" in out.stderr
+        assert "system shared memory is disabled" in out.stderr
+        assert bench_shm_objects() == before_objects

@@ -19,8 +19,9 @@ constexpr PercentileColumn kPercentiles[] = {
     {"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99_9", 99.9}};
 
 std::string ProtocolLabel(const BenchReport& report) {
-  if (report.protocol == client::ClientProtocol::kGrpc) return "grpc";
-  return report.http_binary ? "http-binary" : "http-json";
+  const std::string_view shm = report.shared_memory == SharedMemory::kSystem ? "+shm" : "";
+  if (report.protocol == client::ClientProtocol::kGrpc) return StrCat("grpc", shm);
+  return StrCat(report.http_binary ? "http-binary" : "http-json", shm);
 }
 
 // ", zipf s=1" when samples are drawn from a Zipf distribution; empty when cycled.

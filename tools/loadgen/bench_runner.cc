@@ -40,6 +40,9 @@ class Countdown {
 
 struct Worker {
   std::unique_ptr<client::Client> client;
+  // SharedMemory::kSystem: the worker's region and its own specs. Declared after `client`, which
+  // it unregisters through, so it goes first.
+  std::unique_ptr<WorkerSharedMemory> shared_memory;
   WorkerStats warmup;
   WorkerStats measure;
   InferResponse response;
@@ -140,7 +143,8 @@ void LevelRun::RunPhase(const Phase& phase, ArrivalSchedule* schedule, Worker& w
   auto issue = [this, &worker]() {
     const size_t index =
         zipf_ != nullptr ? zipf_->Sample(worker.rng) : worker.cursor++ % specs_.size();
-    const client::InferSpec& spec = specs_[index];
+    const client::InferSpec& spec =
+        worker.shared_memory != nullptr ? worker.shared_memory->specs()[index] : specs_[index];
     return worker.client->Infer(spec, &worker.response);
   };
   if (mode_ == LoadMode::kClosedLoop) {
@@ -176,6 +180,10 @@ absl::StatusOr<LevelResult> LevelRun::Run(client::Client& admin, ProgressSink* p
   for (int i = 0; i < workers_; ++i) {
     auto worker = std::make_unique<Worker>();
     BRIGADE_ASSIGN_OR_RETURN(worker->client, client::Client::Create(options_.client));
+    if (options_.shared_memory == SharedMemory::kSystem) {
+      BRIGADE_ASSIGN_OR_RETURN(worker->shared_memory,
+                               WorkerSharedMemory::Create(*worker->client, specs_));
+    }
     worker->cursor = static_cast<size_t>(i) % specs_.size();
     worker->rng.seed(seed_ * 1'000'003 + static_cast<uint64_t>(i));
     pool_.push_back(std::move(worker));
@@ -248,6 +256,9 @@ absl::StatusOr<LevelResult> LevelRun::Run(client::Client& admin, ProgressSink* p
   for (std::thread& thread : threads) thread.join();
   const double cpu_seconds = ProcessCpuSeconds() - cpu_before;
   if (progress != nullptr) progress->Done();
+  for (const std::unique_ptr<Worker>& worker : pool_) {
+    if (worker->shared_memory != nullptr) BRIGADE_RETURN_IF_ERROR(worker->shared_memory->Release());
+  }
 
   std::string after_note;
   const std::optional<protocol::ModelStatistics> after = Snapshot(options_, admin, &after_note);
@@ -298,6 +309,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& options, ProgressSink* 
                            admin->GetModelMetadata(options.model_name, options.model_version));
   report.protocol = options.client.protocol;
   report.http_binary = options.http_binary;
+  report.shared_memory = options.shared_memory;
   report.batch_size = options.inputs.batch_size;
   BRIGADE_ASSIGN_OR_RETURN(std::vector<Sample> samples, BuildSamples(report.model, options.inputs));
   report.samples = samples.size();

@@ -16,12 +16,18 @@
 // workers; each worker cycles through the samples from its own offset, or draws each request's
 // sample from a Zipf distribution over them (sample_order.h) with its own seeded generator.
 //
+// With SharedMemory::kSystem each worker's inputs live in a shared-memory region of its own,
+// written once and registered over the worker's connection before the level, unregistered after
+// it (also when the level fails); requests name it instead of carrying the tensors
+// (shared_memory_inputs.h). Outputs still come back in the answer.
+//
 // Open-loop levels use `open_loop_workers` connections; a request due while all of them are busy
 // waits for the first free one and its latency includes that wait (load_worker.h).
 //
 // Thread safety: RunBench blocks the calling thread; `progress` is called from it. Failure:
-// INVALID_ARGUMENT for bad options, the client's error when the model's metadata cannot be read;
-// errors of individual requests are counted, not returned.
+// INVALID_ARGUMENT for bad options, the client's error when the model's metadata cannot be read
+// or a shared-memory region cannot be made, registered or unregistered; errors of individual
+// requests are counted, not returned.
 
 #include <cstdint>
 #include <optional>
@@ -36,10 +42,15 @@
 #include "tools/loadgen/load_worker.h"
 #include "tools/loadgen/sample_order.h"
 #include "tools/loadgen/server_breakdown.h"
+#include "tools/loadgen/shared_memory_inputs.h"
 
 namespace brigade::loadgen {
 
 enum class LoadMode { kClosedLoop, kConstantRate, kPoisson };
+
+// How inputs reach the server: in the request, or in system shared memory (Triton's extension;
+// client and server on one host).
+enum class SharedMemory { kNone, kSystem };
 
 // "closed", "constant", "poisson".
 std::string_view LoadModeName(LoadMode mode);
@@ -54,6 +65,7 @@ struct BenchOptions {
   std::vector<std::string> outputs;
   // Sent with every request (e.g. cache_control=bypass).
   Parameters request_parameters;
+  SharedMemory shared_memory = SharedMemory::kNone;
 
   LoadMode mode = LoadMode::kClosedLoop;
   // Closed loop: one level per entry.
@@ -128,6 +140,7 @@ struct BenchReport {
   protocol::ModelMetadata model;
   client::ClientProtocol protocol = client::ClientProtocol::kHttp;
   bool http_binary = false;
+  SharedMemory shared_memory = SharedMemory::kNone;
   int64_t batch_size = 1;
   size_t samples = 0;
   SampleOrder sample_order = SampleOrder::kCycle;

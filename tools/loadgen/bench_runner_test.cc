@@ -3,13 +3,19 @@
 
 #include "tools/loadgen/bench_runner.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "core/strings.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "net/test_http_server.h"
 
@@ -37,6 +43,23 @@ class ScriptedServer {
     std::sort(counts.rbegin(), counts.rend());
     return counts;
   }
+  // Shared memory: whether the next registration is refused (as by a server without the
+  // extension), and what registrations and unregistrations arrived.
+  void RefuseRegistration() { refuse_registration_ = true; }
+  struct Registered {
+    std::string name;
+    std::string key;
+    // The object's bytes when the registration arrived (the server's view of the inputs).
+    std::string contents;
+  };
+  std::vector<Registered> registered() const {
+    absl::MutexLock lock(&mu_);
+    return registered_;
+  }
+  std::vector<std::string> unregistered() const {
+    absl::MutexLock lock(&mu_);
+    return unregistered_;
+  }
   int BodiesContaining(std::string_view text) const {
     absl::MutexLock lock(&mu_);
     int n = 0;
@@ -62,6 +85,29 @@ class ScriptedServer {
                R"("shape":[-1,16]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32",)"
                R"("shape":[-1,16]}]})")};
     }
+    constexpr std::string_view kRegion = "POST /v2/systemsharedmemory/region/";
+    if (head.starts_with(kRegion)) {
+      const std::string_view rest =
+          head.substr(kRegion.size(), head.find(' ', kRegion.size()) - kRegion.size());
+      const std::string name(rest.substr(0, rest.find('/')));
+      absl::MutexLock lock(&mu_);
+      if (rest.ends_with("/unregister")) {
+        unregistered_.push_back(name);
+        return {TestHttpServer::Response(200, "")};
+      }
+      if (refuse_registration_) {
+        return {TestHttpServer::Response(
+            501, R"({"error":"system shared memory is not served by this server"})")};
+      }
+      // {"key":"/...","offset":0,"byte_size":N}: the key is the first string value.
+      const size_t start = request.body.find("\"/") + 1;
+      const std::string key = request.body.substr(start, request.body.find('"', start) - start);
+      std::ifstream object(StrCat("/dev/shm", key), std::ios::binary);
+      registered_.push_back({.name = name,
+                             .key = key,
+                             .contents = std::string(std::istreambuf_iterator<char>(object), {})});
+      return {TestHttpServer::Response(200, "")};
+    }
     if (head.starts_with("POST /v2/models/m/infer ")) {
       if (head.find("Inference-Header-Content-Length") != std::string_view::npos) {
         saw_binary_ = true;
@@ -85,8 +131,11 @@ class ScriptedServer {
   std::atomic<int64_t> infers_{0};
   std::atomic<int64_t> ok_{0};
   std::atomic<bool> saw_binary_{false};
+  std::atomic<bool> refuse_registration_{false};
   mutable absl::Mutex mu_;
   std::map<std::string, int> bodies_ ABSL_GUARDED_BY(mu_);
+  std::vector<Registered> registered_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> unregistered_ ABSL_GUARDED_BY(mu_);
 };
 
 BenchOptions Options(const ScriptedServer& server) {
@@ -173,6 +222,54 @@ TEST(BenchRunnerTest, ZipfOrderSkewsSamplesAndRequestParametersAreSent) {
   EXPECT_LT(counts[0], 2000 * 0.27);
   EXPECT_LT(counts.size(), 51u);
   EXPECT_EQ(server.BodiesContaining(R"("cache_control":"bypass")"), 2000);
+}
+
+TEST(BenchRunnerTest, SharedMemoryInputsAreWrittenOnceRegisteredAndReferencedPerWorker) {
+  ScriptedServer server;
+  BenchOptions options = Options(server);
+  options.shared_memory = SharedMemory::kSystem;
+  options.concurrency = {2, 1};
+  options.inputs.random_samples = 3;
+  absl::StatusOr<BenchReport> report = RunBench(options, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->shared_memory, SharedMemory::kSystem);
+  // One region per worker of each level, each unregistered when its level ended.
+  const std::vector<ScriptedServer::Registered> registered = server.registered();
+  ASSERT_EQ(registered.size(), 3u);
+  std::vector<std::string> names;
+  for (const ScriptedServer::Registered& region : registered) {
+    names.push_back(region.name);
+    EXPECT_EQ(region.key, StrCat("/", region.name));
+    EXPECT_TRUE(region.name.starts_with(StrCat("brigade-bench-", getpid(), "-")));
+    // Three FP32 [1, 16] samples at 64-byte boundaries, uniform in [0, 1): never all zero.
+    ASSERT_EQ(region.contents.size(), 3u * 64);
+    EXPECT_NE(region.contents, std::string(3 * 64, '\0'));
+    // The name is gone from /dev/shm once the server has the region mapped.
+    EXPECT_NE(access(StrCat("/dev/shm", region.key).c_str(), F_OK), 0);
+  }
+  EXPECT_EQ(server.unregistered(), names);
+  // Every infer names a region and carries no tensor data.
+  EXPECT_EQ(server.BodiesContaining(R"("shared_memory_region":"brigade-bench-)"), 2 * (5 + 50));
+  EXPECT_EQ(server.BodiesContaining(R"("data")"), 0);
+  EXPECT_EQ(server.BodiesContaining(R"("shared_memory_byte_size":64})"), 2 * (5 + 50));
+}
+
+TEST(BenchRunnerTest, ARefusedRegistrationFailsTheRunAndLeavesNothingBehind) {
+  ScriptedServer server;
+  server.RefuseRegistration();
+  BenchOptions options = Options(server);
+  options.shared_memory = SharedMemory::kSystem;
+  absl::Status status = RunBench(options, nullptr).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::AllOf(::testing::HasSubstr("registering shared memory region"),
+                               ::testing::HasSubstr("not served")));
+  EXPECT_EQ(server.infers(), 0);
+  EXPECT_TRUE(server.registered().empty());
+  const std::string mine = StrCat("brigade-bench-", getpid(), "-");
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with(mine)) << entry.path();
+  }
 }
 
 TEST(BenchRunnerTest, UnknownModelFailsBeforeAnyLoad) {
