@@ -333,4 +333,6 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   });
 }
 
+const CommandRegistration kRegistration(40, RegisterAnalyzeCommand);
+
 }  // namespace brigade::tools

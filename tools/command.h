@@ -2,7 +2,7 @@
 #define BRIGADE_TOOLS_COMMAND_H_
 
 // The `brigade` binary's verbs. Each verb lives in its own <verb>_command.cc and registers a
-// CLI11 subcommand; main.cc only lists the registrations. A verb's callback stores its exit code
+// CLI11 subcommand, listed by RegisterCommands (below). A verb's callback stores its exit code
 // in the shared `int* exit_code` (CLI11 callbacks return void).
 //
 // Verbs are thin: parse flags, call the libraries under src/, print.
@@ -10,6 +10,17 @@
 #include "CLI/App.hpp"
 
 namespace brigade::tools {
+
+// The verbs register themselves: the binary has those whose files tools/CMakeLists.txt compiles
+// into it (bench and analyze need the gRPC client, so a build without gRPC has neither), listed
+// in --help by `order`. Each file ends with one
+//   const CommandRegistration kRegistration(20, RegisterBenchCommand);
+using CommandRegistrar = void (*)(CLI::App& app, int* exit_code);
+struct CommandRegistration {
+  CommandRegistration(int order, CommandRegistrar registrar);
+};
+// Registers every verb of the binary on `app`; main.cc calls it once.
+void RegisterCommands(CLI::App& app, int* exit_code);
 
 void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterBenchCommand(CLI::App& app, int* exit_code);

@@ -15,12 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", BRIGADE_VERSION);
   int exit_code = 0;
-  brigade::tools::RegisterServeCommand(app, &exit_code);
-  brigade::tools::RegisterBenchCommand(app, &exit_code);
-  brigade::tools::RegisterInspectCommand(app, &exit_code);
-  brigade::tools::RegisterAnalyzeCommand(app, &exit_code);
-  brigade::tools::RegisterDoctorCommand(app, &exit_code);
-  brigade::tools::RegisterOptimizeCommand(app, &exit_code);
+  brigade::tools::RegisterCommands(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

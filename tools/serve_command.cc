@@ -17,8 +17,6 @@
 #include "core/strings.h"
 #include "frontend/auth/access_gate.h"
 #include "frontend/auth/token_store.h"
-#include "frontend/grpc/grpc_server.h"
-#include "frontend/grpc/grpc_tls_credentials.h"
 #include "frontend/http/http_server.h"
 #include "frontend/http/http_tls_context.h"
 #include "frontend/http/kserve_http_handler.h"
@@ -30,6 +28,7 @@
 #include "telemetry/counter.h"
 #include "telemetry/metrics_registry.h"
 #include "tools/command.h"
+#include "tools/serve_grpc.h"
 #include "tools/serve_tls.h"
 
 namespace brigade::tools {
@@ -65,8 +64,8 @@ struct ServeFlags {
   int listen_backlog = frontend::HttpServer::Options().backlog;
   std::string grpc_address = "0.0.0.0";
   int grpc_port = 8001;
-  int grpc_max_concurrent_streams = frontend::GrpcServer::Options().max_concurrent_streams;
-  int grpc_max_metadata_bytes = frontend::GrpcServer::Options().max_metadata_bytes;
+  int grpc_max_concurrent_streams = GrpcFrontEnd::Options().max_concurrent_streams;
+  int grpc_max_metadata_bytes = GrpcFrontEnd::Options().max_metadata_bytes;
   // A metrics-only HTTP port besides GET /metrics on the HTTP port; -1 = none.
   int metrics_port = -1;
   // On SIGTERM: unready but serving for drain_delay_secs, then draining; everything within
@@ -186,7 +185,7 @@ sigset_t BlockShutdownSignals() {
 // The front ends Stop() shuts down; null members are not running.
 struct FrontEnds {
   InferenceServer* server = nullptr;
-  frontend::GrpcServer* grpc = nullptr;
+  GrpcFrontEnd* grpc = nullptr;
   frontend::HttpServer* http = nullptr;
   frontend::HttpServer* metrics = nullptr;
 };
@@ -353,25 +352,39 @@ int RunServe(const ServeFlags& flags) {
   absl::StatusOr<TlsStore> http_tls_store = TlsStore();
   if (flags.allow_http) http_tls_store = OpenTls(flags.http_tls);
   absl::StatusOr<TlsStore> grpc_tls_store = TlsStore();
-  if (flags.allow_grpc) grpc_tls_store = OpenTls(flags.grpc_tls);
+  if (flags.allow_grpc && !GrpcFrontEnd::InBuild() && TlsFlagsSet(flags.grpc_tls)) {
+    // The edge build serves HTTP only; dropping the flags would leave the operator believing a
+    // TLS port is up.
+    grpc_tls_store = absl::FailedPreconditionError(
+        "--grpc-use-ssl and the other --grpc TLS flags need the gRPC front end, which this build "
+        "lacks (BRIGADE_WITH_GRPC=OFF, the edge preset): drop them (--http-use-ssl serves HTTPS)");
+  } else if (flags.allow_grpc) {
+    grpc_tls_store = OpenTls(flags.grpc_tls);
+  }
   for (const auto* store : {&http_tls_store, &grpc_tls_store}) {
     if (!store->ok()) {
       spdlog::error("cannot start: {}", store->status().message());
       return 1;
     }
   }
-  std::unique_ptr<frontend::GrpcTlsCredentials> grpc_tls;
-  if (*grpc_tls_store != nullptr) {
-    absl::StatusOr<std::unique_ptr<frontend::GrpcTlsCredentials>> created =
-        // gRPC re-reads its private copy each second (the default refresh): a rotation reaches
-        // it that soon after Brigade took it in, on SIGHUP or at --tls-reload-secs.
-        frontend::GrpcTlsCredentials::Create((*grpc_tls_store)->current(),
-                                             {.require_client_cert = flags.grpc_tls.mutual});
+  // Null when gRPC is not served (--allow-grpc=false, or a build without it).
+  std::unique_ptr<GrpcFrontEnd> grpc;
+  if (flags.allow_grpc) {
+    absl::StatusOr<std::unique_ptr<GrpcFrontEnd>> created = GrpcFrontEnd::Create(
+        {.host = flags.grpc_address,
+         .port = flags.grpc_port,
+         .max_receive_message_bytes = flags.http_max_input_size,
+         .max_concurrent_streams = flags.grpc_max_concurrent_streams,
+         .max_metadata_bytes = flags.grpc_max_metadata_bytes,
+         .tls = *grpc_tls_store != nullptr ? &(*grpc_tls_store)->current() : nullptr,
+         // gRPC re-reads its private copy each second (the default refresh): a rotation
+         // reaches it that soon after Brigade took it in, on SIGHUP or at --tls-reload-secs.
+         .require_client_cert = flags.grpc_tls.mutual});
     if (!created.ok()) {
       spdlog::error("cannot start gRPC: {}", created.status().message());
       return 1;
     }
-    grpc_tls = *std::move(created);
+    grpc = *std::move(created);
   }
   std::shared_ptr<frontend::HttpTlsContext> http_tls;
   if (*http_tls_store != nullptr) {
@@ -408,28 +421,15 @@ int RunServe(const ServeFlags& flags) {
 
   // gRPC listens before HTTP does, so that HTTP readiness (what load balancers and tests poll)
   // implies every front end accepts connections.
-  std::unique_ptr<frontend::GrpcServer> grpc;
-  if (flags.allow_grpc) {
-    frontend::GrpcServer::Options grpc_options;
-    grpc_options.host = flags.grpc_address;
-    grpc_options.port = flags.grpc_port;
-    grpc_options.max_receive_message_bytes = flags.http_max_input_size;
-    grpc_options.max_concurrent_streams = flags.grpc_max_concurrent_streams;
-    grpc_options.max_metadata_bytes = flags.grpc_max_metadata_bytes;
-    grpc_options.service.access_gate = gate->get();
-    grpc_options.service.header_forwarding = grpc_forwarding->get();
-    grpc_options.service.shared_memory = shared_memory.get();
-    grpc_options.cache_admin.access_gate = gate->get();
-    if (grpc_tls != nullptr) grpc_options.credentials = grpc_tls->credentials();
-    absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =
-        frontend::GrpcServer::Create(server->get(), grpc_options);
-    if (!created.ok()) {
-      spdlog::error("cannot start gRPC: {}", created.status().message());
+  if (grpc != nullptr) {
+    if (absl::Status started =
+            grpc->Start(server->get(), gate->get(), grpc_forwarding->get(), shared_memory.get());
+        !started.ok()) {
+      spdlog::error("cannot start gRPC: {}", started.message());
       return 1;
     }
-    grpc = *std::move(created);
     spdlog::info("gRPC (KServe v2) listening on {}:{}{}", flags.grpc_address, grpc->port(),
-                 grpc_tls != nullptr ? " (TLS)" : "");
+                 grpc->serves_tls() ? " (TLS)" : "");
   }
 
   absl::StatusOr<telemetry::CounterFamily*> refused_family =
@@ -523,8 +523,8 @@ int RunServe(const ServeFlags& flags) {
       http_tls != nullptr ? http_tls_store->get() : nullptr,
       [&http_tls](const frontend::tls::TlsCredentials& next) { return http_tls->Update(next); }};
   const TlsReload grpc_reload{
-      grpc_tls != nullptr ? grpc_tls_store->get() : nullptr,
-      [&grpc_tls](const frontend::tls::TlsCredentials& next) { return grpc_tls->Update(next); }};
+      grpc != nullptr && grpc->serves_tls() ? grpc_tls_store->get() : nullptr,
+      [&grpc](const frontend::tls::TlsCredentials& next) { return grpc->UpdateTls(next); }};
   absl::Time tls_checked = absl::Now();
 
   // Waits for a shutdown signal; meanwhile SIGHUP re-reads the token file, and so does a change
@@ -784,5 +784,7 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   serve->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
+
+const CommandRegistration kRegistration(10, RegisterServeCommand);
 
 }  // namespace brigade::tools

@@ -28,6 +28,11 @@ void AddTlsFlags(CLI::App* serve, TlsFlags* tls, const char* protocol) {
       ->capture_default_str();
 }
 
+bool TlsFlagsSet(const TlsFlags& tls) {
+  return tls.use_ssl || tls.mutual || !tls.server_cert.empty() || !tls.server_key.empty() ||
+         !tls.root_cert.empty();
+}
+
 absl::StatusOr<std::unique_ptr<frontend::tls::TlsCredentialStore>> OpenTls(const TlsFlags& tls) {
   const bool on = tls.use_ssl || tls.mutual;  // as Triton, -use-ssl-mutual implies -use-ssl
   if (!on) {

@@ -31,6 +31,9 @@ struct TlsFlags {
 // `serve` for `tls` (borrowed; outlives `serve`); `protocol` names the port in the help text.
 void AddTlsFlags(CLI::App* serve, TlsFlags* tls, const char* protocol);
 
+// Whether any of `tls`'s flags was given (TLS on, or a certificate named).
+bool TlsFlagsSet(const TlsFlags& tls);
+
 // The credentials `tls` names, checked (and logged); null when TLS is off.
 absl::StatusOr<std::unique_ptr<frontend::tls::TlsCredentialStore>> OpenTls(const TlsFlags& tls);
 
