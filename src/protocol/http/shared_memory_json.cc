@@ -26,6 +26,16 @@ absl::StatusOr<uint64_t> Unsigned(value& item, std::string_view key) {
   return out;
 }
 
+// The fields a register request and a status entry share: where the region lies.
+void WriteRegionPlace(const protocol::SharedMemoryRegion& region, JsonWriter* writer) {
+  writer->Key("key");
+  writer->String(region.key);
+  writer->Key("offset");
+  writer->Uint(region.offset);
+  writer->Key("byte_size");
+  writer->Uint(region.byte_size);
+}
+
 }  // namespace
 
 absl::StatusOr<protocol::SharedMemoryRegion> DecodeSharedMemoryRegisterRequest(
@@ -68,12 +78,7 @@ std::string EncodeSharedMemoryRegisterRequest(const protocol::SharedMemoryRegion
   std::string json;
   JsonWriter writer(&json);
   writer.BeginObject();
-  writer.Key("key");
-  writer.String(region.key);
-  writer.Key("offset");
-  writer.Uint(region.offset);
-  writer.Key("byte_size");
-  writer.Uint(region.byte_size);
+  WriteRegionPlace(region, &writer);
   writer.EndObject();
   return json;
 }
@@ -86,12 +91,7 @@ std::string EncodeSharedMemoryStatus(std::span<const protocol::SharedMemoryRegio
     writer.BeginObject();
     writer.Key("name");
     writer.String(region.name);
-    writer.Key("key");
-    writer.String(region.key);
-    writer.Key("offset");
-    writer.Uint(region.offset);
-    writer.Key("byte_size");
-    writer.Uint(region.byte_size);
+    WriteRegionPlace(region, &writer);
     writer.EndObject();
   }
   writer.EndArray();
