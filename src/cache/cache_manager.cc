@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<CacheManager>> CacheManager::Create(Options optio
   auto registry = std::make_shared<Registry>();
   auto manager = std::make_unique<CacheManager>(ConstructionTag(), std::move(options), registry);
   if (!manager->options_.redis_host.empty()) {
-    RedisCache::Options redis;
+    RedisTier::Options redis;
     redis.host = manager->options_.redis_host;
     redis.port = manager->options_.redis_port;
     redis.connections = manager->options_.redis_connections;
@@ -71,9 +71,8 @@ absl::StatusOr<std::unique_ptr<CacheManager>> CacheManager::Create(Options optio
     redis.on_resync = [weak] {
       if (std::shared_ptr<Registry> live = weak.lock()) live->Drop(InvalidationScope::All());
     };
-    BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<RedisCache> cache,
-                             RedisCache::Create(std::move(redis)));
-    manager->redis_ = std::move(cache);
+    BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<RedisTier> tier, RedisTier::Create(std::move(redis)));
+    manager->redis_ = std::move(tier);
   }
   return manager;
 }

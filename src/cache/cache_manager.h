@@ -33,7 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cache/invalidation.h"
-#include "cache/redis_cache.h"
+#include "cache/redis_tier.h"
 #include "cache/response_cache.h"
 #include "core/clock.h"
 
@@ -42,7 +42,8 @@ namespace brigade::cache {
 class CacheManager {
  public:
   struct Options {
-    // Redis tier; empty host = no Redis (models asking for tier redis/both are refused).
+    // Redis tier; empty host = no Redis (models asking for tier redis/both are refused). A
+    // build without Redis refuses any host.
     std::string redis_host;
     int redis_port = 6379;
     int redis_connections = 2;
@@ -54,7 +55,8 @@ class CacheManager {
     int64_t (*wall_now_ns)() = WallNowNs;
   };
 
-  // Fails on bad options; does not fail when Redis is unreachable (it keeps dialing).
+  // Fails on bad options, and with FAILED_PRECONDITION for a Redis host in a build without
+  // Redis (redis_tier.h); does not fail when Redis is unreachable (it keeps dialing).
   static absl::StatusOr<std::unique_ptr<CacheManager>> Create(Options options);
   ~CacheManager();
 
@@ -92,8 +94,8 @@ class CacheManager {
   const Options options_;
   const std::shared_ptr<Registry> registry_;
   // Sole owner: the caches hold it weakly and lock it only for a call; the destructor closes it
-  // before letting go, so it is always destroyed off its I/O threads (see redis_cache.h).
-  std::shared_ptr<RedisCache> redis_;
+  // before letting go, so it is always destroyed off its I/O threads (see redis_tier.h).
+  std::shared_ptr<RedisTier> redis_;
 };
 
 }  // namespace brigade::cache

@@ -39,7 +39,7 @@
 #include <span>
 #include <string>
 
-#include "cache/redis_cache.h"
+#include "cache/redis_stats.h"
 #include "cache/response_cache.h"
 
 namespace brigade::cache {

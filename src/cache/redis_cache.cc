@@ -113,6 +113,15 @@ struct InvalidationRun : std::enable_shared_from_this<InvalidationRun> {
 
 }  // namespace
 
+// The build with Redis (BRIGADE_WITH_REDIS=ON); redis_tier_none.cc is the other side.
+bool RedisTier::InBuild() { return true; }
+
+absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(Options options) {
+  BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<RedisCache> cache,
+                           RedisCache::Create(std::move(options)));
+  return std::unique_ptr<RedisTier>(std::move(cache));
+}
+
 absl::StatusOr<std::unique_ptr<RedisCache>> RedisCache::Create(Options options) {
   if (options.key_prefix.empty()) {
     return absl::InvalidArgumentError("redis cache: empty key_prefix");

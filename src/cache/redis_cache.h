@@ -32,108 +32,48 @@
 // before it lets go: the I/O threads are joined then, and a call that still holds the cache
 // cannot be the last to release it on one of them.
 
-#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
-#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cache/cache_key.h"
-#include "cache/cached_value.h"
-#include "cache/circuit_breaker.h"
 #include "cache/invalidation.h"
 #include "cache/redis_client.h"
-#include "core/clock.h"
-
+#include "cache/redis_tier.h"
 namespace brigade::cache {
 
-struct RedisTierStats {
-  uint64_t gets = 0;
-  uint64_t hits = 0;
-  uint64_t misses = 0;      // no such key
-  uint64_t errors = 0;      // timeout, unavailable, open breaker, error reply
-  uint64_t corrupt = 0;     // value failed to decode
-  uint64_t mismatched = 0;  // value belongs to another request (collision)
-  uint64_t expired = 0;     // value's own expiry passed (Redis had not dropped it yet)
-  uint64_t sets = 0;
-  uint64_t set_errors = 0;
-  uint64_t set_too_large = 0;
-  uint64_t invalidations_sent = 0;
-  uint64_t invalidation_errors = 0;
-  uint64_t invalidations_received = 0;
-  uint64_t malformed_messages = 0;
-  uint64_t keys_deleted = 0;
-  uint64_t resyncs = 0;
-  RedisClientStats data;
-  RedisClientStats control;
-};
-
-class RedisCache {
+// The implementation of RedisTier (redis_tier.h) in a build with Redis; its Options, GetResult
+// and callbacks are RedisTier's.
+class RedisCache final : public RedisTier {
  public:
-  struct Options {
-    std::string host = "127.0.0.1";
-    int port = 6379;
-    int connections = 2;
-    absl::Duration timeout = absl::Milliseconds(2);
-    absl::Duration control_timeout = absl::Seconds(1);
-    absl::Duration connect_timeout = absl::Milliseconds(200);
-    absl::Duration reconnect_min = absl::Milliseconds(10);
-    absl::Duration reconnect_max = absl::Seconds(1);
-    CircuitBreaker::Options breaker;
-    std::string key_prefix = "brigade:rc";
-    // Empty: <key_prefix>:invalidate.
-    std::string channel;
-    // Values larger than this are not written.
-    size_t max_value_bytes = size_t{16} << 20;
-    // Keys per SCAN step during invalidation.
-    int scan_count = 1000;
-    // Borrowed; must outlive the cache.
-    const Clock* clock = Clock::Real();
-    // Wall clock for the values' expiry stamps (shared across hosts). Tests substitute it.
-    int64_t (*wall_now_ns)() = WallNowNs;
-    std::function<void(const InvalidationScope&)> on_invalidation;
-    std::function<void()> on_resync;
-  };
-
   static absl::StatusOr<std::unique_ptr<RedisCache>> Create(Options options);
   // Closes (see Close()) if not closed yet.
-  ~RedisCache();
+  ~RedisCache() override;
 
   RedisCache(const RedisCache&) = delete;
   RedisCache& operator=(const RedisCache&) = delete;
 
-  struct GetResult {
-    enum class Outcome { kHit, kMiss, kExpired, kMismatch, kCorrupt, kError };
-    Outcome outcome = Outcome::kMiss;
-    std::shared_ptr<const CachedEntry> entry;  // kHit only
-    // Until the value's own expiry (kHit); -1 when the value carries none.
-    int64_t remaining_ttl_ms = -1;
-    absl::Status error;  // kError and kCorrupt
-  };
-  using GetCallback = absl::AnyInvocable<void(GetResult)>;
-  using DoneCallback = absl::AnyInvocable<void(absl::Status)>;
-
-  void Get(std::shared_ptr<const CacheKey> key, GetCallback done);
-  // Writes `value` (EncodeCachedValue) for `ttl_ms`. `done` (optional) gets the outcome.
-  void Set(const CacheKey& key, std::string value, int64_t ttl_ms, DoneCallback done = nullptr);
-  void Invalidate(const InvalidationScope& scope, DoneCallback done);
+  void Get(std::shared_ptr<const CacheKey> key, GetCallback done) override;
+  // Writes `value` (EncodeCachedValue) for `ttl_ms`. `done` (may be null) gets the outcome.
+  void Set(const CacheKey& key, std::string value, int64_t ttl_ms, DoneCallback done) override;
+  void Invalidate(const InvalidationScope& scope, DoneCallback done) override;
   // Closes both clients (redis_client.h): outstanding callbacks are answered UNAVAILABLE and the
   // I/O threads joined; later calls are refused at once. Idempotent; never from an I/O thread.
-  void Close();
+  void Close() override;
 
   std::string KeyName(const CacheKey& key) const;
   // The SCAN MATCH pattern selecting `scope`'s keys (glob characters in names escaped).
   std::string MatchPattern(const InvalidationScope& scope) const;
 
   // Start-up and tests: waits until both clients are connected and subscribed.
-  bool WaitReady(absl::Duration timeout) const;
-  RedisTierStats Stats() const;
+  bool WaitReady(absl::Duration timeout) const override;
+  RedisTierStats Stats() const override;
   // This process's id in invalidation messages.
   uint64_t origin() const { return origin_; }
-  const Options& options() const { return options_; }
+  const Options& options() const override { return options_; }
 
   struct Counters;
   struct ConstructionTag {

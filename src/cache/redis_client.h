@@ -39,24 +39,10 @@
 #include "absl/time/time.h"
 #include "cache/circuit_breaker.h"
 #include "cache/redis_reply.h"
+#include "cache/redis_stats.h"
 #include "core/clock.h"
 
 namespace brigade::cache {
-
-struct RedisClientStats {
-  uint64_t commands = 0;           // accepted by the breaker and sent (or tried)
-  uint64_t replies = 0;            // answered by Redis in time
-  uint64_t timeouts = 0;           // DEADLINE_EXCEEDED
-  uint64_t unavailable = 0;        // no connection, queue full, connection lost
-  uint64_t rejected_open = 0;      // refused by the open circuit breaker
-  uint64_t connects = 0;           // successful (re)connects, all connections
-  uint64_t disconnects = 0;        // connections lost
-  uint64_t messages = 0;           // pub/sub messages received
-  uint64_t connections_ready = 0;  // command connections connected now
-  bool subscribed = false;         // the subscriber connection is subscribed now
-  CircuitBreaker::State breaker_state = CircuitBreaker::State::kClosed;
-  uint64_t breaker_opens = 0;
-};
 
 class RedisClient {
  public:

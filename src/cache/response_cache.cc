@@ -4,7 +4,8 @@
 #include <atomic>
 #include <utility>
 
-#include "cache/redis_cache.h"
+#include "cache/redis_tier.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace brigade::cache {
@@ -37,6 +38,14 @@ std::string_view TierName(Tier tier) {
   return "unknown";
 }
 
+absl::Status CheckTierInBuild(std::string_view model_name, Tier tier) {
+  if (tier == Tier::kMemory || RedisTier::InBuild()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      StrCat("model '", model_name, "': response cache tier '", TierName(tier),
+             "' needs Redis, but this binary was built without Redis (BRIGADE_WITH_REDIS=OFF, "
+             "the edge preset); use tier TIER_MEMORY"));
+}
+
 absl::StatusOr<CacheControl> ParseCacheControl(const Parameters& request_parameters) {
   const ParameterValue* value = request_parameters.Find(kCacheControlParameter);
   if (value == nullptr) return CacheControl::kDefault;
@@ -50,14 +59,16 @@ absl::StatusOr<CacheControl> ParseCacheControl(const Parameters& request_paramet
                                            "' must be \"default\", \"bypass\" or \"refresh\""));
 }
 
-absl::StatusOr<std::shared_ptr<ResponseCache>> ResponseCache::Create(
-    std::string model_name, ResponseCacheOptions options, std::weak_ptr<RedisCache> redis,
-    const Clock* clock) {
+absl::StatusOr<std::shared_ptr<ResponseCache>> ResponseCache::Create(std::string model_name,
+                                                                     ResponseCacheOptions options,
+                                                                     std::weak_ptr<RedisTier> redis,
+                                                                     const Clock* clock) {
   if (clock == nullptr) return absl::InvalidArgumentError("response cache: clock is null");
   if (options.ttl_ms <= 0) {
     return absl::InvalidArgumentError(
         StrCat("model '", model_name, "': response cache ttl_ms must be positive"));
   }
+  BRIGADE_RETURN_IF_ERROR(CheckTierInBuild(model_name, options.tier));
   if (options.tier != Tier::kMemory && redis.expired()) {
     return absl::InvalidArgumentError(StrCat("model '", model_name, "': response cache tier '",
                                              TierName(options.tier),
@@ -82,7 +93,7 @@ absl::StatusOr<std::shared_ptr<ResponseCache>> ResponseCache::Create(
 }
 
 ResponseCache::ResponseCache(ConstructionTag, std::string model_name, ResponseCacheOptions options,
-                             std::weak_ptr<RedisCache> redis, const Clock* clock,
+                             std::weak_ptr<RedisTier> redis, const Clock* clock,
                              std::unique_ptr<MemoryCache> memory)
     : model_name_(std::move(model_name)),
       options_(std::move(options)),
@@ -161,7 +172,7 @@ void ResponseCache::Lookup(std::shared_ptr<const CacheKey> key, int64_t start_ns
       return;
     }
   }
-  std::shared_ptr<RedisCache> redis = uses_redis() ? redis_.lock() : nullptr;
+  std::shared_ptr<RedisTier> redis = uses_redis() ? redis_.lock() : nullptr;
   if (redis == nullptr) {
     const int64_t lookup_ns = clock_->NowNs() - start_ns;
     counters_->miss.Record(lookup_ns);
@@ -169,12 +180,12 @@ void ResponseCache::Lookup(std::shared_ptr<const CacheKey> key, int64_t start_ns
     return;
   }
   redis->Get(key, [self = shared_from_this(), key, start_ns,
-                   done = std::move(done)](RedisCache::GetResult result) mutable {
+                   done = std::move(done)](RedisTier::GetResult result) mutable {
     Counters& counters = *self->counters_;
     const int64_t lookup_ns = self->clock_->NowNs() - start_ns;
-    if (result.outcome != RedisCache::GetResult::Outcome::kHit) {
-      CountOne(result.outcome == RedisCache::GetResult::Outcome::kError ? counters.redis_errors
-                                                                        : counters.redis_misses);
+    if (result.outcome != RedisTier::GetResult::Outcome::kHit) {
+      CountOne(result.outcome == RedisTier::GetResult::Outcome::kError ? counters.redis_errors
+                                                                       : counters.redis_misses);
       counters.miss.Record(lookup_ns);
       done({nullptr, Tier::kRedis, lookup_ns});
       return;
@@ -226,7 +237,7 @@ void ResponseCache::StoreUnlessInvalidated(const CacheKey& key, const InferRespo
   // Checked here to skip the encoding, and again under the memory shard's lock: an invalidation
   // that lands while the answer is encoded must still win (the eraser bumps the count first).
   if (invalidations_.load(std::memory_order_acquire) != invalidations) return;
-  std::shared_ptr<RedisCache> redis = uses_redis() ? redis_.lock() : nullptr;
+  std::shared_ptr<RedisTier> redis = uses_redis() ? redis_.lock() : nullptr;
   const int64_t expires_unix_ms =
       redis != nullptr ? redis->options().wall_now_ns() / 1'000'000 + options_.ttl_ms : 0;
   std::string value = EncodeCachedValue(key, response, expires_unix_ms);

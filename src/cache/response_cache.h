@@ -55,10 +55,14 @@
 
 namespace brigade::cache {
 
-class RedisCache;
+class RedisTier;
 
 enum class Tier : uint8_t { kMemory, kRedis, kBoth };
 std::string_view TierName(Tier tier);
+// FAILED_PRECONDITION naming the model when `tier` needs Redis and this binary was built without
+// it (redis_tier.h); OK otherwise. ResponseCache::Create checks it, and the model repository
+// before it loads a model, so such a config fails the load instead of serving uncached.
+absl::Status CheckTierInBuild(std::string_view model_name, Tier tier);
 
 // Request parameter controlling the cache per request: "default" | "bypass" | "refresh".
 inline constexpr std::string_view kCacheControlParameter = "cache_control";
@@ -126,10 +130,11 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
   using Runner = std::function<void(std::unique_ptr<InferRequest>, PendingStore)>;
 
   // `redis` may be empty for tier memory; for tiers redis/both it must be set (the caller
-  // checks: INVALID_ARGUMENT otherwise). `clock` is borrowed and must outlive the cache.
+  // checks: INVALID_ARGUMENT otherwise, and FAILED_PRECONDITION in a build without Redis, which
+  // can never have one). `clock` is borrowed and must outlive the cache.
   static absl::StatusOr<std::shared_ptr<ResponseCache>> Create(std::string model_name,
                                                                ResponseCacheOptions options,
-                                                               std::weak_ptr<RedisCache> redis,
+                                                               std::weak_ptr<RedisTier> redis,
                                                                const Clock* clock);
 
   // The whole cached request path (see the class comment). `request` is validated (inputs in
@@ -182,7 +187,7 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
     ConstructionTag() = default;
   };
   ResponseCache(ConstructionTag, std::string model_name, ResponseCacheOptions options,
-                std::weak_ptr<RedisCache> redis, const Clock* clock,
+                std::weak_ptr<RedisTier> redis, const Clock* clock,
                 std::unique_ptr<MemoryCache> memory);
   ~ResponseCache();
 
@@ -198,7 +203,7 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
 
   const std::string model_name_;
   const ResponseCacheOptions options_;
-  const std::weak_ptr<RedisCache> redis_;
+  const std::weak_ptr<RedisTier> redis_;
   const Clock* const clock_;
   const KeyBuilder key_builder_;
   const std::unique_ptr<MemoryCache> memory_;  // null for tier redis
