@@ -13,6 +13,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cache/redis_tier.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "frontend/auth/access_gate.h"
@@ -286,6 +287,15 @@ int RunServe(const ServeFlags& flags) {
   options.allow_symlinked_models = flags.allow_symlinked_models;
   options.preprocess_threads = flags.preprocess_threads;
   if (!flags.cache_redis_address.empty()) {
+    // Serving from memory alone would leave the operator believing the instances share
+    // answers (and invalidations); the cache manager refuses it too, this names the flag.
+    if (!cache::RedisTier::InBuild()) {
+      spdlog::error(
+          "cannot start: --cache-redis-address needs the Redis tier, and this binary was built "
+          "without Redis (BRIGADE_WITH_REDIS=OFF, the edge preset): drop it (models can cache "
+          "in memory, response_cache tier TIER_MEMORY)");
+      return 1;
+    }
     if (absl::Status status = ParseRedisAddress(flags.cache_redis_address, &options);
         !status.ok()) {
       spdlog::error("cannot start: {}", status.message());
@@ -715,8 +725,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   serve->add_option("--log-verbose", flags->log_verbose, "Triton-style verbosity (>0 = debug)");
   serve->add_option("--cache-redis-address", flags->cache_redis_address,
-                    "Shared response-cache tier, host:port of a Redis server (models opt in with "
-                    "response_cache in config.pbtxt)");
+                    cache::RedisTier::InBuild()
+                        ? "Shared response-cache tier, host:port of a Redis server (models opt in "
+                          "with response_cache in config.pbtxt)"
+                        : "Not in this build (built without Redis): refused");
   serve
       ->add_option("--cache-redis-timeout-us", flags->cache_redis_timeout_us,
                    "Redis command timeout; a slower answer counts as a miss")

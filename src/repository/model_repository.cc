@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cache/cache_config.h"
+#include "cache/response_cache.h"
 #include "core/plain_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -236,6 +237,10 @@ absl::Status ModelRepository::SyncModel(const std::string& name,
     if (valid.ok() && cache_options->has_value() && options_.caches == nullptr) {
       valid = absl::FailedPreconditionError(StrCat(
           "model '", name, "': the config enables a response cache, and this server has none"));
+    }
+    // A tier this binary cannot have fails the load: serving uncached would hide it.
+    if (valid.ok() && cache_options->has_value()) {
+      valid = cache::CheckTierInBuild(name, (*cache_options)->tier);
     }
   }
   if (!valid.ok()) {

@@ -1,7 +1,8 @@
-"""The binary of the edge preset (CMakePresets.json: HTTP + ONNX engine, -Os, no gRPC): it serves
-the demo ONNX model over HTTP, says it has no gRPC, and its cold start (process start -> ready ->
-first answer) is printed. Runs against BRIGADE_BIN (scripts/edge points it at build-edge/brigade;
-it passes on the full build too, which also serves gRPC).
+"""The binary of the edge preset (CMakePresets.json: HTTP + ONNX engine, -Os, no gRPC, no Redis):
+it serves the demo ONNX model over HTTP, says it has no gRPC, refuses every request for the Redis
+cache tier, and its cold start (process start -> ready -> first answer) is printed. Runs against
+BRIGADE_BIN (scripts/edge points it at build-edge/brigade; it passes on the full build too, which
+also serves gRPC and has the Redis tier).
 """
 
 import json
@@ -12,7 +13,7 @@ import tempfile
 import time
 import urllib.request
 
-from brigade_process import BRIGADE_BIN, DEMO_REPOSITORY, BrigadeProcess
+from brigade_process import BRIGADE_BIN, DEMO_REPOSITORY, BrigadeProcess, free_port
 
 MODEL = "fashion_mnist_onnx"
 
@@ -24,6 +25,16 @@ def infer(server):
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
         return response.status, json.loads(response.read())
+
+
+def serve_help():
+    return subprocess.run([BRIGADE_BIN, "serve", "--help"], capture_output=True, text=True,
+                          timeout=30).stdout
+
+
+def has_redis():
+    """A build without Redis says so in the help of --cache-redis-address."""
+    return "built without Redis" not in serve_help()
 
 
 def test_edge_binary_serves_the_demo_onnx_model_over_http():
@@ -41,7 +52,8 @@ def test_edge_binary_serves_the_demo_onnx_model_over_http():
             has_grpc = "gRPC (KServe v2) listening" in server.logs()
             print(f"{BRIGADE_BIN}: {os.path.getsize(BRIGADE_BIN)} bytes; start -> ready "
                   f"{(ready - started) * 1e3:.0f} ms, -> first answer "
-                  f"{(answered - started) * 1e3:.0f} ms; gRPC {'served' if has_grpc else 'absent'}")
+                  f"{(answered - started) * 1e3:.0f} ms; gRPC {'served' if has_grpc else 'absent'}, "
+                  f"Redis tier {'in the build' if has_redis() else 'absent'}")
             if not has_grpc:
                 assert "gRPC: not in this build" in server.logs()
         out = subprocess.run([BRIGADE_BIN, "--help"], capture_output=True, text=True, timeout=30)
@@ -72,3 +84,43 @@ def test_grpc_tls_flags_fail_the_start_rather_than_serve_plain_text():
             assert "need the gRPC front end, which this build lacks" in logs, logs
     finally:
         shutil.rmtree(repo, ignore_errors=True)
+
+
+def test_redis_asked_of_a_build_without_it_fails_the_start():
+    # A build without Redis (the edge preset) has no shared tier: serving from memory alone would
+    # leave the operator believing the instances share answers and invalidations. Both ways of
+    # asking, the flag and a model's config, must stop the start with the reason. The full build
+    # serves both (unreachable Redis: lookups count as misses until it answers).
+    root = tempfile.mkdtemp(prefix="brigade-edge-redis-")
+    repo, empty = os.path.join(root, "models"), os.path.join(root, "empty")
+    os.mkdir(empty)
+    try:
+        shutil.copytree(os.path.join(DEMO_REPOSITORY, MODEL), os.path.join(repo, MODEL))
+        with open(os.path.join(repo, MODEL, "config.pbtxt"), "a") as config:
+            config.write("response_cache {\n  enable: true\n  tier: TIER_BOTH\n}\n")
+        base = [BRIGADE_BIN, "serve", "--http-port", "0", "--grpc-port", "0",
+                "--pin-threads", "false"]
+        if has_redis():
+            address = f"127.0.0.1:{free_port()}"  # nothing listens there
+            server = BrigadeProcess(model_repository=repo, extra_args=[
+                "--pin-threads", "false", "--cache-redis-address", address])
+            with server:
+                status, answer = infer(server)
+                assert status == 200, answer
+                assert "not reachable yet" in server.logs()
+            return
+        flag = subprocess.run(base + ["--model-repository", empty,
+                                      "--cache-redis-address", "127.0.0.1:6379"],
+                              capture_output=True, text=True, timeout=60)
+        logs = flag.stdout + flag.stderr
+        assert flag.returncode != 0, logs
+        assert "--cache-redis-address needs the Redis tier" in logs, logs
+        assert "built without Redis" in logs, logs
+        config = subprocess.run(base + ["--model-repository", repo], capture_output=True,
+                                text=True, timeout=60)
+        logs = config.stdout + config.stderr
+        assert config.returncode != 0, logs
+        assert f"model '{MODEL}': response cache tier 'both' needs Redis" in logs, logs
+        assert "built without Redis" in logs, logs
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
