@@ -48,6 +48,10 @@ set(BRIGADE_SANITIZE_TESTS
   # the WordPiece tokenizer (untrusted text through ICU); not the SentencePiece one, whose module
   # is opened with RTLD_DEEPBIND, which the sanitizer runtimes refuse
   process_wordpiece_tokenizer_test)
+# A build without Redis has no Redis tier to test (BRIGADE_WITH_REDIS, src/cache/CMakeLists.txt).
+if(NOT BRIGADE_WITH_REDIS)
+  list(REMOVE_ITEM BRIGADE_SANITIZE_TESTS cache_redis_test)
+endif()
 
 # The libraries the fuzzers exercise, compiled with libFuzzer's coverage instrumentation (the rest
 # is left out: it costs build time and only adds noise to the fuzzers' coverage signal).

@@ -29,6 +29,10 @@ set(BRIGADE_TSAN_TESTS
   frontend_http_kserve_handler_test
   # ... and the transport over TLS (OpenSSL's locks are pthread's, which TSan sees)
   frontend_http_tls_test)
+# A build without Redis has no Redis tier to test (BRIGADE_WITH_REDIS, src/cache/CMakeLists.txt).
+if(NOT BRIGADE_WITH_REDIS)
+  list(REMOVE_ITEM BRIGADE_TSAN_TESTS cache_redis_test)
+endif()
 
 if(NOT BRIGADE_TSAN)
   return()
