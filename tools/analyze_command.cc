@@ -333,6 +333,6 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   });
 }
 
-const CommandRegistration kRegistration(40, RegisterAnalyzeCommand);
+const CommandRegistration kAnalyzeRegistration(40, RegisterAnalyzeCommand);
 
 }  // namespace brigade::tools

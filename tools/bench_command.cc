@@ -333,6 +333,6 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   bench->callback([flags, exit_code] { *exit_code = RunBenchCommand(*flags); });
 }
 
-const CommandRegistration kRegistration(20, RegisterBenchCommand);
+const CommandRegistration kBenchRegistration(20, RegisterBenchCommand);
 
 }  // namespace brigade::tools

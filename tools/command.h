@@ -13,8 +13,9 @@ namespace brigade::tools {
 
 // The verbs register themselves: the binary has those whose files tools/CMakeLists.txt compiles
 // into it (bench and analyze need the gRPC client, so a build without gRPC has neither), listed
-// in --help by `order`. Each file ends with one
-//   const CommandRegistration kRegistration(20, RegisterBenchCommand);
+// in --help by `order`. Each file ends with one, named for its verb (the files share a unity
+// unit, where two `kRegistration`s clash):
+//   const CommandRegistration kBenchRegistration(20, RegisterBenchCommand);
 using CommandRegistrar = void (*)(CLI::App& app, int* exit_code);
 struct CommandRegistration {
   CommandRegistration(int order, CommandRegistrar registrar);

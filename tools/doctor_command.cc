@@ -97,6 +97,6 @@ void RegisterDoctorCommand(CLI::App& app, int* exit_code) {
   doctor->callback([flags, exit_code] { *exit_code = RunDoctorCommand(*flags); });
 }
 
-const CommandRegistration kRegistration(50, RegisterDoctorCommand);
+const CommandRegistration kDoctorRegistration(50, RegisterDoctorCommand);
 
 }  // namespace brigade::tools

@@ -68,6 +68,6 @@ void RegisterInspectCommand(CLI::App& app, int* exit_code) {
   inspect->callback([flags, exit_code] { *exit_code = RunInspectCommand(*flags); });
 }
 
-const CommandRegistration kRegistration(30, RegisterInspectCommand);
+const CommandRegistration kInspectRegistration(30, RegisterInspectCommand);
 
 }  // namespace brigade::tools

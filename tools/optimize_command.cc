@@ -157,6 +157,6 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   q->callback([flags, exit_code] { *exit_code = RunQuantize(*flags); });
 }
 
-const CommandRegistration kRegistration(60, RegisterOptimizeCommand);
+const CommandRegistration kOptimizeRegistration(60, RegisterOptimizeCommand);
 
 }  // namespace brigade::tools

@@ -797,6 +797,6 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   serve->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 
-const CommandRegistration kRegistration(10, RegisterServeCommand);
+const CommandRegistration kServeRegistration(10, RegisterServeCommand);
 
 }  // namespace brigade::tools
