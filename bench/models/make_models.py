@@ -3,18 +3,38 @@
 
 Run with Debian's Python (python3-torch, python3-torchvision, python3-onnx):
 
-    /usr/bin/python3 bench/models/make_models.py [--out bench/models] [--only NAME ...]
+    /usr/bin/python3 bench/models/make_models.py [--out bench/models] [--only NAME ...] [--list]
 
-Writes <out>/<name>.onnx for
+Writes <out>/<name>.onnx. The original four (the engine was tuned on these):
     resnet50      torchvision ResNet-50,      input  "input" [batch, 3, 224, 224] fp32
     mobilenet_v2  torchvision MobileNetV2,    input  "input" [batch, 3, 224, 224] fp32
     bert_base     BERT-base encoder (12 layers, hidden 768, 12 heads, FFN 3072), seq 128
     distilbert    DistilBERT-like encoder (6 layers, same widths), seq 128
 The encoders take "input_ids" and "attention_mask" (int64 [batch, 128]) and return
-"last_hidden_state" [batch, 128, 768]. All models are exported at opset 13 with a dynamic batch
-dimension. Random weights are fine for latency; outputs are compared against ONNX Runtime on the
-same weights (bench/onnx_compare.sh). The CNNs' BatchNorm statistics are calibrated on random
-images so that activations stay at unit scale (see calibrate_batchnorm). The output directory is
+"last_hidden_state" [batch, 128, 768].
+
+The broad set (issue 24: the families people bring; `--only broad` selects all of them):
+    mobilenet_v3_large  hard-swish / hard-sigmoid, SE blocks           "input" [b, 3, 224, 224]
+    efficientnet_b0     SiLU (Sigmoid·Mul), SE blocks                   "input" [b, 3, 224, 224]
+    densenet121         BN → ReLU → Conv pre-activation, 58 Concats    "input" [b, 3, 224, 224]
+    regnet_y_400mf      grouped (non-depthwise) convolutions, SE       "input" [b, 3, 224, 224]
+    convnext_tiny       7×7 depthwise, LayerNorm over permuted NHWC    "input" [b, 3, 224, 224]
+    vit_b_16            ViT-B/16: patch conv + 12 encoder layers (MHA) "input" [b, 3, 224, 224]
+    swin_t              Swin-T: shifted-window attention (Roll as Slice/Concat), LayerNorm
+                                                                        "input" [b, 3, 224, 224]
+    lraspp_mobilenet_v3 LR-ASPP segmentation, bilinear Resize to input "input" [b, 3, 320, 320]
+    fpn_detector        DBNet-style text detector: ResNet-18, torchvision FPN (nearest Resize),
+                        levels upsampled and concatenated, bilinear ×4 "input" [b, 3, 320, 320]
+    lstm_seq            2-layer bidirectional LSTM (hidden 256) + Linear "input" [b, 64, 128]
+    gru_seq             the same with GRU                               "input" [b, 64, 128]
+    control_flow        torch.jit.script model: a Loop (trip count from the input's shape) and
+                        an If on the data                               "input" [b, 64]
+    distilbert_opset17  the DistilBERT encoder exported at opset 17 (LayerNormalization op)
+Every model has one output and a dynamic batch dimension. Models are exported at opset 13
+unless named otherwise (distilbert_opset17). Random weights are fine for latency; outputs are
+compared against ONNX Runtime on the same weights (bench/onnx_compare.sh, bench/onnx_broad.py).
+The BatchNorm statistics of every model that has BatchNorm are calibrated on random images so
+that activations stay at unit scale (see calibrate_batchnorm). The output directory is
 git-ignored: never commit models.
 """
 
@@ -22,6 +42,7 @@ import argparse
 import math
 import os
 import sys
+import time
 
 import torch
 from torch import nn
@@ -93,11 +114,14 @@ class Encoder(nn.Module):
         return x
 
 
-def export(model, args, path, input_names, output_names):
+def export(model, args, path, input_names, output_names, opset=OPSET):
     model.eval()
     dynamic = {name: {0: "batch"} for name in input_names + output_names}
-    with torch.no_grad():
-        torch.onnx.export(model, args, path, opset_version=OPSET, input_names=input_names,
+    # Under no_grad, nn.MultiheadAttention (ViT) takes its fused fast path, which has no ONNX
+    # export; with gradients enabled it runs (and exports) the plain matmul/softmax graph.
+    grad = any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
+    with torch.set_grad_enabled(grad):
+        torch.onnx.export(model, args, path, opset_version=opset, input_names=input_names,
                           output_names=output_names, dynamic_axes=dynamic,
                           do_constant_folding=True)
     print(f"wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)", flush=True)
@@ -142,19 +166,171 @@ def make_encoder(name, out):
            ["input_ids", "attention_mask"], ["last_hidden_state"])
 
 
-MODELS = {"resnet50": make_cnn, "mobilenet_v2": make_cnn, "bert_base": make_encoder,
-          "distilbert": make_encoder}
+class FirstOutput(nn.Module):
+    """Returns the "out" entry of a torchvision segmentation model's dict output."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+class FpnDetector(nn.Module):
+    """A DBNet-style text detector built from torchvision parts.
+
+    ResNet-18's four stages (strides 4 to 32) feed torchvision's FeaturePyramidNetwork (1×1
+    laterals, nearest-neighbour top-down Resize to the lateral's size, 3×3 outputs); every level
+    is resized (nearest) to the stride-4 level's size and concatenated, a conv head makes one
+    probability map, and a bilinear ×4 Resize brings it back to the input's size: the Resize- and
+    Concat-heavy neck the issue's detector profile showed.
+    """
+
+    def __init__(self, channels=128):
+        super().__init__()
+        import torchvision  # python3-torchvision
+        from torchvision.models._utils import IntermediateLayerGetter
+        backbone = torchvision.models.resnet18(weights=None)
+        self.body = IntermediateLayerGetter(
+            backbone, {"layer1": "0", "layer2": "1", "layer3": "2", "layer4": "3"})
+        self.fpn = torchvision.ops.FeaturePyramidNetwork([64, 128, 256, 512], channels)
+        self.head = nn.Sequential(
+            nn.Conv2d(4 * channels, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+            nn.Conv2d(64, 1, 1))
+
+    def forward(self, x):
+        levels = list(self.fpn(self.body(x)).values())
+        size = levels[0].shape[-2:]
+        merged = [levels[0]] + [F.interpolate(level, size=size, mode="nearest")
+                                for level in levels[1:]]
+        logits = self.head(torch.cat(merged, 1))
+        return torch.sigmoid(F.interpolate(logits, scale_factor=4.0, mode="bilinear",
+                                           align_corners=False))
+
+
+class SequenceModel(nn.Module):
+    """A CRNN-style recogniser's tail: a 2-layer bidirectional LSTM or GRU over 64 steps of 128
+    features (batch first), then a Linear to 97 classes per step."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(128, 256, num_layers=2, batch_first=True, bidirectional=True)
+        self.classify = nn.Linear(512, 97)
+
+    def forward(self, x):
+        hidden, _ = self.rnn(x)
+        return self.classify(hidden)
+
+
+class ControlFlow(nn.Module):
+    """Scripted control flow: exported through torch.jit.script, the loop stays an ONNX Loop
+    (its trip count comes from the input's shape, so it cannot be unrolled at export) and the
+    data-dependent branch an If with a subgraph per side."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = nn.Linear(64, 64)
+        self.positive = nn.Linear(64, 10)
+        self.negative = nn.Linear(64, 10)
+
+    def forward(self, x):
+        h = x
+        for _ in range(x.shape[1] // 16):
+            h = torch.tanh(self.step(h)) + h
+        if bool(h.mean() > 0):
+            return self.positive(h)
+        return self.negative(h)
+
+
+# The broad set's image models: name -> (torchvision builder, input side).
+BROAD_IMAGE = {
+    "mobilenet_v3_large": ("mobilenet_v3_large", 224),
+    "efficientnet_b0": ("efficientnet_b0", 224),
+    "densenet121": ("densenet121", 224),
+    "regnet_y_400mf": ("regnet_y_400mf", 224),
+    "convnext_tiny": ("convnext_tiny", 224),
+    "vit_b_16": ("vit_b_16", 224),
+    "swin_t": ("swin_t", 224),
+    "lraspp_mobilenet_v3": (None, 320),
+    "fpn_detector": (None, 320),
+}
+
+
+def make_broad_image(name, out):
+    import torchvision  # python3-torchvision
+    builder, side = BROAD_IMAGE[name]
+    torch.manual_seed(0)
+    if name == "lraspp_mobilenet_v3":
+        model = FirstOutput(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+            weights=None, weights_backbone=None))
+    elif name == "fpn_detector":
+        model = FpnDetector()
+    else:
+        model = getattr(torchvision.models, builder)(weights=None)
+    if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        calibrate_batchnorm(model, torch.rand(16, 3, side, side) * 2 - 1)
+    output = "out" if name in ("lraspp_mobilenet_v3", "fpn_detector") else "logits"
+    export(model, (torch.randn(1, 3, side, side),), os.path.join(out, f"{name}.onnx"),
+           ["input"], [output])
+
+
+def make_sequence(name, out):
+    torch.manual_seed(0)
+    model = SequenceModel({"lstm_seq": nn.LSTM, "gru_seq": nn.GRU}[name])
+    export(model, (torch.randn(1, 64, 128),), os.path.join(out, f"{name}.onnx"), ["input"],
+           ["logits"])
+
+
+def make_control_flow(name, out):
+    torch.manual_seed(0)
+    model = torch.jit.script(ControlFlow().eval())
+    export(model, (torch.randn(1, 64),), os.path.join(out, f"{name}.onnx"), ["input"],
+           ["logits"])
+
+
+def make_encoder_opset17(name, out):
+    torch.manual_seed(0)
+    model = Encoder(6, token_types=False)  # distilbert's weights: same seed, same modules
+    ids = torch.randint(0, 30522, (1, SEQ), dtype=torch.long)
+    mask = torch.ones(1, SEQ, dtype=torch.long)
+    export(model, (ids, mask), os.path.join(out, f"{name}.onnx"),
+           ["input_ids", "attention_mask"], ["last_hidden_state"], opset=17)
+
+
+ORIGINAL = {"resnet50": make_cnn, "mobilenet_v2": make_cnn, "bert_base": make_encoder,
+            "distilbert": make_encoder}
+BROAD = {**{name: make_broad_image for name in BROAD_IMAGE},
+         "lstm_seq": make_sequence, "gru_seq": make_sequence, "control_flow": make_control_flow,
+         "distilbert_opset17": make_encoder_opset17}
+MODELS = {**ORIGINAL, **BROAD}
+# Names --only accepts besides the models': each selects a group.
+GROUPS = {"original": list(ORIGINAL), "broad": list(BROAD), "all": list(MODELS)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__)))
-    parser.add_argument("--only", nargs="*", choices=sorted(MODELS), default=sorted(MODELS))
+    parser.add_argument("--only", nargs="*", choices=list(MODELS) + list(GROUPS),
+                        default=["original"],
+                        help="models or groups (original, broad, all); default: original")
+    parser.add_argument("--list", action="store_true", help="print the model names and exit")
     args = parser.parse_args()
+    if args.list:
+        for group in ("original", "broad"):
+            print(f"{group}: {' '.join(GROUPS[group])}")
+        return 0
+    names = []
+    for name in args.only:
+        for model in GROUPS.get(name, [name]):
+            if model not in names:
+                names.append(model)
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
-    for name in args.only:
+    for name in names:
+        start = time.monotonic()
         MODELS[name](name, args.out)
+        print(f"  {name}: {time.monotonic() - start:.0f} s", flush=True)
     return 0
 
 
