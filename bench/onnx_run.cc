@@ -223,7 +223,10 @@ int Run(const Flags& flags) {
   std::vector<std::string> output_names;
   for (onnx::ValueId id : graph.outputs()) output_names.push_back(graph.value(id).name);
   auto compiled = onnx::CompiledModel::Compile(flags.model, std::move(graph));
-  if (!compiled.ok()) return 1;
+  if (!compiled.ok()) {
+    std::fprintf(stderr, "onnx_run: %s\n", std::string(compiled.status().message()).c_str());
+    return 1;
+  }
   onnx::Session::Options options;
   options.threads = flags.threads;
   options.profile = flags.profile;
@@ -231,7 +234,10 @@ int Run(const Flags& flags) {
     options.split_budget_bytes = static_cast<size_t>(flags.split_budget_kib) << 10;
   }
   auto session = onnx::Session::Create(*compiled, options);
-  if (!session.ok()) return 1;
+  if (!session.ok()) {
+    std::fprintf(stderr, "onnx_run: %s\n", std::string(session.status().message()).c_str());
+    return 1;
+  }
   std::vector<Tensor> outputs;
   const double plan_start = NowMs();
   if (auto status = (*session)->Run(inputs, &outputs); !status.ok()) {
