@@ -7,6 +7,12 @@
 # measured FMA peak (onnx_run --peak). Results are printed, not asserted.
 #
 #   bench/onnx_bench.sh [MODEL ...]     (default: resnet50 mobilenet_v2 bert_base distilbert)
+#   bench/onnx_bench.sh --broad [MODEL ...]   (default: make_models.py's broad set)
+#
+# --broad runs bench/onnx_broad.py: the broad set (make_models.py --only broad) in one table,
+# Brigade's median, ORT's, the ratio, Brigade's top-3 ops by time (onnx_run --profile) and an
+# output check against ORT; models Brigade cannot load get a row with the error. The same
+# environment applies (BATCHES, THREADS_LIST, RUNS, WARMUP; see that script's header).
 #
 # Needs the same setup as bench/onnx_compare.sh (ONNX Runtime for Node, models, onnx_run).
 # Environment: BUILD (default build), ORT_RUN, NODE_PATH, BATCHES (default "1 8"),
@@ -23,6 +29,10 @@
 # starts: libgomp reads it once at load).
 set -eu
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --broad ]; then
+  shift
+  exec /usr/bin/python3 bench/onnx_broad.py "$@"
+fi
 BUILD=${BUILD:-build}
 ORT_RUN=${ORT_RUN:-/work/shared/yardstick/ort-run.js}
 NODE_PATH=${NODE_PATH:-/tmp/ort/node_modules}
