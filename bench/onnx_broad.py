@@ -22,15 +22,19 @@ Environment (as bench/onnx_bench.sh): BUILD (default build), ORT_RUN (default
 /work/shared/yardstick/ort-run.js), NODE_PATH (default /tmp/ort/node_modules), BATCHES (default
 "1 8"), THREADS_LIST (default "1 2"), RUNS (default 20; batches above 1 get BATCHED_RUNS,
 default 8), WARMUP (default 3), PROFILE_RUNS (default 5; 0 skips the profile),
-GOMP_SPINCOUNT (default 10000, see bench/onnx_bench.sh), MARKDOWN=1 for a Markdown table.
-Needs ONNX Runtime for Node (see bench/onnx_compare.sh), onnx_run built, numpy. Results are
-printed, not asserted.
+BUDGET_S (default 15: seconds of timed runs per engine and configuration; a model slower than
+that gets fewer runs, down to one, estimated from its output check; the table's runs column
+says how many), GOMP_SPINCOUNT (default 10000, see bench/onnx_bench.sh), MARKDOWN=1 for a
+Markdown table, ROWS=FILE to append every row as a JSON line when it is measured. Interrupted
+(Ctrl-C, SIGTERM), it prints the rows it has. Needs ONNX Runtime for Node (see
+bench/onnx_compare.sh), onnx_run built, numpy. Results are printed, not asserted.
 """
 
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -95,19 +99,27 @@ class Bench:
         self.batched_runs = int(os.environ.get("BATCHED_RUNS", "8"))
         self.warmup = int(os.environ.get("WARMUP", "3"))
         self.profile_runs = int(os.environ.get("PROFILE_RUNS", "5"))
+        self.budget_s = float(os.environ.get("BUDGET_S", "15"))
+        # Seconds per image of each engine's output-check run (batch 2, 1 thread, model load
+        # included): the estimate that sizes a slow model's runs to the budget.
+        self.per_image_s = {}
 
     def check(self, model):
         """Brigade's outputs against ORT's at batch 2, 1 thread: (error or None, summary)."""
         dump = tempfile.mkdtemp(prefix="onnx_broad.")
         try:
+            start = time.monotonic()
             rc, _, err = run(["node", self.ort_run, model, "--threads", "1", "--runs", "1",
                               "--warmup", "0", "--dim", "batch=2", "--dump", dump])
+            self.per_image_s[("ort", model)] = (time.monotonic() - start) / 2
             if rc != 0:
                 return None, f"ORT failed: {failure(rc, err)}"
             ours = os.path.join(dump, "ours")
             os.makedirs(ours)
+            start = time.monotonic()
             rc, _, err = run([self.onnx_run, "--model", model, "--threads", "1", "--compare",
                               dump, "--dump-outputs", ours])
+            self.per_image_s[("brigade", model)] = (time.monotonic() - start) / 2
             if rc not in (0, 3):  # 3: ran, outside onnx_run's strict 1e-5 + 1e-4 rel tolerance
                 return failure(rc, err), ""
             with open(os.path.join(dump, "manifest.json")) as f:
@@ -141,32 +153,57 @@ class Bench:
         finally:
             shutil.rmtree(dump, ignore_errors=True)
 
-    def time(self, model, batch, threads):
+    def plan_runs(self, engine, model, batch, threads):
+        """(runs, warmup) that fit the budget, from the output check's time per image."""
         runs = self.runs if batch == 1 else self.batched_runs
         warmup = self.warmup if batch == 1 else max(1, self.warmup - 1)
-        rc, out, err = run(["node", self.ort_run, model, "--threads", str(threads), "--dim",
-                            f"batch={batch}", "--runs", str(runs), "--warmup", str(warmup)])
-        ort = last_json(out)["median_ms"] if rc == 0 else f"ORT failed: {failure(rc, err)}"
-        rc, out, err = run([self.onnx_run, "--model", model, "--threads", str(threads),
-                            "--batch", str(batch), "--runs", str(runs), "--warmup",
-                            str(warmup)])
-        ours = last_json(out)["median_ms"] if rc == 0 else f"failed: {failure(rc, err)}"
-        return ours, ort
+        estimate_s = self.per_image_s.get((engine, model), 0) * batch / threads
+        if estimate_s * (runs + warmup) > self.budget_s:
+            runs = max(1, min(runs, int(self.budget_s / max(estimate_s, 1e-3))))
+            warmup = 1 if runs >= 3 else 0  # onnx_run's untimed first run still plans
+        return runs, warmup
 
-    def profile(self, model, batch, threads):
-        if self.profile_runs <= 0:
+    def time(self, model, batch, threads):
+        """Times both engines; returns (Brigade ms, ORT ms, top-3 ops, runs text)."""
+        ort_runs, ort_warmup = self.plan_runs("ort", model, batch, threads)
+        rc, out, err = run(["node", self.ort_run, model, "--threads", str(threads), "--dim",
+                            f"batch={batch}", "--runs", str(ort_runs), "--warmup",
+                            str(ort_warmup)])
+        ort = last_json(out)["median_ms"] if rc == 0 else f"ORT failed: {failure(rc, err)}"
+        runs, warmup = self.plan_runs("brigade", model, batch, threads)
+        # Too slow for a separate profile run: profile the timed runs (the per-step clock
+        # costs far less than such a model's steps).
+        together = runs <= 3 and self.profile_runs > 0
+        command = [self.onnx_run, "--model", model, "--threads", str(threads), "--batch",
+                   str(batch), "--runs", str(runs), "--warmup", str(warmup)]
+        rc, out, err = run(command + (["--profile"] if together else []))
+        if rc != 0:
+            return f"failed: {failure(rc, err)}", ort, "", f"{runs}/{ort_runs}"
+        ours = last_json(out)["median_ms"]
+        if together:
+            top = top_ops(err)
+        else:
+            top = self.profile(model, batch, threads, min(self.profile_runs, runs))
+        return ours, ort, top, f"{runs}/{ort_runs}"
+
+    def profile(self, model, batch, threads, runs):
+        if runs <= 0:
             return ""
         rc, _, err = run([self.onnx_run, "--model", model, "--threads", str(threads), "--batch",
-                          str(batch), "--runs", str(self.profile_runs), "--warmup", "1",
-                          "--profile"])
+                          str(batch), "--runs", str(runs), "--warmup", "1", "--profile"])
         if rc != 0:
             return f"(profile failed: {failure(rc, err)})"
-        rows = []
-        for line in err.splitlines():
-            m = re.match(r"(\S+)\s+\d+\s+[\d.]+\s+([\d.]+)%$", line.strip())
-            if m:
-                rows.append(f"{m.group(1)} {float(m.group(2)):.0f}%")
-        return ", ".join(rows[:3])
+        return top_ops(err)
+
+
+def top_ops(profile_text):
+    """The first three rows of onnx_run --profile's table: "Op share%"."""
+    rows = []
+    for line in profile_text.splitlines():
+        m = re.match(r"(\S+)\s+\d+\s+[\d.]+\s+([\d.]+)%$", line.strip())
+        if m:
+            rows.append(f"{m.group(1)} {float(m.group(2)):.0f}%")
+    return ", ".join(rows[:3])
 
 
 def ratio(ours, ort):
@@ -190,53 +227,80 @@ def main():
     start = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     load_start = open("/proc/loadavg").read().split()[:3]
     checks, rows = {}, {}
-    for name in names:
-        model = os.path.join(ROOT, "bench", "models", f"{name}.onnx")
-        if not os.path.exists(model):
-            checks[name] = (f"missing: make_models.py --only {name}", "")
-            continue
-        log(f"{name}: output check")
-        checks[name] = bench.check(model)
-    for threads in bench.threads:
-        for name in names:
-            error, _ = checks[name]
-            if error is not None:
-                continue
-            model = os.path.join(ROOT, "bench", "models", f"{name}.onnx")
-            for batch in bench.batches:
-                log(f"{name}: batch {batch}, {threads} thread(s)")
-                ours, ort = bench.time(model, batch, threads)
-                top = bench.profile(model, batch, threads) if isinstance(ours, float) else ""
-                rows[(name, batch, threads)] = (ours, ort, top)
-    load_end = open("/proc/loadavg").read().split()[:3]
+    rows_file = os.environ.get("ROWS")
 
+    def finish(*_):
+        print_table(bench, names, checks, rows, start, load_start)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, finish)
+    try:
+        for name in names:
+            model = os.path.join(ROOT, "bench", "models", f"{name}.onnx")
+            if not os.path.exists(model):
+                checks[name] = (f"missing: make_models.py --only {name}", "")
+                continue
+            log(f"{name}: output check")
+            checks[name] = bench.check(model)
+            log(f"  {checks[name][0] or checks[name][1]}")
+        for threads in bench.threads:
+            for name in names:
+                if checks[name][0] is not None:
+                    continue
+                model = os.path.join(ROOT, "bench", "models", f"{name}.onnx")
+                for batch in bench.batches:
+                    log(f"{name}: batch {batch}, {threads} thread(s)")
+                    rows[(name, batch, threads)] = bench.time(model, batch, threads)
+                    log(f"  {rows[(name, batch, threads)]}")
+                    if rows_file:
+                        with open(rows_file, "a") as f:
+                            ours, ort, top, runs = rows[(name, batch, threads)]
+                            f.write(json.dumps({
+                                "model": name, "batch": batch, "threads": threads,
+                                "brigade_ms": ours, "ort_ms": ort, "top3": top, "runs": runs,
+                                "check": checks[name][1], "time": time.time(),
+                                "loadavg": open("/proc/loadavg").read().split()[:3]}) + "\n")
+    except KeyboardInterrupt:
+        log("interrupted: the rows measured so far")
+    print_table(bench, names, checks, rows, start, load_start)
+    return 0
+
+
+def print_table(bench, names, checks, rows, start, load_start):
+    load_end = open("/proc/loadavg").read().split()[:3]
     header = ["model", "batch", "threads", "Brigade ms", "ORT ms", "ratio",
-              "Brigade's top-3 ops (share of its time)", "vs ORT (batch 2, 1 thread)"]
+              "Brigade's top-3 ops (share of its time)", "runs B/O", "vs ORT (batch 2, 1 thread)"]
     table = []
     for name in names:
+        if name not in checks:
+            table.append([name, "-", "-", "-", "-", "-", "", "", "not measured (interrupted)"])
+            continue
         error, summary = checks[name]
         if error is not None:
-            table.append([name, "-", "-", "-", "-", "-", "", f"FAILS: {error}"])
+            table.append([name, "-", "-", "-", "-", "-", "", "", f"FAILS: {error}"])
             continue
         for batch in bench.batches:
             for threads in bench.threads:
-                ours, ort, top = rows[(name, batch, threads)]
+                if (name, batch, threads) not in rows:
+                    continue
+                ours, ort, top, runs = rows[(name, batch, threads)]
                 table.append([name, str(batch), str(threads), cell(ours), cell(ort),
-                              ratio(ours, ort), top, summary])
+                              ratio(ours, ort), top, runs, summary])
     print(f"# {start}; load average at start {' '.join(load_start)}, at end "
-          f"{' '.join(load_end)}; GOMP_SPINCOUNT={os.environ['GOMP_SPINCOUNT']}; "
-          f"runs {bench.runs} (batch 1) / {bench.batched_runs} (batched), median")
+          f"{' '.join(load_end)}; GOMP_SPINCOUNT={os.environ['GOMP_SPINCOUNT']}; medians of "
+          f"up to {bench.runs} runs (batch 1) / {bench.batched_runs} (batched), "
+          f"{bench.budget_s:g} s budget per engine and configuration")
     if os.environ.get("MARKDOWN") == "1":
+        numeric = ("batch", "threads", "Brigade ms", "ORT ms", "ratio", "runs B/O")
         print("| " + " | ".join(header) + " |")
-        print("|" + "|".join("---:" if h in ("batch", "threads", "Brigade ms", "ORT ms", "ratio")
-                             else "---" for h in header) + "|")
+        print("|" + "|".join("---:" if h in numeric else "---" for h in header) + "|")
         for r in table:
             print("| " + " | ".join(c.replace("|", "/") for c in r) + " |")
     else:
         widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(header)]
         for r in [header] + table:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    return 0
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
