@@ -268,6 +268,10 @@ def make_broad_image(name, out):
         model = FpnDetector()
     else:
         model = getattr(torchvision.models, builder)(weights=None)
+    if name == "vit_b_16":
+        # torchvision zero-initializes ViT's classifier (as fine-tuning wants): every logit
+        # would be 0 whatever the input, and an output comparison vacuous.
+        nn.init.normal_(model.heads.head.weight, std=0.02)
     if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
         calibrate_batchnorm(model, torch.rand(16, 3, side, side) * 2 - 1)
     output = "out" if name in ("lraspp_mobilenet_v3", "fpn_detector") else "logits"
