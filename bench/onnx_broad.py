@@ -24,7 +24,8 @@ Environment (as bench/onnx_bench.sh): BUILD (default build), ORT_RUN (default
 default 8), WARMUP (default 3), PROFILE_RUNS (default 5; 0 skips the profile),
 BUDGET_S (default 15: seconds of timed runs per engine and configuration; a model slower than
 that gets fewer runs, down to one, estimated from its output check; the table's runs column
-says how many), GOMP_SPINCOUNT (default 10000, see bench/onnx_bench.sh), MARKDOWN=1 for a
+says how many; one estimated above MAX_RUN_S, default 100, is skipped with a row saying
+so), GOMP_SPINCOUNT (default 10000, see bench/onnx_bench.sh), MARKDOWN=1 for a
 Markdown table, ROWS=FILE to append every row as a JSON line when it is measured. Interrupted
 (Ctrl-C, SIGTERM), it prints the rows it has. Needs ONNX Runtime for Node (see
 bench/onnx_compare.sh), onnx_run built, numpy. Results are printed, not asserted.
@@ -100,6 +101,7 @@ class Bench:
         self.warmup = int(os.environ.get("WARMUP", "3"))
         self.profile_runs = int(os.environ.get("PROFILE_RUNS", "5"))
         self.budget_s = float(os.environ.get("BUDGET_S", "15"))
+        self.max_run_s = float(os.environ.get("MAX_RUN_S", "100"))
         # Seconds per image of each engine's output-check run (batch 2, 1 thread, model load
         # included): the estimate that sizes a slow model's runs to the budget.
         self.per_image_s = {}
@@ -170,6 +172,10 @@ class Bench:
                             f"batch={batch}", "--runs", str(ort_runs), "--warmup",
                             str(ort_warmup)])
         ort = last_json(out)["median_ms"] if rc == 0 else f"ORT failed: {failure(rc, err)}"
+        estimate_s = self.per_image_s.get(("brigade", model), 0) * batch / threads
+        if estimate_s > self.max_run_s:
+            return (f"skipped: ~{estimate_s:.0f} s per run (output check's time per image × "
+                    f"batch / threads > MAX_RUN_S)", ort, "", f"0/{ort_runs}")
         runs, warmup = self.plan_runs("brigade", model, batch, threads)
         # Too slow for a separate profile run: profile the timed runs (the per-step clock
         # costs far less than such a model's steps).
