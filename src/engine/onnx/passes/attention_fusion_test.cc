@@ -61,5 +61,57 @@ TEST(AttentionFusionTest, TransposesAndScaleFoldIntoTheBatchedMatMuls) {
   }
 }
 
+// ConvNeXt's block tail: a Linear on channels-last [N, H, W, C], then the Transpose back to
+// NCHW. Folded into perm_out, the matmul would write its last axis with a stride of H·W, which
+// oneDNN 2.6 runs only on its reference kernel (7.3 s for one of ConvNeXt-Tiny's 3136×384×96
+// matmuls); a standalone Transpose is a fast reorder.
+TEST(AttentionFusionTest, OutputTransposeMovingTheLastAxisStaysStandalone) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 3, 5, 8});
+  b.Initializer("w", RandomTensor({8, 6}, 4));
+  b.Initializer("bias", RandomTensor({6}, 5));
+  b.Node("MatMul", {"x", "w"}, {"mm"});
+  b.Node("Add", {"mm", "bias"}, {"linear"});
+  OnnxBuilder::SetInts(b.Node("Transpose", {"linear"}, {"y"}), "perm", {0, 3, 1, 2});
+  b.Output("y", DataType::kFp32, {-1, 6, 3, 5});
+  const Graph original = LoadGraph(b);
+  Graph g = original;
+  ASSERT_TRUE(MatMulFusion().Run(&g).ok());
+  ASSERT_TRUE(AttentionFusion().Run(&g).ok());
+  EXPECT_EQ(CountOps(g, "Transpose"), 1);
+  for (const Node& node : g.nodes()) {
+    if (node.op_type == "FusedMatMul") {
+      EXPECT_FALSE(node.attributes.Has("perm_out"));
+    }
+  }
+  const Tensor in[] = {RandomTensor({2, 3, 5, 8}, 6)};
+  EXPECT_LT(MaxAbsDiff(RunGraph(g, in)[0], RunGraph(original, in)[0]), 1e-5f);
+}
+
+// The same rule for an operand: a Transpose that takes A's contiguous axis out of the last two
+// leaves no unit stride for oneDNN's GEMM, so it stays standalone; one that keeps it there
+// (attention's [0, 2, 3, 1] on K) folds.
+TEST(AttentionFusionTest, InputTransposeFoldsOnlyWhenTheContiguousAxisStaysInTheLastTwo) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 3, 5, 8});
+  b.Input("k", DataType::kFp32, {-1, 4, 8, 5});
+  OnnxBuilder::SetInts(b.Node("Transpose", {"x"}, {"xt"}), "perm", {0, 3, 1, 2});
+  OnnxBuilder::SetInts(b.Node("Transpose", {"k"}, {"kt"}), "perm", {0, 2, 3, 1});
+  b.Node("MatMul", {"xt", "kt"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 8, 3, 4});
+  const Graph original = LoadGraph(b);
+  Graph g = original;
+  ASSERT_TRUE(MatMulFusion().Run(&g).ok());
+  ASSERT_TRUE(AttentionFusion().Run(&g).ok());
+  EXPECT_EQ(CountOps(g, "Transpose"), 1);
+  for (const Node& node : g.nodes()) {
+    if (node.op_type != "FusedMatMul") continue;
+    EXPECT_FALSE(node.attributes.Has("perm_a"));
+    EXPECT_TRUE(node.attributes.Has("perm_b"));
+  }
+  const Tensor in[] = {RandomTensor({2, 3, 5, 8}, 7), RandomTensor({2, 4, 8, 5}, 8)};
+  EXPECT_LT(MaxAbsDiff(RunGraph(g, in)[0], RunGraph(original, in)[0]), 1e-5f);
+}
+
 }  // namespace
 }  // namespace brigade::engine::onnx
