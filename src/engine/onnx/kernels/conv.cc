@@ -87,11 +87,17 @@ bool WantsChannelBlocked(const ValueInfo& x, int64_t out_channels, int64_t group
   return !x.layout.blocked || x.layout.desc == ChannelBlockedDesc(x.shape);
 }
 
-// False for oneDNN's reference and gemm fallbacks.
-bool IsOptimizedImpl(const dnnl::primitive_desc& pd) {
+// How good an implementation oneDNN picked: 0 its reference loops, 1 its im2col + GEMM fallback
+// ("gemm:jit", "x64:gemm:jit"; plain layouts only, 4–7× slower than the direct kernels on
+// RegNet's grouped 3×3s), 2 a direct or brgemm kernel.
+int ImplRank(const dnnl::primitive_desc& pd) {
   const std::string_view impl = pd.impl_info_str();
-  return !impl.starts_with("ref") && !impl.starts_with("gemm");
+  if (impl.starts_with("ref")) return 0;
+  if (impl.starts_with("gemm") || impl.find(":gemm") != std::string_view::npos) return 1;
+  return 2;
 }
+
+bool IsOptimizedImpl(const dnnl::primitive_desc& pd) { return ImplRank(pd) == 2; }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool transposed) {
   const ValueInfo& x = ctx.input(0);
@@ -177,12 +183,14 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
 
   dnnl::convolution_forward::primitive_desc conv_pd;
   dnnl::deconvolution_forward::primitive_desc deconv_pd;
+  // A blocked input is read in its own layout (no reorder) unless that costs the kernel, below.
+  bool src_fixed = x.layout.blocked;
   // Creates the primitive descriptor for `dst` and `ops`; returns its base for queries.
   auto make_pd = [&](const dnnl::memory::desc& dst,
                      const dnnl::post_ops& ops) -> const dnnl::primitive_desc& {
     dnnl::primitive_attr attr = UserScratchpadAttr();
     attr.set_post_ops(ops);
-    const dnnl::memory::desc& src = x.layout.blocked ? x.layout.desc : src_any;
+    const dnnl::memory::desc& src = src_fixed ? x.layout.desc : src_any;
     if (transposed) {
       deconv_pd = dnnl::deconvolution_forward::primitive_desc(
           dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
@@ -201,6 +209,18 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
 
   std::vector<BinaryPostOpInput> binary_inputs;
   BRIGADE_RETURN_IF_ERROR(CatchDnnl(ctx, transposed ? "deconvolution" : "convolution", [&] {
+    // The producer's layout can leave oneDNN only a slow kernel here: RegNet's grouped 3×3s
+    // (8 channels per group) on the nChw16c a 1×1 wrote got `ref:any`, ~1000× slower than the
+    // `jit:avx512_core` kernel oneDNN runs on nChw8c when it picks the source itself. Then let
+    // it pick (its choice follows the CPU's ISA); Run reorders the input into scratch (RegNetY's
+    // 16 such reorders: ~0.46 ms of a 10.5 ms run).
+    if (src_fixed) {
+      const int fixed_rank = ImplRank(make_pd(dst_desc, dnnl::post_ops()));
+      src_fixed = false;
+      if (fixed_rank == 2 || ImplRank(make_pd(dst_desc, dnnl::post_ops())) <= fixed_rank) {
+        src_fixed = true;
+      }
+    }
     if (channel_blocked && dst_desc == ChannelBlockedDesc(out_shape) &&
         !IsOptimizedImpl(make_pd(dst_desc, dnnl::post_ops()))) {
       // No blocked kernel for this geometry: let oneDNN choose.

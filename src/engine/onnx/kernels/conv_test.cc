@@ -4,6 +4,7 @@
 // residual's buffer.
 
 #include <memory>
+#include <string_view>
 
 #include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/packed_weights.h"
@@ -118,6 +119,30 @@ TEST(ConvKernelTest, FewOutputChannelsOrAnNhwcInputKeepOneDnnsChoice) {
   ConvKernel nhwc_input(32, 32);
   nhwc_input.x().layout = Layout{true, Desc({1, 32, 6, 6}, tag::acdb)};
   EXPECT_NE(nhwc_input.Create().outputs[0].layout.desc, Desc({1, 32, 6, 6}, tag::aBcd16b));
+}
+
+// RegNet's grouped 3×3 (8 channels per group) reading the nChw16c output of a 1×1: oneDNN 2.6
+// has only its reference kernel for that source layout, so the kernel must run on the layout
+// oneDNN picks when asked (nChw8c and `jit:avx512_core` on AVX-512), reordering its input.
+TEST(ConvKernelTest, AGroupedConvNarrowerThanItsInputsBlockRunsOneDnnsPreferredLayout) {
+  BRIGADE_SKIP_WITHOUT_AVX512();
+  const Shape shape{1, 48, 6, 6};
+  ConvKernel grouped(48, 48, 6);
+  grouped.x().layout = Layout{true, Desc(shape, tag::aBcd16b)};
+  const KernelContext ctx = grouped.Create();
+
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const dnnl::memory::desc any = Desc(shape, tag::any);
+  const dnnl::convolution_forward::primitive_desc preferred(
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any,
+          dnnl::memory::desc({6, 8, 8, 3, 3}, dnnl::memory::data_type::f32, tag::any), any, {1, 1},
+          {0, 0}, {1, 1}, {1, 1}),
+      engine);
+  ASSERT_FALSE(std::string_view(preferred.impl_info_str()).starts_with("ref"));
+  ASSERT_TRUE(ctx.outputs[0].layout.blocked);
+  EXPECT_EQ(ctx.outputs[0].layout.desc, preferred.dst_desc());
+  EXPECT_GT(ctx.scratch_bytes, 0u);  // the input's reorder out of nChw16c
 }
 
 TEST(ConvKernelTest, AResidualAddTakesTheResidualsBufferOnlyWhenOffered) {
