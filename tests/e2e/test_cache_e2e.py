@@ -604,12 +604,18 @@ def test_redis_killed_under_load_fails_no_request_and_recovers(pair, redis):
         if redis.wait_dbsize_above(before, timeout_s=0.5):
             recovered = infer_once(b, "ident", values)[2]
     assert recovered, "the Redis tier did not come back after redis-server restarted"
-    # Invalidation broadcasts flow again too.
-    values = unique_values()
-    before = redis.dbsize()
-    assert infer_once(a, "ident", values)[2] is False
-    assert redis.wait_dbsize_above(before)
-    assert infer_once(b, "ident", values)[2] is True
+    # Invalidation broadcasts flow again too. A lookup slower than the Redis tier's 2 ms timeout
+    # is a miss by design, and on two loaded cores one can be: a few fresh keys, as above.
+    shared = False
+    for _ in range(5):
+        values = unique_values()
+        before = redis.dbsize()
+        assert infer_once(a, "ident", values)[2] is False
+        assert redis.wait_dbsize_above(before)
+        if infer_once(b, "ident", values)[2]:
+            shared = True
+            break
+    assert shared, "no answer A stored was a hit in B after the recovery"
     client = Http(a)
     try:
         assert client.request("POST", "/v2/cache/invalidate", {"model_name": "ident"})[0] == 200
