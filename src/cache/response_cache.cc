@@ -144,7 +144,7 @@ void ResponseCache::Serve(std::unique_ptr<InferRequest> request, int64_t version
   if (*control == CacheControl::kRefresh) {
     CountOne(counters_->refreshed);
     if (stats != nullptr) stats->RecordCacheMiss(clock_->NowNs() - start_ns);
-    Execute(std::move(request), std::move(key), std::move(run));
+    Execute(std::move(request), std::move(key), run);
     return;
   }
   Lookup(key, start_ns,
@@ -156,11 +156,11 @@ void ResponseCache::Serve(std::unique_ptr<InferRequest> request, int64_t version
              return;
            }
            if (stats != nullptr) stats->RecordCacheMiss(result.lookup_ns);
-           self->Execute(std::move(request), std::move(key), std::move(run));
+           self->Execute(std::move(request), std::move(key), run);
          });
 }
 
-void ResponseCache::Lookup(std::shared_ptr<const CacheKey> key, int64_t start_ns,
+void ResponseCache::Lookup(const std::shared_ptr<const CacheKey>& key, int64_t start_ns,
                            absl::AnyInvocable<void(LookupResult)> done) {
   CountOne(counters_->lookups);
   if (memory_ != nullptr) {
@@ -255,6 +255,8 @@ void ResponseCache::StoreUnlessInvalidated(const CacheKey& key, const InferRespo
   }
   if (redis != nullptr) {
     CountOne(counters_->redis_stores);
+    // `value` was moved above only when there is no Redis tier, which this branch excludes.
+    // NOLINTNEXTLINE(bugprone-use-after-move)
     redis->Set(key, std::move(value), options_.ttl_ms,
                [self = shared_from_this()](const absl::Status& status) {
                  if (!status.ok()) CountOne(self->counters_->redis_store_errors);

@@ -162,7 +162,7 @@ class ResponseCache : public std::enable_shared_from_this<ResponseCache> {
     int64_t lookup_ns = 0;                     // from `start_ns` to the outcome
   };
   // Memory outcomes answer inline; Redis ones on the Redis I/O thread.
-  void Lookup(std::shared_ptr<const CacheKey> key, int64_t start_ns,
+  void Lookup(const std::shared_ptr<const CacheKey>& key, int64_t start_ns,
               absl::AnyInvocable<void(LookupResult)> done);
   // Stores a successful answer in the configured tiers (copies its bytes).
   void Store(const CacheKey& key, const InferResponse& response);
