@@ -29,6 +29,7 @@
 #include "telemetry/counter.h"
 #include "telemetry/metrics_registry.h"
 #include "tools/command.h"
+#include "tools/serve_access.h"
 #include "tools/serve_grpc.h"
 #include "tools/serve_tls.h"
 
@@ -92,12 +93,7 @@ struct ServeFlags {
   std::string access_log;
   double access_log_rate = 1.0;
   // Access control (README "Security").
-  std::string auth_token_file;
-  bool auth_health_open = true;
-  std::string auth_statistics_scope = "infer";
-  std::vector<std::string> http_restricted_api;
-  std::vector<std::string> grpc_restricted_protocol;
-  std::vector<std::string> allowed_hosts;
+  AccessFlags access;
   // Triton's header forwarding: empty, none.
   std::string http_header_forward_pattern;
   std::string grpc_header_forward_pattern;
@@ -108,50 +104,17 @@ struct ServeFlags {
   int tls_reload_secs = 0;
 };
 
-bool IsLoopback(std::string_view address) {
-  return address.starts_with("127.") || address == "::1" || address == "[::1]" ||
-         address == "localhost";
-}
-
-// Whether a Triton restriction puts the repository API (load/unload) behind a header.
-bool RestrictsRepository(const std::vector<frontend::auth::Restriction>& restrictions) {
-  const uint32_t bit = uint32_t{1} << static_cast<int>(frontend::auth::ApiGroup::kModelRepository);
-  for (const frontend::auth::Restriction& restriction : restrictions) {
-    if ((restriction.groups & bit) != 0) return true;
-  }
-  return false;
-}
-
-// The access policy the flags describe; INVALID_ARGUMENT names the flag at fault.
-absl::StatusOr<frontend::auth::PolicyOptions> AccessPolicy(const ServeFlags& flags) {
-  frontend::auth::PolicyOptions policy;
-  policy.health_open = flags.auth_health_open;
-  absl::StatusOr<frontend::auth::Scope> statistics =
-      frontend::auth::ParseScope(flags.auth_statistics_scope);
-  if (!statistics.ok()) {
-    return absl::InvalidArgumentError(
-        StrCat("--auth-statistics-scope: ", statistics.status().message()));
-  }
-  policy.statistics_scope = *statistics;
-  for (const std::string& text : flags.http_restricted_api) {
-    BRIGADE_ASSIGN_OR_RETURN(frontend::auth::Restriction restriction,
-                             frontend::auth::ParseRestriction(text, "--http-restricted-api"));
-    BRIGADE_RETURN_IF_ERROR(
-        frontend::auth::AddRestriction(std::move(restriction), &policy.http_restrictions));
-  }
-  for (const std::string& text : flags.grpc_restricted_protocol) {
-    BRIGADE_ASSIGN_OR_RETURN(frontend::auth::Restriction restriction,
-                             frontend::auth::ParseRestriction(text, "--grpc-restricted-protocol"));
-    BRIGADE_RETURN_IF_ERROR(
-        frontend::auth::AddRestriction(std::move(restriction), &policy.grpc_restrictions));
-  }
-  policy.allowed_hosts = flags.allowed_hosts;
-  return policy;
-}
-
 // "host:port" → (host, port); the host is an IP address or a name (hiredis resolves it when it
 // connects, e.g. a Kubernetes Service name); "localhost" becomes 127.0.0.1.
 absl::Status ParseRedisAddress(const std::string& address, InferenceServer::Options* options) {
+  // Serving from memory alone would leave the operator believing the instances share answers
+  // (and invalidations); the cache manager refuses it too, this names the flag.
+  if (!cache::RedisTier::InBuild()) {
+    return absl::FailedPreconditionError(
+        "--cache-redis-address needs the Redis tier, and this binary was built without Redis "
+        "(BRIGADE_WITH_REDIS=OFF, the edge preset): drop it (models can cache in memory, "
+        "response_cache tier TIER_MEMORY)");
+  }
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0) {
     return absl::InvalidArgumentError(
@@ -287,15 +250,6 @@ int RunServe(const ServeFlags& flags) {
   options.allow_symlinked_models = flags.allow_symlinked_models;
   options.preprocess_threads = flags.preprocess_threads;
   if (!flags.cache_redis_address.empty()) {
-    // Serving from memory alone would leave the operator believing the instances share
-    // answers (and invalidations); the cache manager refuses it too, this names the flag.
-    if (!cache::RedisTier::InBuild()) {
-      spdlog::error(
-          "cannot start: --cache-redis-address needs the Redis tier, and this binary was built "
-          "without Redis (BRIGADE_WITH_REDIS=OFF, the edge preset): drop it (models can cache "
-          "in memory, response_cache tier TIER_MEMORY)");
-      return 1;
-    }
     if (absl::Status status = ParseRedisAddress(flags.cache_redis_address, &options);
         !status.ok()) {
       spdlog::error("cannot start: {}", status.message());
@@ -310,22 +264,22 @@ int RunServe(const ServeFlags& flags) {
   options.observe.trace_file = flags.trace_file;
   options.observe.access_log_path = flags.access_log;
   options.observe.access_log_rate = flags.access_log_rate;
-  absl::StatusOr<frontend::auth::PolicyOptions> policy = AccessPolicy(flags);
+  absl::StatusOr<frontend::auth::PolicyOptions> policy = AccessPolicy(flags.access);
   if (!policy.ok()) {
     spdlog::error("cannot start: {}", policy.status().message());
     return 1;
   }
   std::unique_ptr<frontend::auth::TokenStore> tokens;
-  if (!flags.auth_token_file.empty()) {
+  if (!flags.access.auth_token_file.empty()) {
     absl::StatusOr<std::unique_ptr<frontend::auth::TokenStore>> store =
-        frontend::auth::TokenStore::Create(flags.auth_token_file);
+        frontend::auth::TokenStore::Create(flags.access.auth_token_file);
     if (!store.ok()) {
       spdlog::error("cannot start: --auth-token-file: {}", store.status().message());
       return 1;
     }
     tokens = *std::move(store);
     spdlog::info("auth: {} bearer token(s) from {}", tokens->Current()->size(),
-                 flags.auth_token_file);
+                 flags.access.auth_token_file);
   }
   const bool http_open = flags.allow_http && !IsLoopback(flags.http_address) &&
                          !RestrictsRepository(policy->http_restrictions);
@@ -755,29 +709,7 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                    "Fraction of requests written to the access log")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  serve->add_option("--auth-token-file", flags->auth_token_file,
-                    "Bearer tokens, one '<scope>[,<scope>...] <token> <name>' a line (scopes: "
-                    "infer, admin, metrics; mode 600 or stricter; re-read on SIGHUP or change)");
-  serve
-      ->add_option("--auth-health-open", flags->auth_health_open,
-                   "Serve /v2/health/live and /v2/health/ready without a token (probes)")
-      ->capture_default_str();
-  serve
-      ->add_option("--auth-statistics-scope", flags->auth_statistics_scope,
-                   "Scope the statistics endpoints need")
-      ->check(CLI::IsMember({"infer", "admin"}))
-      ->capture_default_str();
-  serve->add_option("--http-restricted-api", flags->http_restricted_api,
-                    "Triton's: <api>[,<api>...]:<key>=<value>; those API groups need header "
-                    "<key>: <value> (403 otherwise; repeatable)");
-  serve->add_option("--grpc-restricted-protocol", flags->grpc_restricted_protocol,
-                    "Triton's: <protocol>[,...]:<key>=<value>; those calls need metadata "
-                    "triton-grpc-protocol-<key> (UNAVAILABLE otherwise; repeatable)");
-  serve
-      ->add_option("--allowed-hosts", flags->allowed_hosts,
-                   "HTTP Host header values answered (name or name:port, comma-separated); "
-                   "others get 403 (default: any)")
-      ->delimiter(',');
+  AddAccessFlags(serve, &flags->access);
   serve->add_option("--http-header-forward-pattern", flags->http_header_forward_pattern,
                     "Triton's: HTTP headers of an inference request whose names this RE2 pattern "
                     "matches become request parameters (routing rules read them); never "
