@@ -31,6 +31,7 @@
 #include "tools/command.h"
 #include "tools/serve_access.h"
 #include "tools/serve_grpc.h"
+#include "tools/serve_memory.h"
 #include "tools/serve_tls.h"
 
 namespace brigade::tools {
@@ -94,6 +95,7 @@ struct ServeFlags {
   double access_log_rate = 1.0;
   // Access control (README "Security").
   AccessFlags access;
+  std::string max_inflight_bytes = "auto";
   // Triton's header forwarding: empty, none.
   std::string http_header_forward_pattern;
   std::string grpc_header_forward_pattern;
@@ -264,6 +266,13 @@ int RunServe(const ServeFlags& flags) {
   options.observe.trace_file = flags.trace_file;
   options.observe.access_log_path = flags.access_log;
   options.observe.access_log_rate = flags.access_log_rate;
+  // Declared before both front ends and the server: the requests they hold carry charges on it.
+  absl::StatusOr<std::unique_ptr<MemoryBudget>> budget =
+      InflightBudgetFromFlag(flags.max_inflight_bytes, doctor::HostFiles(""));
+  if (!budget.ok()) {
+    spdlog::error("cannot start: {}", budget.status().message());
+    return 1;
+  }
   absl::StatusOr<frontend::auth::PolicyOptions> policy = AccessPolicy(flags.access);
   if (!policy.ok()) {
     spdlog::error("cannot start: {}", policy.status().message());
@@ -343,7 +352,8 @@ int RunServe(const ServeFlags& flags) {
          .tls = *grpc_tls_store != nullptr ? &(*grpc_tls_store)->current() : nullptr,
          // gRPC re-reads its private copy each second (the default refresh): a rotation
          // reaches it that soon after Brigade took it in, on SIGHUP or at --tls-reload-secs.
-         .require_client_cert = flags.grpc_tls.mutual});
+         .require_client_cert = flags.grpc_tls.mutual,
+         .memory_budget = budget->get()});
     if (!created.ok()) {
       spdlog::error("cannot start gRPC: {}", created.status().message());
       return 1;
@@ -367,6 +377,18 @@ int RunServe(const ServeFlags& flags) {
     spdlog::error("cannot start: {}", server.status().message());
     return 1;
   }
+  std::unique_ptr<ServeMemoryMetrics> memory_metrics;
+  if (*budget != nullptr) {
+    absl::StatusOr<std::unique_ptr<ServeMemoryMetrics>> created =
+        ServeMemoryMetrics::Create(budget->get(), (*server)->observer()->registry());
+    if (!created.ok()) {
+      spdlog::error("cannot start: {}", created.status().message());
+      return 1;
+    }
+    memory_metrics = *std::move(created);
+    spdlog::info("in-flight request memory: at most {} bytes (--max-inflight-bytes)",
+                 (*budget)->limit());
+  }
   absl::StatusOr<std::unique_ptr<frontend::auth::AccessGate>> gate =
       frontend::auth::AccessGate::Create({.policy = *std::move(policy),
                                           .tokens = tokens.get(),
@@ -387,7 +409,8 @@ int RunServe(const ServeFlags& flags) {
   // implies every front end accepts connections.
   if (grpc != nullptr) {
     if (absl::Status started =
-            grpc->Start(server->get(), gate->get(), grpc_forwarding->get(), shared_memory.get());
+            grpc->Start(server->get(), gate->get(), grpc_forwarding->get(), shared_memory.get(),
+                        memory_metrics != nullptr ? memory_metrics->refusals("grpc") : nullptr);
         !started.ok()) {
       spdlog::error("cannot start gRPC: {}", started.message());
       return 1;
@@ -452,6 +475,9 @@ int RunServe(const ServeFlags& flags) {
     // The metrics port (`transport` without this) stays plain, for a scraper on loopback.
     http_options.tls = http_tls;
     http_options.tls_handshake_failures = handshake_counter;
+    http_options.memory_budget = budget->get();
+    http_options.memory_budget_refusals =
+        memory_metrics != nullptr ? memory_metrics->refusals("http") : nullptr;
     absl::StatusOr<std::unique_ptr<frontend::HttpServer>> created =
         frontend::HttpServer::Create(http_options, http_handler.get());
     if (!created.ok()) {
@@ -507,6 +533,7 @@ int RunServe(const ServeFlags& flags) {
       ReloadTls(http_reload, signal_number == SIGHUP);
       ReloadTls(grpc_reload, signal_number == SIGHUP);
     }
+    if (memory_metrics != nullptr) memory_metrics->Sample();
     if (tokens == nullptr) continue;
     if (signal_number == SIGHUP) {
       const absl::Status reloaded = tokens->Reload();
@@ -710,6 +737,7 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   AddAccessFlags(serve, &flags->access);
+  AddMemoryFlags(serve, &flags->max_inflight_bytes);
   serve->add_option("--http-header-forward-pattern", flags->http_header_forward_pattern,
                     "Triton's: HTTP headers of an inference request whose names this RE2 pattern "
                     "matches become request parameters (routing rules read them); never "

@@ -15,7 +15,8 @@ class ServedGrpc final : public GrpcFrontEnd {
 
   absl::Status Start(InferenceServer* server, frontend::auth::AccessGate* gate,
                      const protocol::HeaderForwarding* forwarding,
-                     frontend::SharedMemoryRegistry* shared_memory) override {
+                     frontend::SharedMemoryRegistry* shared_memory,
+                     telemetry::Counter* budget_refusals) override {
     frontend::GrpcServer::Options options;
     options.host = options_.host;
     options.port = options_.port;
@@ -25,6 +26,7 @@ class ServedGrpc final : public GrpcFrontEnd {
     options.service.access_gate = gate;
     options.service.header_forwarding = forwarding;
     options.service.shared_memory = shared_memory;
+    options.service.charging = {.budget = options_.memory_budget, .refusals = budget_refusals};
     options.cache_admin.access_gate = gate;
     if (tls_ != nullptr) options.credentials = tls_->credentials();
     absl::StatusOr<std::unique_ptr<frontend::GrpcServer>> created =

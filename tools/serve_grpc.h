@@ -20,11 +20,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/memory_budget.h"
 #include "frontend/auth/access_gate.h"
 #include "frontend/shm/shared_memory_registry.h"
 #include "frontend/tls/tls_credentials.h"
 #include "protocol/header_forwarding.h"
 #include "server/inference_server.h"
+#include "telemetry/counter.h"
 
 namespace brigade::tools {
 
@@ -43,6 +45,9 @@ class GrpcFrontEnd {
     // How often gRPC re-reads the credentials UpdateTls writes (GrpcTlsCredentials' refresh):
     // a rotation reaches new connections within it.
     absl::Duration tls_refresh = absl::Seconds(1);
+    // The in-flight budget request messages are charged to (null: none); borrowed, outlives the
+    // front end and every request it handed on.
+    MemoryBudget* memory_budget = nullptr;
   };
 
   // False in a build without gRPC, where Create answers null: callers refuse gRPC-only flags
@@ -55,10 +60,12 @@ class GrpcFrontEnd {
 
   // Listens on the options' address and serves `server`; `forwarding` (may be null) picks the
   // call metadata forwarded as request parameters, `shared_memory` (may be null: the RPCs answer
-  // that it is off) holds the regions registered over either protocol.
+  // that it is off) holds the regions registered over either protocol; `budget_refusals` (may be
+  // null) counts the messages the options' memory budget refused.
   virtual absl::Status Start(InferenceServer* server, frontend::auth::AccessGate* gate,
                              const protocol::HeaderForwarding* forwarding,
-                             frontend::SharedMemoryRegistry* shared_memory) = 0;
+                             frontend::SharedMemoryRegistry* shared_memory,
+                             telemetry::Counter* budget_refusals) = 0;
   // The port bound (after Start).
   virtual int port() const = 0;
   virtual bool serves_tls() const = 0;

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from brigade_process import BrigadeProcess
+from brigade_process import BRIGADE_BIN, DEMO_REPOSITORY, BrigadeProcess
 from fashion_mnist import load_test_set
 
 
@@ -332,6 +332,33 @@ def test_body_over_the_limit_is_413():
         status, message = error_of(
             post_json(small.http_url + "/v2/models/fashion_mnist/infer", payload))
         assert status == 413, message
+
+
+def test_a_body_past_the_inflight_budget_is_503_and_the_budget_is_in_metrics():
+    # A JSON body of about 4 KB against a 3,000-byte budget.
+    with BrigadeProcess(extra_args=["--max-inflight-bytes", "3000"]) as small:
+        payload = {"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28],
+                               "data": [0.5] * 784}]}
+        status, headers, body = post_json(
+            small.http_url + "/v2/models/fashion_mnist/infer", payload)
+        assert status == 503, body
+        assert headers.get("retry-after") == "1"
+        assert "limit of request memory (3000 bytes" in json.loads(body)["error"]
+        status, _, _ = curl(small.http_url + "/v2/health/ready")
+        assert status == 200  # bodiless requests still pass
+        status, _, text = curl(small.http_url + "/metrics")
+        assert status == 200, text
+        metrics = text.decode()
+        assert "brigade_inflight_request_limit_bytes 3000" in metrics
+        assert 'brigade_inflight_budget_refusals_total{protocol="http"} 1' in metrics
+
+
+def test_a_bad_inflight_budget_stops_the_start_naming_the_flag():
+    proc = subprocess.run([BRIGADE_BIN, "serve", "--model-repository", DEMO_REPOSITORY,
+                           "--max-inflight-bytes", "lots"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "--max-inflight-bytes 'lots'" in proc.stdout + proc.stderr
 
 
 SLOW_MODEL = """

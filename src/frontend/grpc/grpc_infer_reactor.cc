@@ -22,16 +22,16 @@ class SharedRequestHolder final
     : public grpc::MessageHolder<ModelInferRequest, ModelInferResponse> {
  public:
   SharedRequestHolder() {
-    set_request(request_.get());
+    set_request(&request_->message);
     set_response(&response_);
   }
   // gRPC's allocator contract: Release() ends the holder.
   void Release() override { delete this; }
 
-  std::shared_ptr<const ModelInferRequest> shared_request() const { return request_; }
+  const std::shared_ptr<ChargedInferRequest>& shared_request() const { return request_; }
 
  private:
-  const std::shared_ptr<ModelInferRequest> request_ = std::make_shared<ModelInferRequest>();
+  const std::shared_ptr<ChargedInferRequest> request_ = std::make_shared<ChargedInferRequest>();
   ModelInferResponse response_;
 };
 
@@ -43,13 +43,15 @@ InferMessageAllocator::AllocateMessages() {
   return std::make_unique<SharedRequestHolder>().release();
 }
 
-std::shared_ptr<const ModelInferRequest> InferMessageAllocator::SharedRequest(
+std::shared_ptr<ChargedInferRequest> InferMessageAllocator::SharedRequest(
     grpc::CallbackServerContext* context, const ModelInferRequest* request) {
   auto* holder = dynamic_cast<SharedRequestHolder*>(context->GetRpcAllocatorState());
-  if (holder != nullptr && holder->shared_request().get() == request) {
+  if (holder != nullptr && &holder->shared_request()->message == request) {
     return holder->shared_request();
   }
-  return std::make_shared<const ModelInferRequest>(*request);
+  auto copy = std::make_shared<ChargedInferRequest>();
+  copy->message = *request;
+  return copy;
 }
 
 ModelInferReactor* ModelInferReactor::Start(grpc::CallbackServerContext* context,
@@ -57,24 +59,31 @@ ModelInferReactor* ModelInferReactor::Start(grpc::CallbackServerContext* context
                                             ModelInferResponse* response, InferenceServer* server,
                                             const Clock* clock,
                                             std::shared_ptr<const Parameters> forwarded,
-                                            const protocol::SharedMemoryResolver* shared_memory) {
+                                            const protocol::SharedMemoryResolver* shared_memory,
+                                            RequestCharging charging) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself in Unref().
   auto* reactor = new ModelInferReactor(context, response, clock);
   reactor->forwarded_ = std::move(forwarded);
-  reactor->Run(request, server, shared_memory);
+  reactor->Run(request, server, shared_memory, charging);
   return reactor;
 }
 
 void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* server,
-                            const protocol::SharedMemoryResolver* shared_memory) {
+                            const protocol::SharedMemoryResolver* shared_memory,
+                            const RequestCharging& charging) {
   const int64_t arrival_ns = clock_->NowNs();
   observer_ = server->observer();
   report_.model = request->model_name();
   report_.version = request->model_version();
   report_.id = request->id();
   parent_ = TraceContextFromMetadata(*context_);
-  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = protocol::grpc::DecodeModelInferRequest(
-      InferMessageAllocator::SharedRequest(context_, request), arrival_ns, shared_memory);
+  std::shared_ptr<ChargedInferRequest> shared =
+      InferMessageAllocator::SharedRequest(context_, request);
+  const absl::Status charged = ChargeRequest(charging, shared.get());
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
+      charged.ok() ? protocol::grpc::DecodeModelInferRequest(SharedMessage(std::move(shared)),
+                                                             arrival_ns, shared_memory)
+                   : absl::StatusOr<std::unique_ptr<InferRequest>>(charged);
   if (decoded.ok()) {
     absl::StatusOr<std::vector<protocol::SharedMemoryOutput>> bound =
         protocol::BindSharedMemoryOutputs(shared_memory, &(*decoded)->outputs);

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "frontend/grpc/grpc_request_charge.h"
 #include "frontend/request_report.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/message_allocator.h"
@@ -53,7 +54,7 @@ class InferMessageAllocator final
 
   // The request of a call whose messages this allocator made, in shared ownership; otherwise
   // (no allocator registered) a shared copy of `request`.
-  static std::shared_ptr<const inference::ModelInferRequest> SharedRequest(
+  static std::shared_ptr<ChargedInferRequest> SharedRequest(
       grpc::CallbackServerContext* context, const inference::ModelInferRequest* request);
 };
 
@@ -62,13 +63,15 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   // Starts the call; returns the reactor for the method handler to return. `server`, `clock`
   // and `shared_memory` (system shared memory's regions; null: the feature is off) must outlive
   // every call (the GrpcServer shuts gRPC down before they go away). `forwarded`: the parameters
-  // the call's metadata forwards (grpc_header_forwarding.h), or null.
+  // the call's metadata forwards (grpc_header_forwarding.h), or null. `charging`: where the
+  // request message is charged before it is decoded (full: the call finishes UNAVAILABLE).
   static ModelInferReactor* Start(grpc::CallbackServerContext* context,
                                   const inference::ModelInferRequest* request,
                                   inference::ModelInferResponse* response, InferenceServer* server,
                                   const Clock* clock,
                                   std::shared_ptr<const Parameters> forwarded = nullptr,
-                                  const protocol::SharedMemoryResolver* shared_memory = nullptr);
+                                  const protocol::SharedMemoryResolver* shared_memory = nullptr,
+                                  RequestCharging charging = {});
 
   void OnCancel() override;
   void OnDone() override;
@@ -80,7 +83,7 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   ~ModelInferReactor() override = default;
 
   void Run(const inference::ModelInferRequest* request, InferenceServer* server,
-           const protocol::SharedMemoryResolver* shared_memory);
+           const protocol::SharedMemoryResolver* shared_memory, const RequestCharging& charging);
   void OnInferDone(absl::StatusOr<InferResponse> result);
   // Finishes the call unless someone already did; false if someone did.
   bool Claim() { return !finished_.exchange(true, std::memory_order_acq_rel); }

@@ -100,7 +100,7 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelInfer(
       ForwardedMetadata(options_.header_forwarding, *context);
   if (!forwarded.ok()) return FinishRefused(context, ToGrpcStatus(forwarded.status()));
   return ModelInferReactor::Start(context, request, response, server_, clock_,
-                                  *std::move(forwarded), options_.shared_memory);
+                                  *std::move(forwarded), options_.shared_memory, options_.charging);
 }
 
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
@@ -117,7 +117,8 @@ GrpcInferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
         ToGrpcStatus(forwarded.status()));
   }
   return StreamInferReactor::Start(context, server_, clock_, options_.stream_max_in_flight,
-                                   *std::move(forwarded), options_.shared_memory);
+                                   *std::move(forwarded), options_.shared_memory,
+                                   options_.charging);
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ModelConfig(

@@ -29,6 +29,7 @@
 #include "core/clock.h"
 #include "frontend/auth/access_gate.h"
 #include "frontend/grpc/grpc_infer_reactor.h"
+#include "frontend/grpc/grpc_request_charge.h"
 #include "frontend/shm/shared_memory_registry.h"
 #include "protocol/grpc_service.grpc.pb.h"
 #include "protocol/header_forwarding.h"
@@ -54,6 +55,9 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
     // UNIMPLEMENTED, inputs and outputs naming a region are refused). Borrowed; must outlive the
     // service.
     SharedMemoryRegistry* shared_memory = nullptr;
+    // Where each inference request message is charged before it is decoded
+    // (grpc_request_charge.h); one past the budget is answered UNAVAILABLE.
+    RequestCharging charging;
   };
 
   GrpcInferenceService(InferenceServer* server, Options options);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "core/memory_budget.h"
 #include "frontend/grpc/grpc_stream_reactor.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
@@ -23,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "protocol/grpc_service.grpc.pb.h"
 #include "spdlog/spdlog.h"
+#include "telemetry/counter.h"
 #include "testing/temp_repository.h"
 #ifdef BRIGADE_HAVE_ONNX
 #include "engine/onnx/test_util/onnx_builder.h"
@@ -200,6 +202,9 @@ class GrpcServerTest : public ::testing::Test {
     return bytes[1];
   }
 
+  // Outlives the servers, whose requests carry charges on it.
+  std::unique_ptr<MemoryBudget> budget_;
+  telemetry::Counter budget_refusals_;
   testing::TempRepository repository_;
   std::unique_ptr<InferenceServer> server_;
   std::unique_ptr<GrpcServer> grpc_server_;
@@ -490,6 +495,56 @@ TEST_F(GrpcServerTest, StreamAnswersEveryRequestAndReportsErrorsInBand) {
     ASSERT_EQ(r.infer_response().raw_output_contents_size(), 2);
   }
   EXPECT_THAT(by_id["bad"].error_message(), HasSubstr("FP33"));
+}
+
+// Waits (completions release their messages on other threads) until `budget` holds nothing.
+bool WaitForEmptyBudget(const MemoryBudget& budget) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (budget.in_use() != 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+TEST_F(GrpcServerTest, AMessagePastTheMemoryBudgetIsUnavailableAndTheRestAreServed) {
+  budget_ = std::make_unique<MemoryBudget>(1000);
+  GrpcServer::Options options;
+  options.service.charging = {.budget = budget_.get(), .refusals = &budget_refusals_};
+  ASSERT_NO_FATAL_FAILURE(StartGrpc(options));
+  // The id alone (2,000 bytes) is past the 1,000-byte budget.
+  const ModelInferRequest big = AddSubRequest(std::string(2000, 'x'), {1, 1, 1, 1}, {1, 1, 1, 1});
+  {
+    grpc::ClientContext context;
+    ModelInferResponse response;
+    const grpc::Status status = stub_->ModelInfer(&context, big, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(status.error_message(), HasSubstr("limit of request memory (1000 bytes"));
+  }
+  for (int i = 0; i < 5; ++i) {
+    grpc::ClientContext context;
+    ModelInferResponse response;
+    const grpc::Status status =
+        stub_->ModelInfer(&context, AddSubRequest("small", {1, 2, 3, 4}, {1, 1, 1, 1}), &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  // On a stream the refused message is answered in band; the stream goes on.
+  grpc::ClientContext context;
+  auto stream = stub_->ModelStreamInfer(&context);
+  ASSERT_TRUE(stream->Write(big));
+  ASSERT_TRUE(stream->Write(AddSubRequest("after", {1, 2, 3, 4}, {1, 1, 1, 1})));
+  ASSERT_TRUE(stream->WritesDone());
+  std::map<std::string, std::string> errors;
+  inference::ModelStreamInferResponse response;
+  while (stream->Read(&response)) {
+    errors[response.infer_response().id().substr(0, 5)] = response.error_message();
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_THAT(errors["xxxxx"], HasSubstr("limit of request memory"));
+  EXPECT_EQ(errors["after"], "");
+  EXPECT_EQ(budget_refusals_.Value(), 2u);
+  EXPECT_TRUE(WaitForEmptyBudget(*budget_)) << budget_->in_use() << " bytes still charged";
+  EXPECT_GT(budget_->TakePeak(), 0u);
 }
 
 TEST_F(GrpcServerTest, UnaryAndStreamRequestsAreEachCountedOnceWithTheirOutcome) {

@@ -39,11 +39,13 @@ StreamInferReactor* StreamInferReactor::Start(grpc::CallbackServerContext* conte
                                               InferenceServer* server, const Clock* clock,
                                               int max_in_flight,
                                               std::shared_ptr<const Parameters> forwarded,
-                                              const protocol::SharedMemoryResolver* shared_memory) {
+                                              const protocol::SharedMemoryResolver* shared_memory,
+                                              RequestCharging charging) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself once both
   // gRPC and the server are done with it (see Perform).
   auto* reactor = new StreamInferReactor(context, server, clock, max_in_flight, shared_memory);
   reactor->forwarded_ = std::move(forwarded);
+  reactor->charging_ = charging;
   Actions actions;
   {
     absl::MutexLock lock(&reactor->mu_);
@@ -67,7 +69,7 @@ StreamInferReactor::StreamInferReactor(grpc::CallbackServerContext* context,
       parent_(TraceContextFromMetadata(*context)) {}
 
 void StreamInferReactor::OnReadDone(bool ok) {
-  std::shared_ptr<ModelInferRequest> message;
+  std::shared_ptr<ChargedInferRequest> message;
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
@@ -90,10 +92,13 @@ void StreamInferReactor::OnReadDone(bool ok) {
   Perform(std::move(actions));
 }
 
-void StreamInferReactor::Submit(std::shared_ptr<const ModelInferRequest> message) {
+void StreamInferReactor::Submit(std::shared_ptr<ChargedInferRequest> read) {
   const int64_t arrival_ns = clock_->NowNs();
+  const absl::Status charged = ChargeRequest(charging_, read.get());
+  const std::shared_ptr<const ModelInferRequest> message = SharedMessage(std::move(read));
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      protocol::grpc::DecodeModelInferRequest(message, arrival_ns, shared_memory_);
+      charged.ok() ? protocol::grpc::DecodeModelInferRequest(message, arrival_ns, shared_memory_)
+                   : absl::StatusOr<std::unique_ptr<InferRequest>>(charged);
   // Outputs placed in shared memory, held mapped until the answer is written there.
   auto shared_outputs = std::make_shared<std::vector<protocol::SharedMemoryOutput>>();
   if (decoded.ok()) {
@@ -261,8 +266,8 @@ StreamInferReactor::Actions StreamInferReactor::NextActions() {
   const bool stopping = cancelled_ || writes_failed_ || final_status_.has_value();
   const int queued = in_flight_ + static_cast<int>(writes_.size());
   if (!stopping && !reads_done_ && reading_ == nullptr && queued < max_in_flight_) {
-    reading_ = std::make_shared<ModelInferRequest>();
-    actions.read = reading_.get();
+    reading_ = std::make_shared<ChargedInferRequest>();
+    actions.read = &reading_->message;
   }
   if (!writing_ && !writes_.empty()) {
     writing_ = true;

@@ -39,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "frontend/grpc/grpc_request_charge.h"
 #include "frontend/request_report.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
@@ -63,7 +64,8 @@ class StreamInferReactor final
   static StreamInferReactor* Start(grpc::CallbackServerContext* context, InferenceServer* server,
                                    const Clock* clock, int max_in_flight,
                                    std::shared_ptr<const Parameters> forwarded = nullptr,
-                                   const protocol::SharedMemoryResolver* shared_memory = nullptr);
+                                   const protocol::SharedMemoryResolver* shared_memory = nullptr,
+                                   RequestCharging charging = {});
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -90,7 +92,7 @@ class StreamInferReactor final
     RequestReport report;
   };
 
-  void Submit(std::shared_ptr<const inference::ModelInferRequest> message);
+  void Submit(std::shared_ptr<ChargedInferRequest> read);
   void OnInferDone(PendingWrite write, const absl::Status& error);
   // Reports one request; call without holding `mu_`.
   void ReportDone(RequestReport& report, bool written);
@@ -106,12 +108,15 @@ class StreamInferReactor final
   const bool errors_as_status_;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::shared_ptr<const Parameters> forwarded_;
+  // Where each message is charged before it is decoded (full: that message is answered
+  // UNAVAILABLE; the stream goes on).
+  RequestCharging charging_;
   RequestObserver* const observer_;
   const std::optional<telemetry::TraceContext> parent_;
 
   absl::Mutex mu_;
   // The message the outstanding read fills; null when no read is outstanding.
-  std::shared_ptr<inference::ModelInferRequest> reading_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<ChargedInferRequest> reading_ ABSL_GUARDED_BY(mu_);
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   // Responses to write; the front one is being written when `writing_`.

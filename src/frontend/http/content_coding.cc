@@ -57,9 +57,16 @@ absl::Status CorruptError(ContentCoding coding, const z_stream& stream) {
 // trailer, which the sender writes) is a lie and must not size the first allocation.
 constexpr size_t kMaxInflateRatio = 1032;
 
+absl::Status OverBudget(const MemoryBudget& budget, size_t inflated_bytes) {
+  return absl::UnavailableError(
+      StrCat("the server is holding its limit of request memory (", budget.limit(),
+             " bytes, --max-inflight-bytes) and cannot inflate the request body past ",
+             inflated_bytes, " bytes now; retry later"));
+}
+
 absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> Inflate(
     ContentCoding coding, std::span<const std::byte> compressed, size_t max_bytes,
-    size_t aligned_offset) {
+    size_t aligned_offset, MemoryBudget* budget) {
   int window_bits = 15;  // zlib stream
   if (coding == ContentCoding::kGzip) {
     window_bits = 16 + 15;
@@ -80,8 +87,14 @@ absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> Inflate(
     guess = std::min<size_t>(isize, compressed.size() * kMaxInflateRatio);
   }
   const size_t limit = max_bytes + 1;
-  std::shared_ptr<protocol::http::BodyBuffer> out = protocol::http::BodyBuffer::Allocate(
-      std::min(limit, std::max(guess + 1, kInflateStepBytes)), aligned_offset);
+  const size_t first = std::min(limit, std::max(guess + 1, kInflateStepBytes));
+  MemoryBudget::Charge charge;
+  if (budget != nullptr) {
+    charge = budget->TryCharge(first);
+    if (!charge) return OverBudget(*budget, 0);
+  }
+  std::shared_ptr<protocol::http::BodyBuffer> out =
+      protocol::http::BodyBuffer::Allocate(first, aligned_offset, std::move(charge));
   if (out == nullptr) return absl::ResourceExhaustedError("no memory to inflate the request body");
 
   std::span<const std::byte> rest = compressed;
@@ -96,6 +109,7 @@ absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> Inflate(
     if (out->available() == 0 &&
         !out->Reserve(std::min(limit, std::max(out->capacity() * 2, kInflateStepBytes)),
                       aligned_offset)) {
+      if (out->budget_refused()) return OverBudget(*budget, out->size());
       return absl::ResourceExhaustedError(
           StrCat("no memory to inflate the request body past ", out->size(), " bytes"));
     }
@@ -203,11 +217,11 @@ ContentCoding NegotiateResponseCoding(std::optional<std::string_view> accept_enc
 
 absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> InflateBody(
     ContentCoding coding, std::span<const std::byte> compressed, size_t max_bytes,
-    size_t aligned_offset) {
+    size_t aligned_offset, MemoryBudget* budget) {
   if (coding == ContentCoding::kIdentity) {
     return absl::InvalidArgumentError("InflateBody: identity is not a coding to inflate");
   }
-  return Inflate(coding, compressed, max_bytes, aligned_offset);
+  return Inflate(coding, compressed, max_bytes, aligned_offset, budget);
 }
 
 std::string DeflateBody(ContentCoding coding, std::span<const std::span<const std::byte>> pieces) {

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "core/memory_budget.h"
 #include "protocol/http/body_buffer.h"
 
 namespace brigade::frontend {
@@ -44,11 +45,11 @@ ContentCoding NegotiateResponseCoding(std::optional<std::string_view> accept_enc
 
 // Inflates `compressed` (gzip: one or more members; deflate: a zlib stream, or raw deflate as
 // some clients send) into a BodyBuffer whose byte `aligned_offset` is BodyBuffer::kAlignment
-// aligned (where the binary tensors start). kIdentity is not a coding to inflate
-// (InvalidArgument).
+// aligned (where the binary tensors start), charged to `budget` as it grows (null: none; past it:
+// UNAVAILABLE). kIdentity is not a coding to inflate (InvalidArgument).
 absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> InflateBody(
     ContentCoding coding, std::span<const std::byte> compressed, size_t max_bytes,
-    size_t aligned_offset);
+    size_t aligned_offset, MemoryBudget* budget = nullptr);
 
 // `pieces`, concatenated, compressed with `coding` (gzip or deflate) at zlib's fastest level: a
 // response is compressed only because the client asked, and latency beats ratio here. kIdentity

@@ -131,6 +131,27 @@ TEST(InflateBodyTest, PlacesTheGivenByteOnTheBufferAlignment) {
   }
 }
 
+TEST(InflateBodyTest, AnInflatedBodyIsChargedToTheBudgetAndRefusedPastIt) {
+  // A body that inflates to ~1 MB from a few KB: the budget, not the size limit, stops it.
+  const std::string text(size_t{1} << 20, 'z');
+  const std::string compressed = Compress(ContentCoding::kGzip, text);
+  MemoryBudget small(256 * 1024);
+  absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> refused =
+      InflateBody(ContentCoding::kGzip, Bytes(compressed), size_t{64} << 20, 0, &small);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(refused.status().message(), HasSubstr("limit of request memory (262144 bytes"));
+  EXPECT_EQ(small.in_use(), 0u);
+
+  MemoryBudget ample(size_t{4} << 20);
+  absl::StatusOr<std::shared_ptr<protocol::http::BodyBuffer>> body =
+      InflateBody(ContentCoding::kGzip, Bytes(compressed), size_t{64} << 20, 0, &ample);
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_EQ((*body)->view(), text);
+  EXPECT_EQ(ample.in_use(), (*body)->capacity());
+  body->reset();
+  EXPECT_EQ(ample.in_use(), 0u);
+}
+
 TEST(InflateBodyTest, CorruptTruncatedOrTrailingDataIsInvalidArgument) {
   const std::string text = Sample();
   for (ContentCoding coding : {ContentCoding::kGzip, ContentCoding::kDeflate}) {

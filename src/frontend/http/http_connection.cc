@@ -333,6 +333,13 @@ HttpConnection::HeaderAction HttpConnection::OnHeader() {
   ReadHead();
   const Parser::value_type& message = parser_->get();
   if (parser_->chunked()) {
+    // The body grows inside the parser (its reader writes through the message's body, set
+    // here before any of it is parsed): it starts charged at zero bytes, and every growth is
+    // charged before it is allocated.
+    if (options_.memory_budget != nullptr) {
+      parser_->get().body() =
+          protocol::http::BodyBuffer::Allocate(0, 0, options_.memory_budget->TryCharge(0));
+    }
     if (ExpectsContinue(message)) slots_.push_back(Slot::Interim());
     parser_->eager(true);
     MaybeWrite();
@@ -343,8 +350,16 @@ HttpConnection::HeaderAction HttpConnection::OnHeader() {
   // (A length over the limit was refused by the parser: http::error::body_limit.)
   const size_t aligned_offset =
       std::min<size_t>(state_->handler()->AlignedBodyOffset(request_), *length);
+  MemoryBudget::Charge charge;
+  if (options_.memory_budget != nullptr) {
+    charge = options_.memory_budget->TryCharge(*length);
+    if (!charge) {
+      RejectOverBudget(*length);
+      return HeaderAction::kWait;
+    }
+  }
   std::shared_ptr<protocol::http::BodyBuffer> body =
-      protocol::http::BodyBuffer::Allocate(*length, aligned_offset);
+      protocol::http::BodyBuffer::Allocate(*length, aligned_offset, std::move(charge));
   if (body == nullptr) {
     Reject(503, "not enough memory for the request body");
     return HeaderAction::kWait;
@@ -433,7 +448,7 @@ void HttpConnection::Dispatch() {
   }
 }
 
-void HttpConnection::Reject(int status, std::string_view message) {
+void HttpConnection::Reject(int status, std::string_view message, bool retry_later) {
   read_closed_ = true;
   parser_.reset();
   // A direct body read in flight still writes into body_: it is released when that read ends.
@@ -445,12 +460,31 @@ void HttpConnection::Reject(int status, std::string_view message) {
   slot.close_after = true;
   slot.arrival_ns = arrival_ns_;
   slot.response = state_->handler()->TransportError(status, message);
+  if (retry_later) slot.response.headers.push_back({"Retry-After", "1"});
   slots_.push_back(std::move(slot));
   MaybeWrite();
 }
 
+void HttpConnection::RejectOverBudget(uint64_t body_bytes) {
+  if (options_.memory_budget_refusals != nullptr) options_.memory_budget_refusals->Add();
+  Reject(
+      503,
+      StrCat("the server is holding its limit of request memory (", options_.memory_budget->limit(),
+             " bytes, --max-inflight-bytes) and cannot take this request's body of ", body_bytes,
+             " bytes now; retry later"),
+      /*retry_later=*/true);
+}
+
 void HttpConnection::RejectParseError(const error_code& error) {
-  if (error == http::error::body_limit) {
+  if (error == http::error::buffer_overflow) {
+    // Only BodyBufferBody raises it: a chunked body that could not grow.
+    const std::shared_ptr<protocol::http::BodyBuffer>& body = parser_->get().body();
+    if (body != nullptr && body->budget_refused()) {
+      RejectOverBudget(body->size());
+    } else {
+      Reject(503, "not enough memory for the request body");
+    }
+  } else if (error == http::error::body_limit) {
     Reject(413, StrCat("request body exceeds the limit of ", options_.max_body_bytes, " bytes"));
   } else if (error == http::error::header_limit) {
     Reject(431, StrCat("request head exceeds the limit of ", options_.max_header_bytes, " bytes"));

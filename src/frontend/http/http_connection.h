@@ -146,8 +146,11 @@ class HttpConnection final : public ResponseChannel,
   void ReadBody();
   void OnBodyRead(const boost::system::error_code& error, size_t bytes);
   void Dispatch();
-  void Reject(int status, std::string_view message);
+  // Answers `status` (with Retry-After: 1 when `retry_later`) and closes after it.
+  void Reject(int status, std::string_view message, bool retry_later = false);
   void RejectParseError(const boost::system::error_code& error);
+  // 503 with Retry-After for a body of `body_bytes` (so far) that the memory budget refused.
+  void RejectOverBudget(uint64_t body_bytes);
   // The head's limits Beast does not check itself (request line, field count); false when the
   // request was rejected.
   bool CheckHeadLimits();

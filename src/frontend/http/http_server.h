@@ -22,7 +22,11 @@
 //   * Memory per connection is bounded before the body: the bytes held unparsed never exceed
 //     `max_header_bytes` plus one read (16 KiB), whether they are a head, a chunk-size line with
 //     its extensions, or a chunked body's trailer (over it: 431). Bodies are bounded by
-//     `max_body_bytes`, pipelining by `max_pipelined_requests`.
+//     `max_body_bytes`, pipelining by `max_pipelined_requests`. Across connections, bodies are
+//     charged to `memory_budget` before they are allocated, and hold their charge for as long
+//     as the body (or a tensor borrowing it) lives; one that does not fit is answered 503 with
+//     `Retry-After` and its connection closed, so the process's request memory stays bounded
+//     whatever the number of connections.
 //   * Connections: at most `max_connections` open at once; one more is accepted, answered 503
 //     with `Connection: close` and closed (counted in `refused_connections`), so the client
 //     learns why instead of waiting in the listen queue.
@@ -55,6 +59,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/clock.h"
+#include "core/memory_budget.h"
 #include "frontend/http/http_handler.h"
 #include "telemetry/counter.h"
 
@@ -108,6 +113,13 @@ class HttpServer {
     std::shared_ptr<HttpTlsContext> tls{};
     // Counts failed TLS handshakes; borrowed, outlives the server; may be null.
     telemetry::Counter* tls_handshake_failures = nullptr;
+    // The process's in-flight budget that request bodies are charged to before they are read
+    // (one past it is answered 503 without reading its body, then the connection is closed);
+    // null: bodies are bounded only one by one, by `max_body_bytes`. Borrowed; outlives the
+    // server and every request it handed on.
+    MemoryBudget* memory_budget = nullptr;
+    // Counts bodies refused by `memory_budget`; borrowed, outlives the server; may be null.
+    telemetry::Counter* memory_budget_refusals = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<HttpServer>> Create(Options options, HttpHandler* handler);

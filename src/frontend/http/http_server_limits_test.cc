@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "core/memory_budget.h"
 #include "core/strings.h"
 #include "frontend/http/http_server.h"
 #include "frontend/http/test_handlers.h"
@@ -225,6 +226,94 @@ TEST(HttpServerLimitsTest, NoMoreThanMaxPipelinedRequestsAreParsedAhead) {
   ASSERT_EQ(third.size(), 1u);
   EXPECT_EQ(third[0].request.target, "/3");
   EXPECT_TRUE(handler.Take(1, /*timeout_ms=*/200).empty()) << "a fourth request was parsed";
+}
+
+std::string PostRequest(std::string_view target, const std::string& body) {
+  return StrCat("POST ", target, " HTTP/1.1\r\nHost: t\r\nContent-Length: ", body.size(),
+                "\r\n\r\n", body);
+}
+
+TEST(HttpServerLimitsTest, ABodyPastTheMemoryBudgetGets503UntilHeldBodiesAreReleased) {
+  HoldingHandler handler;
+  MemoryBudget budget(10000);
+  telemetry::Counter refusals;
+  HttpServer::Options options = TestOptions();
+  options.memory_budget = &budget;
+  options.memory_budget_refusals = &refusals;
+  auto server = Start(&handler, options);
+
+  TestClient first(server->port());
+  first.Send(PostRequest("/a", std::string(6000, 'a')));
+  std::vector<HoldingHandler::Held> held = handler.Take(1);
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(budget.in_use(), 6000u);
+
+  TestClient second(server->port());
+  second.Send(PostRequest("/b", std::string(6000, 'b')));
+  std::optional<net::testing::ClientResponse> refused = second.Read();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(refused->header("retry-after"), "1");
+  EXPECT_EQ(refused->header("connection"), "close");
+  EXPECT_THAT(refused->body, HasSubstr("limit of request memory (10000 bytes"));
+  EXPECT_TRUE(second.WaitForClose());
+  EXPECT_EQ(refusals.Value(), 1u);
+
+  // The held request is answered and dropped: its body's bytes go back, and a third fits.
+  held[0].responder->Send(HttpResponse::Json(200, "{}"));
+  ASSERT_TRUE(first.Read().has_value());
+  held.clear();
+  EXPECT_EQ(budget.in_use(), 0u);
+  TestClient third(server->port());
+  third.Send(PostRequest("/c", std::string(6000, 'c')));
+  std::vector<HoldingHandler::Held> admitted = handler.Take(1);
+  ASSERT_EQ(admitted.size(), 1u);
+  EXPECT_EQ(admitted[0].request.body->size(), 6000u);
+  admitted[0].responder->Send(HttpResponse::Json(200, "{}"));
+  ASSERT_TRUE(third.Read().has_value());
+}
+
+TEST(HttpServerLimitsTest, AChunkedBodyGrowingPastTheMemoryBudgetGets503) {
+  EchoHandler handler;
+  MemoryBudget budget(16 * 1024);
+  HttpServer::Options options = TestOptions();
+  options.memory_budget = &budget;
+  auto server = Start(&handler, options);
+  TestClient client(server->port());
+  std::string chunks(kChunkedHead);
+  const std::string piece(4000, 'x');
+  for (int i = 0; i < 8; ++i) chunks += StrCat("fa0\r\n", piece, "\r\n");  // 0xfa0 = 4000
+  client.Send(StrCat(chunks, "0\r\n\r\n"));
+  std::optional<net::testing::ClientResponse> response = client.Read();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 503);
+  EXPECT_THAT(response->body, HasSubstr("limit of request memory"));
+  EXPECT_TRUE(client.WaitForClose());
+  EXPECT_EQ(handler.calls(), 0);
+  server.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(HttpServerLimitsTest, BodiesWithinTheMemoryBudgetAreServedAndReturnTheirBytes) {
+  EchoHandler handler;
+  MemoryBudget budget(16 * 1024);
+  HttpServer::Options options = TestOptions();
+  options.memory_budget = &budget;
+  auto server = Start(&handler, options);
+  TestClient client(server->port());
+  for (int i = 0; i < 20; ++i) {
+    client.Send(PostRequest("/e", std::string(10000, 'e')));
+    std::optional<net::testing::ClientResponse> response = client.Read();
+    ASSERT_TRUE(response.has_value());
+    ASSERT_EQ(response->status, 200) << "request " << i;
+  }
+  client.Send(StrCat(kChunkedHead, "3\r\nabc\r\n0\r\n\r\n"));
+  std::optional<net::testing::ClientResponse> chunked = client.Read();
+  ASSERT_TRUE(chunked.has_value());
+  EXPECT_EQ(chunked->body, "POST /c abc");
+  server.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(budget.refusals(), 0u);
 }
 
 // Polls (the count changes on io threads) until `server` has `count` connections open.

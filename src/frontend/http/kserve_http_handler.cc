@@ -407,8 +407,9 @@ void KServeHttpHandler::HandleInfer(const HttpRequest& request, HttpResponder re
   if (*coding != ContentCoding::kIdentity) {
     // Inference-Header-Content-Length counts the uncompressed body: align that body's binary
     // section, as the transport aligned the compressed one. Inflating is part of decoding.
-    absl::StatusOr<std::shared_ptr<BodyBuffer>> inflated = InflateBody(
-        *coding, body->bytes(), options_.max_inflated_body_bytes, AlignedBodyOffset(request));
+    absl::StatusOr<std::shared_ptr<BodyBuffer>> inflated =
+        InflateBody(*coding, body->bytes(), options_.max_inflated_body_bytes,
+                    AlignedBodyOffset(request), body->budget());
     if (!inflated.ok()) {
       report.request.clock.Mark(Stage::kDecoded, server_->clock()->NowNs());
       responder.Send(InferErrorResponse(

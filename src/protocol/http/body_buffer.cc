@@ -27,6 +27,14 @@ std::shared_ptr<BodyBuffer> BodyBuffer::Allocate(size_t capacity_bytes, size_t a
   return buffer;
 }
 
+std::shared_ptr<BodyBuffer> BodyBuffer::Allocate(size_t capacity_bytes, size_t aligned_offset,
+                                                 MemoryBudget::Charge charge) {
+  auto buffer = std::make_shared<BodyBuffer>(Key());
+  buffer->charge_ = std::move(charge);
+  if (!buffer->Grow(capacity_bytes, aligned_offset)) return nullptr;
+  return buffer;
+}
+
 std::shared_ptr<BodyBuffer> BodyBuffer::FromString(std::string_view bytes, size_t aligned_offset) {
   std::shared_ptr<BodyBuffer> buffer = Allocate(bytes.size(), aligned_offset);
   if (buffer == nullptr) return nullptr;
@@ -43,6 +51,14 @@ const std::shared_ptr<BodyBuffer>& BodyBuffer::Empty() {
 BodyBuffer::~BodyBuffer() { FreeBytes(allocation_); }
 
 bool BodyBuffer::Grow(size_t capacity_bytes, size_t aligned_offset) {
+  // Charged before allocating, so the budget bounds what is asked of the allocator. A budgeted
+  // charge never shrinks: the old allocation is held until the new one is in place.
+  const size_t uncharged = capacity_bytes > charge_.bytes() ? capacity_bytes - charge_.bytes() : 0;
+  if (!charge_.Grow(uncharged)) {
+    budget_refused_ = true;
+    return false;
+  }
+  budget_refused_ = false;
   std::byte* allocation = AllocateBytes(capacity_bytes);
   if (allocation == nullptr) return false;
   const uintptr_t target = reinterpret_cast<uintptr_t>(allocation) + aligned_offset;

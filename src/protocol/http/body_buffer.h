@@ -9,13 +9,20 @@
 // the slack after the last byte) and lets binary tensors borrow their bytes (Tensor::View with the
 // buffer as owner), so a tensor sent with the binary extension is never copied on the server.
 //
+// Memory budget: a buffer may carry a charge against the process's in-flight budget
+// (core/memory_budget.h) that covers its capacity; growing it grows the charge first, and the
+// bytes go back when the buffer (with every tensor that borrows it) is gone.
+//
 // Thread safety: none; one writer (the transport) fills it before anyone else sees it, after
-// which it is only read. Failure: Allocate returns null when memory is refused.
+// which it is only read. Failure: Allocate returns null when memory is refused, by the allocator
+// or by the budget (budget_refused() tells which for a growth).
 
 #include <cstddef>
 #include <memory>
 #include <span>
 #include <string_view>
+
+#include "core/memory_budget.h"
 
 namespace brigade::protocol::http {
 
@@ -31,6 +38,10 @@ class BodyBuffer {
   // The body is placed so that byte `aligned_offset` (e.g. where the binary tensors start, after
   // the JSON header) is kAlignment-aligned, so the tensors that borrow it are as well.
   static std::shared_ptr<BodyBuffer> Allocate(size_t capacity_bytes, size_t aligned_offset = 0);
+  // The same, holding `charge` (taken by the caller, so it knows a refusal from the budget apart
+  // from the allocator's). Growth beyond the charge's bytes grows the charge first.
+  static std::shared_ptr<BodyBuffer> Allocate(size_t capacity_bytes, size_t aligned_offset,
+                                              MemoryBudget::Charge charge);
   // A buffer holding a copy of `bytes` (tests, and bodies built in memory).
   static std::shared_ptr<BodyBuffer> FromString(std::string_view bytes, size_t aligned_offset = 0);
   // A shared empty body, for requests without one.
@@ -69,6 +80,14 @@ class BodyBuffer {
   // then nothing is appended.
   bool Append(std::span<const std::byte> bytes, size_t max_capacity_bytes);
 
+  // Whether the last growth that failed was refused by the memory budget (not the allocator).
+  bool budget_refused() const { return budget_refused_; }
+  // Bytes this buffer's charge covers: its capacity (counted, never refused, without a budget).
+  size_t charged_bytes() const { return charge_.bytes(); }
+  // The budget this buffer is charged to (for what is derived from it, such as its inflated
+  // form); null without one.
+  MemoryBudget* budget() const { return charge_.budget(); }
+
  private:
   bool Grow(size_t capacity_bytes, size_t aligned_offset);
   void ZeroPadding();
@@ -77,6 +96,8 @@ class BodyBuffer {
   std::byte* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
+  MemoryBudget::Charge charge_;  // covers capacity_ when it came from a budget
+  bool budget_refused_ = false;
 };
 
 }  // namespace brigade::protocol::http

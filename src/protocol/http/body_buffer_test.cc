@@ -65,5 +65,39 @@ TEST(BodyBufferTest, ThePaddingAfterTheBodyIsZeroedAfterAppendAndCommit) {
   }
 }
 
+TEST(BodyBufferTest, ABudgetedBufferChargesItsGrowthAndReturnsItAtTheEnd) {
+  MemoryBudget budget(10000);
+  {
+    auto buffer = BodyBuffer::Allocate(1000, 0, budget.TryCharge(1000));
+    ASSERT_NE(buffer, nullptr);
+    EXPECT_EQ(budget.in_use(), 1000u);
+    const std::string chunk(3000, 'x');
+    ASSERT_TRUE(buffer->Append(std::as_bytes(std::span<const char>(chunk)), 100000));
+    EXPECT_EQ(budget.in_use(), buffer->capacity());
+    EXPECT_EQ(buffer->charged_bytes(), buffer->capacity());
+  }
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(BodyBufferTest, GrowthPastTheBudgetIsRefusedAndSaysSo) {
+  MemoryBudget budget(5000);
+  auto buffer = BodyBuffer::Allocate(0, 0, budget.TryCharge(0));
+  ASSERT_NE(buffer, nullptr);
+  const std::string chunk(4000, 'x');
+  const auto bytes = std::as_bytes(std::span<const char>(chunk));
+  ASSERT_TRUE(buffer->Append(bytes, 100000));
+  EXPECT_FALSE(buffer->Append(bytes, 100000));  // 8000 would pass the 5000-byte budget
+  EXPECT_TRUE(buffer->budget_refused());
+  EXPECT_EQ(buffer->size(), 4000u);
+  EXPECT_LE(budget.in_use(), budget.limit());
+}
+
+TEST(BodyBufferTest, AnUnbudgetedBufferIsNeverRefusedByABudget) {
+  auto buffer = BodyBuffer::Allocate(100);
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(buffer->charged_bytes(), 100u);  // without a budget the charge only keeps count
+  EXPECT_FALSE(buffer->budget_refused());
+}
+
 }  // namespace
 }  // namespace brigade::protocol::http
