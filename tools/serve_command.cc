@@ -51,6 +51,7 @@ struct ServeFlags {
   int http_port = 8000;
   int http_thread_count = 2;
   int64_t http_max_input_size = int64_t{64} << 20;
+  std::string http_json_non_finite = "literal";
   // The HTTP transport's limits; defaults are HttpServer::Options'.
   int http_max_connections = frontend::HttpServer::Options().max_connections;
   int http_max_header_bytes = static_cast<int>(frontend::HttpServer::Options().max_header_bytes);
@@ -463,6 +464,7 @@ int RunServe(const ServeFlags& flags) {
   if (flags.allow_http) {
     frontend::KServeHttpHandler::Options handler_options;
     handler_options.max_inflated_body_bytes = static_cast<size_t>(flags.http_max_input_size);
+    handler_options.non_finite_as_strings = flags.http_json_non_finite == "string";
     handler_options.access_gate = gate->get();
     handler_options.header_forwarding = http_forwarding->get();
     handler_options.shared_memory = shared_memory.get();
@@ -597,6 +599,13 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                    "Largest request body in bytes (HTTP and gRPC); larger requests get 413 / "
                    "RESOURCE_EXHAUSTED")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 31))
+      ->capture_default_str();
+  serve
+      ->add_option(
+          "--http-json-non-finite", flags->http_json_non_finite,
+          "NaN and infinities in JSON outputs: 'literal' (NaN, Infinity: Triton's, read by "
+          "Python's json) or 'string' (\"NaN\", \"Infinity\": strict JSON)")
+      ->check(CLI::IsMember({"literal", "string"}))
       ->capture_default_str();
   serve
       ->add_option("--http-max-connections", flags->http_max_connections,

@@ -209,6 +209,32 @@ def test_binary_infer_matches_json(server, images):
             assert values[row * 10 + k] == pytest.approx(json_logits[row][k], rel=1e-6, abs=1e-6)
 
 
+def identity_with_non_finite(http_url):
+    """Sends NaN and infinities (binary: JSON requests cannot carry them) through the identity
+    model and returns the JSON answer's bytes."""
+    values = [1.5, float("nan"), float("inf"), float("-inf")] + [0.0] * 12
+    raw = struct.pack("<16f", *values)
+    header = {"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1, 16],
+                          "parameters": {"binary_data_size": len(raw)}}]}
+    body, length_header = binary_request(header, [raw])
+    status, _, answer = curl(http_url + "/v2/models/identity/infer", body,
+                             headers=["Content-Type: application/octet-stream", length_header])
+    assert status == 200, answer
+    return answer
+
+
+def test_non_finite_outputs_are_tritons_bare_words_or_strict_json_strings(server):
+    # Triton's spelling by default: Python's json reads it, a strict parser does not.
+    literal = identity_with_non_finite(server.http_url).decode()
+    assert "[1.5,NaN,Infinity,-Infinity,0" in literal
+    with pytest.raises(ValueError):
+        json.loads(literal, parse_constant=lambda word: (_ for _ in ()).throw(ValueError(word)))
+    with BrigadeProcess(extra_args=["--http-json-non-finite", "string"]) as strict:
+        answer = identity_with_non_finite(strict.http_url)
+        data = json.loads(answer, parse_constant=lambda word: pytest.fail(f"bare {word}"))
+        assert data["outputs"][0]["data"][:4] == [1.5, "NaN", "Infinity", "-Infinity"]
+
+
 def test_gzip_request_and_response_bodies_as_tritons_clients_send_them(server, images):
     pictures, _ = images
     json_logits = classify_json(server, pictures[:32])

@@ -466,6 +466,7 @@ void KServeHttpHandler::HandleInfer(const HttpRequest& request, HttpResponder re
   infer->cancel = cancel;
   responder.OnCancel([cancel] { cancel->Cancel(); });
   OutputEncoding encoding = OutputEncoding::FromRequest(*infer, *shared_outputs);
+  encoding.set_non_finite_as_strings(options_.non_finite_as_strings);
   infer->on_complete = [responder = std::move(responder), encoding = std::move(encoding),
                         shared_outputs = *std::move(shared_outputs),
                         coding = NegotiateResponseCoding(request.Header("Accept-Encoding")),

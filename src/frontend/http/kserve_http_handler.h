@@ -60,6 +60,9 @@ class KServeHttpHandler final : public HttpHandler {
     // Largest inference request body after inflating a compressed one (the transport's
     // max_body_bytes only sees the compressed size). Triton's default input limit: 64 MiB.
     size_t max_inflated_body_bytes = size_t{64} << 20;
+    // Non-finite output values in JSON as "NaN", "Infinity", "-Infinity" strings, which strict
+    // JSON parsers read; false: Triton's bare NaN / Infinity, which Python's json module reads.
+    bool non_finite_as_strings = false;
     // Called on an io thread after an inference response was written (`sent.ok`) or could not be,
     // with the response whose StageClock holds t0..t5. Optional; must be cheap and thread-safe.
     std::function<void(const InferResponse& response, const SentInfo& sent)> on_infer_sent;

@@ -55,6 +55,7 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
   EncodedInferResponse encoded;
   encoded.json.reserve(EstimateJsonBytes(response));
   JsonWriter writer(&encoded.json);
+  writer.set_non_finite_as_strings(encoding.non_finite_as_strings());
   writer.BeginObject();
   writer.Field("model_name");
   writer.String(response.model_name);

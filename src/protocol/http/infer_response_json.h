@@ -62,8 +62,14 @@ class OutputEncoding {
   bool IsBinary(std::string_view output_name) const;
   bool InSharedMemory(std::string_view output_name) const;
 
+  // Whether non-finite numbers in JSON `data` are written as strings (JsonWriter's
+  // set_non_finite_as_strings) rather than Triton's bare NaN / Infinity.
+  bool non_finite_as_strings() const { return non_finite_as_strings_; }
+  void set_non_finite_as_strings(bool strings) { non_finite_as_strings_ = strings; }
+
  private:
   bool all_binary_ = false;
+  bool non_finite_as_strings_ = false;
   // Outputs the request named, with their resolved binary flag.
   std::vector<std::pair<std::string, bool>> named_;
   std::vector<std::string> shared_memory_;

@@ -17,6 +17,7 @@
 //
 // Thread safety: none (a value type bound to one string).
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -69,8 +70,12 @@ class JsonWriter {
   void Null();
   void Int(int64_t value);
   void Uint(uint64_t value);
+  // Non-finite values as the bare words NaN / Infinity / -Infinity (the default), or, after
+  // set_non_finite_as_strings(true), as the strings "NaN", "Infinity", "-Infinity" (the
+  // convention of protobuf's JSON mapping), which strict JSON parsers read.
   void Double(double value);
   void Float(float value);
+  void set_non_finite_as_strings(bool strings) { non_finite_as_strings_ = strings; }
 
   // Appends already-serialized JSON as one value (e.g. a nested document).
   void Raw(std::string_view json);
@@ -83,6 +88,7 @@ class JsonWriter {
 
   std::string* out_;
   bool need_comma_ = false;
+  bool non_finite_as_strings_ = false;
 };
 
 // Inline: the writer is on the response path of every request, one call per JSON token.
@@ -135,11 +141,23 @@ inline void JsonWriter::Uint(uint64_t value) {
 
 inline void JsonWriter::Double(double value) {
   Separate();
+  if (non_finite_as_strings_ && !std::isfinite(value)) [[unlikely]] {
+    out_->push_back('"');
+    AppendJsonDouble(value, out_);
+    out_->push_back('"');
+    return;
+  }
   AppendJsonDouble(value, out_);
 }
 
 inline void JsonWriter::Float(float value) {
   Separate();
+  if (non_finite_as_strings_ && !std::isfinite(value)) [[unlikely]] {
+    out_->push_back('"');
+    AppendJsonFloat(value, out_);
+    out_->push_back('"');
+    return;
+  }
   AppendJsonFloat(value, out_);
 }
 

@@ -64,6 +64,20 @@ TEST(JsonWriterTest, WritesShortestRoundTripAndTritonNonFiniteNumbers) {
             "[0.1,0.1,1,1e+300,-9223372036854775808,18446744073709551615,NaN,Infinity,-Infinity]");
 }
 
+TEST(JsonWriterTest, NonFiniteNumbersAsStringsKeepTheOutputStrictJson) {
+  std::string out;
+  JsonWriter writer(&out);
+  writer.set_non_finite_as_strings(true);
+  writer.BeginArray();
+  writer.Float(0.5f);
+  writer.Float(std::nanf(""));
+  writer.Float(-std::numeric_limits<float>::infinity());
+  writer.Double(std::numeric_limits<double>::infinity());
+  writer.Double(2.0);
+  writer.EndArray();
+  EXPECT_EQ(out, R"([0.5,"NaN","-Infinity","Infinity",2])");
+}
+
 TEST(JsonWriterTest, AppendsRawJsonAsOneValue) {
   std::string out;
   JsonWriter writer(&out);
