@@ -12,7 +12,7 @@
 set(BRIGADE_SANITIZE_TESTS
   # core
   core_data_type_test core_tensor_test core_parameters_test core_clock_test
-  core_infer_request_test core_json_text_test
+  core_infer_request_test core_json_text_test core_memory_budget_test
   # the protocol's error payloads; model configs (config.pbtxt and load requests' JSON)
   protocol_test protocol_model_config_parser_test
   # the HTTP/1.1 client: response parser, raw mode, the scripted test server (threads)

@@ -17,9 +17,10 @@ set(BRIGADE_TSAN_TESTS
   cache_key_test cache_cached_value_test cache_memory_cache_test cache_circuit_breaker_test
   cache_request_coalescer_test cache_invalidation_test cache_response_cache_test
   cache_metrics_test cache_redis_test
-  # the request pipeline (admission to the store after the answer, on the bounded worker) and
-  # the InferenceServer around it
-  core_blocking_worker_test pipeline_request_validator_test pipeline_request_pipeline_test
+  # the request pipeline (admission to the store after the answer, on the bounded worker), the
+  # InferenceServer around it, and the in-flight memory budget (charges from many threads)
+  core_blocking_worker_test core_memory_budget_test pipeline_request_validator_test
+  pipeline_request_pipeline_test
   server_inference_server_test
   # the HTTP front end: transport (Asio I/O threads) and KServe handler. Not the gRPC front end:
   # Debian's libgrpc is not built with TSan either, and its own internals (slice buffers, TCP

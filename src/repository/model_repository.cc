@@ -245,7 +245,13 @@ absl::Status ModelRepository::SyncModel(const std::string& name,
   }
   if (!valid.ok()) {
     Update(name, [&](Draft& draft) { draft.reason = std::string(valid.message()); });
-    spdlog::error("model '{}': {}", name, valid.message());
+    // The parser's and the cache's errors name the model themselves; name it once.
+    const std::string_view message(valid.message().data(), valid.message().size());
+    if (message.starts_with(StrCat("model '", name, "'"))) {
+      spdlog::error("{}", valid.message());
+    } else {
+      spdlog::error("model '{}': {}", name, valid.message());
+    }
     return valid;
   }
   const config::ModelConfig& config = parsed->config;

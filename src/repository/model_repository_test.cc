@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +14,8 @@
 #include "core/strings.h"
 #include "engine/builtin/builtin_backend.h"
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace brigade::repository {
 namespace {
@@ -109,6 +113,34 @@ TEST_F(RepositoryTest, ABrokenModelIsReportedAndTheOthersStillLoad) {
   }
   EXPECT_TRUE(saw_reason);
   EXPECT_EQ((*repo)->Index(true).size(), 1u);
+}
+
+TEST_F(RepositoryTest, AnInvalidConfigIsLoggedNamingItsModelOnce) {
+  WriteModel("bad_dims", R"pb(
+    backend: "brigade"
+    max_batch_size: 0 input
+    [ {
+      name: "INPUT0"
+      data_type: TYPE_FP32
+      dims: [ -7 ]
+    }] output
+    [ {
+      name: "OUTPUT0"
+      data_type: TYPE_FP32
+      dims: [ 4 ]
+    }]
+  )pb");
+  std::ostringstream log;
+  const std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  auto repo = ModelRepository::Create(Options(ControlMode::kNone), nullptr);
+  spdlog::set_default_logger(previous);
+  ASSERT_TRUE(repo.ok());
+  EXPECT_NE(log.str().find("model 'bad_dims': input 'INPUT0' has invalid dims [-7]"),
+            std::string::npos)
+      << log.str();
+  EXPECT_EQ(log.str().find("model 'bad_dims': model 'bad_dims'"), std::string::npos) << log.str();
 }
 
 TEST_F(RepositoryTest, ExplicitModeLoadsOnlyWhatIsAskedFor) {
