@@ -182,7 +182,7 @@ absl::StatusOr<LevelResult> LevelRun::Run(client::Client& admin, ProgressSink* p
     BRIGADE_ASSIGN_OR_RETURN(worker->client, client::Client::Create(options_.client));
     if (options_.shared_memory == SharedMemory::kSystem) {
       BRIGADE_ASSIGN_OR_RETURN(worker->shared_memory,
-                               WorkerSharedMemory::Create(*worker->client, specs_));
+                               WorkerSharedMemory::Create(worker->client.get(), specs_));
     }
     worker->cursor = static_cast<size_t>(i) % specs_.size();
     worker->rng.seed(seed_ * 1'000'003 + static_cast<uint64_t>(i));

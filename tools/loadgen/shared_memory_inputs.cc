@@ -120,7 +120,7 @@ void ShmObject::Unlink() {
 }
 
 absl::StatusOr<std::unique_ptr<WorkerSharedMemory>> WorkerSharedMemory::Create(
-    client::Client& client, std::span<const client::InferSpec> specs) {
+    client::Client* client, std::span<const client::InferSpec> specs) {
   BRIGADE_ASSIGN_OR_RETURN(SharedMemoryLayout layout, LayOutSharedMemory(specs));
   const std::string name = StrCat("brigade-bench-", getpid(), "-", next_region.fetch_add(1));
   const std::string key = StrCat("/", name);
@@ -137,14 +137,14 @@ absl::StatusOr<std::unique_ptr<WorkerSharedMemory>> WorkerSharedMemory::Create(
   }
   const protocol::SharedMemoryRegion region{
       .name = name, .key = key, .offset = 0, .byte_size = layout.byte_size};
-  absl::Status registered = client.RegisterSystemSharedMemory(region);
+  absl::Status registered = client->RegisterSystemSharedMemory(region);
   // Registered or not, the name has served its purpose: the server mapped the object or never will.
   object->Unlink();
   if (!registered.ok()) {
     return absl::Status(
         registered.code(),
         StrCat("registering shared memory region '", name, "' (key ", key, ", ", layout.byte_size,
-               " bytes) over ", client::ClientProtocolName(client.protocol()), ": ",
+               " bytes) over ", client::ClientProtocolName(client->protocol()), ": ",
                registered.message(),
                " (--shared-memory system needs a server on this host serving the "
                "system_shared_memory extension)"));
@@ -154,13 +154,13 @@ absl::StatusOr<std::unique_ptr<WorkerSharedMemory>> WorkerSharedMemory::Create(
 }
 
 WorkerSharedMemory::~WorkerSharedMemory() {
-  if (registered_) client_.UnregisterSystemSharedMemory(name_).IgnoreError();
+  if (registered_) client_->UnregisterSystemSharedMemory(name_).IgnoreError();
 }
 
 absl::Status WorkerSharedMemory::Release() {
   if (!registered_) return absl::OkStatus();
   registered_ = false;
-  absl::Status status = client_.UnregisterSystemSharedMemory(name_);
+  absl::Status status = client_->UnregisterSystemSharedMemory(name_);
   if (status.ok()) return status;
   return absl::Status(status.code(), StrCat("unregistering shared memory region '", name_,
                                             "': ", status.message()));

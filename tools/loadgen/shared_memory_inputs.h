@@ -93,9 +93,10 @@ class ShmObject {
 
 class WorkerSharedMemory {
  public:
-  // `specs`: the requests the worker sends; their inputs move into the region.
+  // `specs`: the requests the worker sends; their inputs move into the region. `client` is
+  // borrowed and must outlive the returned object (its destructor unregisters through it).
   static absl::StatusOr<std::unique_ptr<WorkerSharedMemory>> Create(
-      client::Client& client, std::span<const client::InferSpec> specs);
+      client::Client* client, std::span<const client::InferSpec> specs);
   ~WorkerSharedMemory();
   WorkerSharedMemory(const WorkerSharedMemory&) = delete;
   WorkerSharedMemory& operator=(const WorkerSharedMemory&) = delete;
@@ -108,11 +109,11 @@ class WorkerSharedMemory {
   absl::Status Release();
 
   // Use Create().
-  WorkerSharedMemory(client::Client& client, std::string name, std::shared_ptr<ShmObject> object)
+  WorkerSharedMemory(client::Client* client, std::string name, std::shared_ptr<ShmObject> object)
       : client_(client), name_(std::move(name)), object_(std::move(object)) {}
 
  private:
-  client::Client& client_;
+  client::Client* const client_;
   const std::string name_;
   std::shared_ptr<ShmObject> object_;
   std::vector<client::InferSpec> specs_;
