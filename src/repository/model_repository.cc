@@ -81,7 +81,7 @@ absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(
     } else {
       names = repo.ScanModelDirs();
     }
-    for (const std::string& name : repo.LoadOrder(std::move(names))) {
+    for (const std::string& name : repo.LoadOrder(names)) {
       absl::Status status = repo.SyncModel(name, nullptr);
       if (!status.ok() && startup_errors != nullptr) startup_errors->push_back(status);
     }
@@ -373,7 +373,7 @@ absl::StatusOr<route::StepModelSignature> ModelRepository::StepSignature(std::st
   return signature;
 }
 
-std::vector<std::string> ModelRepository::LoadOrder(std::vector<std::string> names) const {
+std::vector<std::string> ModelRepository::LoadOrder(const std::vector<std::string>& names) const {
   // An ensemble (a router) is checked against the models its steps (variants) name, so those
   // load first: plain models in the order given, then ensembles and routers after the ensembles
   // and routers they use (depth first).

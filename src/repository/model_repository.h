@@ -141,7 +141,7 @@ class ModelRepository {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mu_);
   std::vector<std::string> ScanModelDirs() const;
   // `names` reordered so every ensemble or router comes after the models it names.
-  std::vector<std::string> LoadOrder(std::vector<std::string> names) const;
+  std::vector<std::string> LoadOrder(const std::vector<std::string>& names) const;
   // What an ensemble being loaded learns of the model one of its steps names.
   absl::StatusOr<route::StepModelSignature> StepSignature(std::string_view name,
                                                           int64_t version) const;

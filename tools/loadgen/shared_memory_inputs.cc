@@ -52,11 +52,10 @@ absl::StatusOr<SharedMemoryLayout> LayOutSharedMemory(std::span<const client::In
   return layout;
 }
 
-absl::StatusOr<std::vector<InferInput>> PlaceInSharedMemory(std::span<const InferInput> inputs,
-                                                            std::span<const uint64_t> offsets,
-                                                            std::string_view region_name,
-                                                            std::span<std::byte> region,
-                                                            std::shared_ptr<const void> owner) {
+absl::StatusOr<std::vector<InferInput>> PlaceInSharedMemory(
+    std::span<const InferInput> inputs, std::span<const uint64_t> offsets,
+    std::string_view region_name, std::span<std::byte> region,
+    const std::shared_ptr<const void>& owner) {
   if (offsets.size() != inputs.size()) {
     return absl::InvalidArgumentError(
         StrCat(inputs.size(), " inputs but ", offsets.size(), " offsets"));

@@ -60,11 +60,10 @@ absl::StatusOr<SharedMemoryLayout> LayOutSharedMemory(std::span<const client::In
 // Copies `inputs`' bytes to `region` at `offsets` (from LayOutSharedMemory) and answers the
 // inputs to send instead: views into `region` (kept alive by `owner`) whose parameters are the
 // originals plus the reference to `region_name`.
-absl::StatusOr<std::vector<InferInput>> PlaceInSharedMemory(std::span<const InferInput> inputs,
-                                                            std::span<const uint64_t> offsets,
-                                                            std::string_view region_name,
-                                                            std::span<std::byte> region,
-                                                            std::shared_ptr<const void> owner);
+absl::StatusOr<std::vector<InferInput>> PlaceInSharedMemory(
+    std::span<const InferInput> inputs, std::span<const uint64_t> offsets,
+    std::string_view region_name, std::span<std::byte> region,
+    const std::shared_ptr<const void>& owner);
 
 class ShmObject {
  public:
