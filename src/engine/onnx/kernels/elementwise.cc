@@ -33,6 +33,7 @@ enum class UnaryOp {
   kTanh,
   kErf,
   kGelu,
+  kSwish,
   kExp,
   kLog,
   kSqrt,
@@ -82,6 +83,8 @@ constexpr UnaryOpInfo kUnaryOps[] = {
     {"Tanh", UnaryOp::kTanh, UnaryOpInfo::Types::kFloat},
     {"Erf", UnaryOp::kErf, UnaryOpInfo::Types::kFloat},
     {"Gelu", UnaryOp::kGelu, UnaryOpInfo::Types::kFloat},
+    // ai.brigade.Swish(x) = x · Sigmoid(x) (SiLU), what SwishFusion makes of Mul(x, Sigmoid(x)).
+    {"Swish", UnaryOp::kSwish, UnaryOpInfo::Types::kFloat},
     {"Exp", UnaryOp::kExp, UnaryOpInfo::Types::kFloat},
     {"Log", UnaryOp::kLog, UnaryOpInfo::Types::kFloat},
     {"Sqrt", UnaryOp::kSqrt, UnaryOpInfo::Types::kFloat},
@@ -182,6 +185,9 @@ T Apply(UnaryOp op, T x, const Params& p) {
       return static_cast<T>(std::erf(v));
     case UnaryOp::kGelu:
       return static_cast<T>(F(0.5) * v * (F(1) + std::erf(v * F(0.70710678118654752440))));
+    case UnaryOp::kSwish:
+      return static_cast<T>(v >= 0 ? v / (F(1) + std::exp(-v))
+                                   : v * std::exp(v) / (F(1) + std::exp(v)));
     case UnaryOp::kExp:
       return static_cast<T>(std::exp(v));
     case UnaryOp::kLog:
@@ -332,6 +338,8 @@ std::optional<DnnlAlg> DnnlAlgFor(UnaryOp op, const Params& p) {
       return DnnlAlg{a::eltwise_tanh, 0, 0};
     case UnaryOp::kGelu:
       return DnnlAlg{a::eltwise_gelu_erf, 0, 0};
+    case UnaryOp::kSwish:
+      return DnnlAlg{a::eltwise_swish, 1, 0};
     case UnaryOp::kExp:
       return DnnlAlg{a::eltwise_exp, 0, 0};
     case UnaryOp::kSqrt:
@@ -431,7 +439,9 @@ void RegisterElementwiseKernels(KernelRegistry* registry) {
     KernelDef def;
     def.op_type = std::string(info.name);
     def.create = &CreateUnary;
-    if (info.op == UnaryOp::kGelu) def.domain = std::string(kBrigadeDomain);
+    if (info.op == UnaryOp::kGelu || info.op == UnaryOp::kSwish) {
+      def.domain = std::string(kBrigadeDomain);
+    }
     // Ops oneDNN runs in place of any layout.
     switch (info.op) {
       case UnaryOp::kRelu:
@@ -439,6 +449,7 @@ void RegisterElementwiseKernels(KernelRegistry* registry) {
       case UnaryOp::kSigmoid:
       case UnaryOp::kTanh:
       case UnaryOp::kHardSwish:
+      case UnaryOp::kSwish:
       case UnaryOp::kClip:
       case UnaryOp::kElu:
         def.blocked_inputs = Inputs({0});

@@ -58,6 +58,8 @@ absl::Status AppendNodePostOps(const KernelContext& ctx, const dnnl::memory::des
     } else if (op == "HardSigmoid") {
       post_ops.append_eltwise(1.0f, alg::eltwise_linear, alpha, beta);
       post_ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+    } else if (op == "Swish") {
+      post_ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0);
     } else if (op == "Gelu") {
       post_ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0, 0);
     } else if (op == "Linear") {

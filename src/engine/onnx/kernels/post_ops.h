@@ -6,6 +6,7 @@
 //
 // On a node, post-ops are three parallel attribute lists, applied in order:
 //   post_ops       "Relu" "LeakyRelu" "Clip" "Sigmoid" "HardSigmoid" "HardSwish" "Tanh" "Gelu"
+//                  "Swish" (x·Sigmoid(x))
 //                  "Linear" (alpha*x+beta), "Add" / "Mul" (with the node's next extra input)
 //   post_op_alpha  the op's alpha (LeakyRelu slope, Clip min, HardSigmoid/Linear alpha)
 //   post_op_beta   the op's beta (Clip max, HardSigmoid/Linear beta)

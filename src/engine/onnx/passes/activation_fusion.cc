@@ -18,7 +18,9 @@ struct Activation {
 // The post-op form of `node`, or nullopt when it is not a fusable activation.
 std::optional<Activation> AsActivation(const Graph& graph, const Node& node) {
   if (node.removed) return std::nullopt;
-  if (node.domain == kBrigadeDomain && node.op_type == "Gelu") return Activation{"Gelu"};
+  if (node.domain == kBrigadeDomain && (node.op_type == "Gelu" || node.op_type == "Swish")) {
+    return Activation{node.op_type};
+  }
   if (!node.domain.empty()) return std::nullopt;
   const std::string& op = node.op_type;
   const AttributeMap& a = node.attributes;

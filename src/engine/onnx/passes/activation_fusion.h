@@ -10,7 +10,7 @@
 //   X ─FusedConv[Add]─► t ─Clip(0, 6)─► Y   ⇒   X ─FusedConv[Add, Clip(0,6)]─► Y
 //
 // Activations: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish, Tanh,
-// and ai.brigade.Gelu. The producer's output must feed only the activation.
+// and ai.brigade.Gelu / ai.brigade.Swish. The producer's output must feed only the activation.
 
 #include "engine/onnx/passes/pass.h"
 

@@ -14,6 +14,7 @@
 #include "engine/onnx/passes/residual_add_fusion.h"
 #include "engine/onnx/passes/shape_folding.h"
 #include "engine/onnx/passes/static_shapes.h"
+#include "engine/onnx/passes/swish_fusion.h"
 
 namespace brigade::engine::onnx {
 
@@ -32,6 +33,8 @@ std::vector<std::unique_ptr<GraphPass>> DefaultPasses(const OptimizeOptions& opt
   passes.push_back(std::make_unique<GeluFusion>());
   passes.push_back(std::make_unique<MatMulFusion>());
   passes.push_back(std::make_unique<AttentionFusion>());
+  // x · gate(x) → one activation of x, so that the next pass folds it into x's producer.
+  passes.push_back(std::make_unique<SwishFusion>());
   passes.push_back(std::make_unique<ActivationFusion>());
   passes.push_back(std::make_unique<ResidualAddFusion>());
   // Add → Relu: the activation after a residual joins the same primitive.
