@@ -48,6 +48,18 @@ absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info) {
   return PlainDesc(info.shape, *type);
 }
 
+int CanonicalChannelBlock(const ValueInfo& info) {
+  if (!info.layout.blocked || info.shape.size() != 4 || info.dtype != DataType::kFp32) return 0;
+  for (auto [block, format] : {std::pair{16, dnnl::memory::format_tag::aBcd16b},
+                               std::pair{8, dnnl::memory::format_tag::aBcd8b}}) {
+    if (info.layout.desc ==
+        dnnl::memory::desc(ToDnnlDims(info.shape), dnnl::memory::data_type::f32, format)) {
+      return block;
+    }
+  }
+  return 0;
+}
+
 int DnnlCall::AddArg(int arg, const dnnl::memory::desc& desc, const dnnl::engine& engine,
                      const void* handle) {
   memories_.emplace_back(desc, engine,

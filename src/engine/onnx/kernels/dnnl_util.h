@@ -36,6 +36,11 @@ dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type);
 // The descriptor of a value as laid out now: its blocked desc, or the plain one.
 absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info);
 
+// The channel block (8 or 16) when `info` is 4-D fp32 in oneDNN's canonical nChw8c / nChw16c
+// (channels padded up to the block, dense strides), else 0: the layouts the engine's own loops
+// (Resize, BatchNormalization) walk as [N, C / block, H, W, block].
+int CanonicalChannelBlock(const ValueInfo& info);
+
 class DnnlCall {
  public:
   DnnlCall() = default;

@@ -1,9 +1,14 @@
 // BatchNormalization (inference), LayerNormalization and InstanceNormalization.
 //
-// fp32 BatchNormalization and LayerNormalization run on oneDNN (BatchNormalization in any layout);
-// other types, broadcast scales and LayerNormalization's optional Mean/InvStdDev outputs run as
-// loops that accumulate in double.
+// fp32 BatchNormalization on plain or nChw8c/nChw16c layouts runs as the engine's own scale-shift
+// pass (y = a·x + b per channel, with ai.brigade.FusedBatchNorm's ReLU applied in the same pass),
+// vectorised for AVX-512, AVX2 or the baseline at run time: oneDNN 2.6's inference batch
+// normalization took 12× a ReLU's time over the same plain tensors (DenseNet-121's pre-activation
+// BN → ReLU → Conv, 17% of its time). Other layouts run on oneDNN, fp64 as a loop;
+// LayerNormalization on oneDNN; broadcast scales and LayerNormalization's optional
+// Mean/InvStdDev outputs run as loops that accumulate in double.
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -73,6 +78,145 @@ class BatchNormLoopKernel final : public OpKernel {
   const double epsilon_;
 };
 
+// y = a[c]·x + b[c], a = scale / √(var + ε), b = B − mean·a; then max(y, 0) when fused with a
+// ReLU. `block` 1: x is [n, channels, inner]; 8 or 16: [n, padded / block, inner, block], the
+// padded channels getting a = b = 0 so the padding stays 0.
+struct ScaleShiftShape {
+  int64_t n = 0, channels = 0, padded = 0, inner = 0;
+  int block = 1;
+  int64_t planes() const { return n * (padded / block); }
+};
+
+template <int B, bool kRelu>
+__attribute__((always_inline)) inline void ScaleShiftPlanes(const ScaleShiftShape& g,
+                                                            const float* a, const float* b,
+                                                            const float* x, float* y, int64_t begin,
+                                                            int64_t end) {
+  const int64_t blocks = g.padded / B;
+  const int64_t plane_len = g.inner * B;
+  for (int64_t p = begin; p < end; ++p) {
+    const int64_t c0 = (p % blocks) * B;
+    const float* src = x + p * plane_len;
+    float* dst = y + p * plane_len;
+    if constexpr (B == 1) {
+      const float ac = a[c0], bc = b[c0];
+      for (int64_t i = 0; i < g.inner; ++i) {
+        const float v = ac * src[i] + bc;
+        dst[i] = kRelu ? std::max(v, 0.0f) : v;
+      }
+    } else {
+      float ac[B], bc[B];
+      for (int j = 0; j < B; ++j) {
+        ac[j] = a[c0 + j];
+        bc[j] = b[c0 + j];
+      }
+      for (int64_t i = 0; i < g.inner; ++i) {
+        for (int j = 0; j < B; ++j) {
+          const float v = ac[j] * src[i * B + j] + bc[j];
+          dst[i * B + j] = kRelu ? std::max(v, 0.0f) : v;
+        }
+      }
+    }
+  }
+}
+
+__attribute__((always_inline)) inline void ScaleShiftBody(const ScaleShiftShape& g, bool relu,
+                                                          const float* a, const float* b,
+                                                          const float* x, float* y, int64_t begin,
+                                                          int64_t end) {
+  switch (g.block * 2 + (relu ? 1 : 0)) {
+    case 33:
+      return ScaleShiftPlanes<16, true>(g, a, b, x, y, begin, end);
+    case 32:
+      return ScaleShiftPlanes<16, false>(g, a, b, x, y, begin, end);
+    case 17:
+      return ScaleShiftPlanes<8, true>(g, a, b, x, y, begin, end);
+    case 16:
+      return ScaleShiftPlanes<8, false>(g, a, b, x, y, begin, end);
+    case 3:
+      return ScaleShiftPlanes<1, true>(g, a, b, x, y, begin, end);
+    default:
+      return ScaleShiftPlanes<1, false>(g, a, b, x, y, begin, end);
+  }
+}
+
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void ScaleShiftAvx512(
+    const ScaleShiftShape& g, bool relu, const float* a, const float* b, const float* x, float* y,
+    int64_t begin, int64_t end) {
+  ScaleShiftBody(g, relu, a, b, x, y, begin, end);
+}
+
+__attribute__((target("avx2,fma"))) void ScaleShiftAvx2(const ScaleShiftShape& g, bool relu,
+                                                        const float* a, const float* b,
+                                                        const float* x, float* y, int64_t begin,
+                                                        int64_t end) {
+  ScaleShiftBody(g, relu, a, b, x, y, begin, end);
+}
+
+void ScaleShiftBaseline(const ScaleShiftShape& g, bool relu, const float* a, const float* b,
+                        const float* x, float* y, int64_t begin, int64_t end) {
+  ScaleShiftBody(g, relu, a, b, x, y, begin, end);
+}
+
+using ScaleShiftFn = void (*)(const ScaleShiftShape&, bool, const float*, const float*,
+                              const float*, float*, int64_t, int64_t);
+
+// Chosen once per process, an explicit dispatch as in resize.cc (not target_clones: its ifunc
+// resolver runs before a sanitizer runtime is up).
+ScaleShiftFn ScaleShiftForCpu() {
+  static const ScaleShiftFn fn = [] {
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+      return &ScaleShiftAvx512;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &ScaleShiftAvx2;
+    return &ScaleShiftBaseline;
+  }();
+  return fn;
+}
+
+class ScaleShiftKernel final : public OpKernel {
+ public:
+  ScaleShiftKernel(ScaleShiftShape shape, float epsilon, bool relu)
+      : g_(shape), epsilon_(epsilon), relu_(relu) {}
+
+  // a and b, `padded` floats each.
+  static size_t ScratchBytes(const ScaleShiftShape& g) {
+    return 2 * static_cast<size_t>(g.padded) * sizeof(float);
+  }
+
+  absl::Status Run(const RunContext& ctx) override {
+    // The statistics are inputs (initializers in practice): a and b cost C square roots per run.
+    auto* a = reinterpret_cast<float*>(ctx.scratch);
+    float* b = a + g_.padded;
+    const float* scale = ctx.in<float>(1);
+    const float* bias = ctx.in<float>(2);
+    const float* mean = ctx.in<float>(3);
+    const float* var = ctx.in<float>(4);
+    for (int64_t c = 0; c < g_.padded; ++c) {
+      if (c < g_.channels) {
+        a[c] = scale[c] / std::sqrt(var[c] + epsilon_);
+        b[c] = bias[c] - mean[c] * a[c];
+      } else {
+        a[c] = b[c] = 0;
+      }
+    }
+    const float* x = ctx.in<float>(0);
+    float* y = ctx.out<float>(0);
+    const ScaleShiftFn fn = ScaleShiftForCpu();
+    const int64_t plane_len = g_.inner * g_.block;
+    ParallelFor(ctx.threads, g_.planes(), std::max<int64_t>(1, (1 << 14) / plane_len),
+                [&](int64_t begin, int64_t end) { fn(g_, relu_, a, b, x, y, begin, end); });
+    return absl::OkStatus();
+  }
+
+ private:
+  const ScaleShiftShape g_;
+  const float epsilon_;
+  const bool relu_;
+};
+
+// BatchNormalization, and ai.brigade.FusedBatchNorm: the same with `relu` = 1 (ActivationFusion
+// folds a following Relu).
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateBatchNorm(KernelContext& ctx) {
   const ValueInfo& x = ctx.input(0);
   if (ctx.num_inputs() < 5) return ctx.Error("needs X, scale, B, mean and var");
@@ -87,20 +231,35 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBatchNorm(KernelContext& ctx) {
   const float epsilon = ctx.node->attributes.GetFloat("epsilon", 1e-5f);
   ctx.SetOutput(0, x.dtype, x.shape);
   if (ctx.shape_only) return std::unique_ptr<OpKernel>();
+  const bool relu = ctx.node->attributes.GetInt("relu", 0) != 0;
   if (x.dtype == DataType::kFp64 || (x.dtype == DataType::kFp32 && x.shape.size() > 5)) {
     if (x.layout.blocked) return ctx.Error("blocked input reached the loop");
+    if (relu) return ctx.Unsupported("a fused ReLU on ", DataTypeName(x.dtype));
     return std::make_unique<BatchNormLoopKernel>(x.dtype, x.shape[0], c,
                                                  DimProduct(x.shape, 2, x.shape.size()), epsilon);
   }
   if (x.dtype != DataType::kFp32) return ctx.Unsupported("element type ", DataTypeName(x.dtype));
+  const int block = CanonicalChannelBlock(x);
+  if (!x.layout.blocked || block != 0) {
+    ScaleShiftShape g;
+    g.n = x.shape[0];
+    g.channels = c;
+    g.block = block == 0 ? 1 : block;
+    g.padded = block == 0 ? c : x.layout.desc.data.padded_dims[1];
+    g.inner = DimProduct(x.shape, 2, x.shape.size());
+    ctx.scratch_bytes = ScaleShiftKernel::ScratchBytes(g);
+    ctx.outputs[0].layout = x.layout;
+    return std::make_unique<ScaleShiftKernel>(g, epsilon, relu);
+  }
   BRIGADE_ASSIGN_OR_RETURN(dnnl::memory::desc data, DescOf(x));
   const dnnl::memory::desc stat = PlainDesc(Shape{c}, dt::f32);
   DnnlCall call;
   std::vector<std::pair<int, size_t>> inputs;
   int dst = -1, scratch = -1;
   BRIGADE_RETURN_IF_ERROR(CatchDnnl(ctx, "batch normalization", [&] {
-    const auto flags = dnnl::normalization_flags::use_global_stats |
-                       dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    auto flags = dnnl::normalization_flags::use_global_stats |
+                 dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    if (relu) flags |= dnnl::normalization_flags::fuse_norm_relu;
     dnnl::batch_normalization_forward::primitive_desc pd(
         dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, data, epsilon,
                                                 flags),
@@ -259,6 +418,9 @@ void RegisterNormalizationKernels(KernelRegistry* registry) {
   bn.op_type = "BatchNormalization";
   bn.create = &CreateBatchNorm;
   bn.blocked_inputs = Inputs({0});
+  registry->Add(bn);
+  bn.domain = std::string(kBrigadeDomain);
+  bn.op_type = "FusedBatchNorm";
   registry->Add(bn);
   KernelDef ln;
   ln.op_type = "LayerNormalization";

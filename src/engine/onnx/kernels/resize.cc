@@ -363,19 +363,6 @@ class PlanarResizeKernel final : public OpKernel {
   const int threads_;
 };
 
-// The channel block of a canonical nChw8c / nChw16c fp32 layout (padding included), else 0.
-int ChannelBlock(const ValueInfo& x) {
-  if (!x.layout.blocked || x.shape.size() != 4 || x.dtype != DataType::kFp32) return 0;
-  for (auto [block, format] : {std::pair{16, dnnl::memory::format_tag::aBcd16b},
-                               std::pair{8, dnnl::memory::format_tag::aBcd8b}}) {
-    if (x.layout.desc ==
-        dnnl::memory::desc(ToDnnlDims(x.shape), dnnl::memory::data_type::f32, format)) {
-      return block;
-    }
-  }
-  return 0;
-}
-
 // Whether every dimension but the last two keeps its size with a single identity tap.
 bool OnlyLastTwoResized(const std::vector<std::vector<Taps>>& taps) {
   if (taps.size() < 2) return false;
@@ -397,7 +384,8 @@ bool OnlyLastTwoResized(const std::vector<std::vector<Taps>>& taps) {
 // dimensions provably keep their size (scales of exactly 1 or sizes equal to the input's, known at
 // plan time) and no roi is given.
 bool ResizeTakesBlocked(size_t input, std::span<const ValueInfo* const> inputs) {
-  if (input != 0 || inputs.empty() || inputs[0] == nullptr || ChannelBlock(*inputs[0]) == 0) {
+  if (input != 0 || inputs.empty() || inputs[0] == nullptr ||
+      CanonicalChannelBlock(*inputs[0]) == 0) {
     return false;
   }
   const Shape& shape = inputs[0]->shape;
@@ -615,7 +603,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateResize(KernelContext& ctx) {
     taps.push_back(std::move(t));
   }
   ctx.SetOutput(0, x.dtype, out);
-  const int block = ChannelBlock(x);
+  const int block = CanonicalChannelBlock(x);
   if (x.layout.blocked && block == 0) return ctx.Error("blocked input reached the generic loop");
   if (x.dtype == DataType::kFp32 && OnlyLastTwoResized(taps)) {
     std::optional<AxisTable> rows = MakeAxisTable(taps[rank - 2]);

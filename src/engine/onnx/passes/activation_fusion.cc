@@ -60,6 +60,29 @@ absl::StatusOr<bool> ActivationFusion::Run(Graph* graph) const {
       changed = true;
     }
   }
+  // BatchNormalization → Relu (DenseNet's pre-activation order, where the BN cannot fold into a
+  // convolution before it): one scale-shift-ReLU pass instead of two passes over memory.
+  {
+    const GraphIndex index(*graph);
+    for (Node& node : nodes) {
+      if (!IsOp(node, "BatchNormalization") || node.outputs.size() != 1 || !node.has_input(0) ||
+          graph->value(node.inputs[0]).dtype != DataType::kFp32 ||
+          node.attributes.GetInt("training_mode", 0) != 0) {
+        continue;
+      }
+      const ValueId out = node.outputs[0];
+      if (!index.HasSingleConsumer(out)) continue;
+      Node& next = nodes[static_cast<size_t>(index.consumers(out)[0])];
+      if (!IsOp(next, "Relu") || next.inputs.empty() || next.inputs[0] != out) continue;
+      node.op_type = "FusedBatchNorm";
+      node.domain = std::string(kBrigadeDomain);
+      node.opset = 1;
+      node.attributes.SetInt("relu", 1);
+      node.outputs[0] = next.outputs[0];
+      next.removed = true;
+      changed = true;
+    }
+  }
   // Repeat until no activation is left to absorb (a chain Relu → Clip folds fully).
   bool progress = true;
   while (progress) {

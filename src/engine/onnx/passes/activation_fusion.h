@@ -8,6 +8,7 @@
 //   X ─Conv─► c ─Relu─► Y                   ⇒   X ─FusedConv[post_ops: Relu]─► Y
 //   X ─FusedMatMul─► t ─Gelu─► Y            ⇒   X ─FusedMatMul[post_ops: Gelu]─► Y
 //   X ─FusedConv[Add]─► t ─Clip(0, 6)─► Y   ⇒   X ─FusedConv[Add, Clip(0,6)]─► Y
+//   X ─BatchNormalization─► t ─Relu─► Y     ⇒   X ─ai.brigade.FusedBatchNorm[relu=1]─► Y  (fp32)
 //
 // Activations: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish, Tanh,
 // and ai.brigade.Gelu / ai.brigade.Swish. The producer's output must feed only the activation.
