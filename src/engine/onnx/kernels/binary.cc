@@ -13,6 +13,7 @@
 
 #include "core/status_macros.h"
 #include "engine/onnx/kernels/broadcast.h"
+#include "engine/onnx/kernels/channel_broadcast.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
 
@@ -375,6 +376,10 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(KernelContext& ctx) {
     op = BinaryOp::kShiftRight;
   }
   if (IsLogical(op) && dtype != DataType::kBool) return ctx.Error("logical ops take bool inputs");
+  if ((op == BinaryOp::kAdd || op == BinaryOp::kMul) && ctx.num_inputs() == 2 &&
+      (ctx.input(0).layout.blocked || ctx.input(1).layout.blocked)) {
+    return CreateChannelBroadcast(ctx, op == BinaryOp::kMul);
+  }
 
   if (IsVariadic(op)) {
     if (dtype == DataType::kBool) return ctx.Unsupported("bool inputs are not supported");
@@ -482,6 +487,10 @@ void RegisterBinaryKernels(KernelRegistry* registry) {
     KernelDef def;
     def.op_type = std::string(entry.name);
     def.create = &CreateBinary;
+    if (entry.op == BinaryOp::kAdd || entry.op == BinaryOp::kMul) {
+      def.blocked_inputs = Inputs({0, 1});
+      def.takes_blocked = &TakesBlockedChannelOperand;
+    }
     registry->Add(std::move(def));
   }
   KernelDef where;
