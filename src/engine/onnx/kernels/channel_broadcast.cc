@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/kernel_util.h"
 
@@ -114,16 +115,15 @@ void ChannelBaseline(const ChannelShape& g, bool mul, const float* x, const floa
 using ChannelFn = void (*)(const ChannelShape&, bool, const float*, const float*, float*, int64_t,
                            int64_t);
 
-// Chosen once per process (an explicit dispatch, as in resize.cc).
 ChannelFn ChannelForCpu() {
-  static const ChannelFn fn = [] {
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+  switch (LoopIsaForCpu()) {
+    case LoopIsa::kAvx512:
       return &ChannelAvx512;
-    }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &ChannelAvx2;
-    return &ChannelBaseline;
-  }();
-  return fn;
+    case LoopIsa::kAvx2:
+      return &ChannelAvx2;
+    default:
+      return &ChannelBaseline;
+  }
 }
 
 class ChannelBroadcastKernel final : public OpKernel {

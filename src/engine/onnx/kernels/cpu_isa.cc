@@ -1,5 +1,8 @@
 #include "engine/onnx/kernels/cpu_isa.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace brigade::engine::onnx {
@@ -28,6 +31,23 @@ std::string_view DnnlCpuIsaName() {
     }
   }();
   return name;
+}
+
+LoopIsa LoopIsaForCpu() {
+  static const LoopIsa isa = [] {
+    LoopIsa best = LoopIsa::kBaseline;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+      best = LoopIsa::kAvx512;
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      best = LoopIsa::kAvx2;
+    }
+    const char* cap = std::getenv("BRIGADE_ONNX_MAX_ISA");  // NOLINT(concurrency-mt-unsafe)
+    const std::string_view limit = cap == nullptr ? "" : cap;
+    if (limit == "baseline") return LoopIsa::kBaseline;
+    if (limit == "avx2" && best == LoopIsa::kAvx512) return LoopIsa::kAvx2;
+    return best;
+  }();
+  return isa;
 }
 
 }  // namespace brigade::engine::onnx

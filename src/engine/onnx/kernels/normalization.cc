@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/status_macros.h"
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
@@ -161,17 +162,15 @@ void ScaleShiftBaseline(const ScaleShiftShape& g, bool relu, const float* a, con
 using ScaleShiftFn = void (*)(const ScaleShiftShape&, bool, const float*, const float*,
                               const float*, float*, int64_t, int64_t);
 
-// Chosen once per process, an explicit dispatch as in resize.cc (not target_clones: its ifunc
-// resolver runs before a sanitizer runtime is up).
 ScaleShiftFn ScaleShiftForCpu() {
-  static const ScaleShiftFn fn = [] {
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+  switch (LoopIsaForCpu()) {
+    case LoopIsa::kAvx512:
       return &ScaleShiftAvx512;
-    }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &ScaleShiftAvx2;
-    return &ScaleShiftBaseline;
-  }();
-  return fn;
+    case LoopIsa::kAvx2:
+      return &ScaleShiftAvx2;
+    default:
+      return &ScaleShiftBaseline;
+  }
 }
 
 class ScaleShiftKernel final : public OpKernel {

@@ -25,6 +25,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/status_macros.h"
 #include "core/tensor.h"
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
@@ -288,17 +289,15 @@ void PlanarRowsBaseline(const PlanarShape& g, const AxisTable& rows, const AxisT
 using PlanarRowsFn = void (*)(const PlanarShape&, const AxisTable&, const AxisTable&, const float*,
                               float*, int64_t, int64_t, float*);
 
-// Chosen once per process, as in src/process/resize.cc: an explicit dispatch rather than
-// target_clones, whose ifunc resolver runs before a sanitizer runtime is up.
 PlanarRowsFn PlanarRows() {
-  static const PlanarRowsFn fn = [] {
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+  switch (LoopIsaForCpu()) {
+    case LoopIsa::kAvx512:
       return &PlanarRowsAvx512;
-    }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &PlanarRowsAvx2;
-    return &PlanarRowsBaseline;
-  }();
-  return fn;
+    case LoopIsa::kAvx2:
+      return &PlanarRowsAvx2;
+    default:
+      return &PlanarRowsBaseline;
+  }
 }
 
 class PlanarResizeKernel final : public OpKernel {
