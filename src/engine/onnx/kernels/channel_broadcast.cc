@@ -76,8 +76,9 @@ __attribute__((always_inline)) inline void ChannelPlanes(const ChannelShape& g, 
     const float* src = x + p * g.inner * B;
     float* dst = y + p * g.inner * B;
     for (int64_t i = 0; i < g.inner; ++i) {
-      for (int j = 0; j < B; ++j)
+      for (int j = 0; j < B; ++j) {
         dst[i * B + j] = kMul ? src[i * B + j] * v[j] : src[i * B + j] + v[j];
+      }
     }
   }
 }

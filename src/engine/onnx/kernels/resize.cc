@@ -345,7 +345,7 @@ class PlanarResizeKernel final : public OpKernel {
     for (int64_t p = 0; p < g_.planes; ++p) {
       for (int64_t y = 0; y < g_.out_h; ++y) {
         float* row = out + (p * g_.out_h + y) * row_len;
-        for (int32_t x : cols_.outside) {
+        for (const int64_t x : cols_.outside) {
           std::fill(row + x * g_.block, row + (x + 1) * g_.block, extrapolation_);
         }
       }
