@@ -7,9 +7,29 @@
 namespace brigade::engine::onnx {
 namespace {
 
-// Identity, or a Dropout whose mask output is unused and which is not in training mode.
+// Whether `node` is a Pad whose pads are all known to be 0 (PyTorch's avg_pool2d export puts one
+// before every AveragePool, DenseNet's transitions included): any mode then copies its input.
+bool IsZeroPad(const Graph& graph, const Node& node) {
+  if (!IsOp(node, "Pad") || node.inputs.empty() || node.outputs.size() != 1) return false;
+  if (node.opset < 11) {
+    for (int64_t p : node.attributes.GetInts("pads")) {
+      if (p != 0) return false;
+    }
+    return true;
+  }
+  const Tensor* pads = node.has_input(1) ? ConstantOf(graph, node.inputs[1]) : nullptr;
+  if (pads == nullptr || pads->dtype() != DataType::kInt64) return false;
+  for (int64_t p : pads->values<int64_t>()) {
+    if (p != 0) return false;
+  }
+  return true;
+}
+
+// Identity, a Pad of zeros, or a Dropout whose mask output is unused and which is not in
+// training mode.
 bool IsPassThrough(const Graph& graph, const Node& node) {
   if (IsOp(node, "Identity")) return node.inputs.size() == 1 && node.outputs.size() == 1;
+  if (IsZeroPad(graph, node)) return true;
   if (!IsOp(node, "Dropout") || node.inputs.empty()) return false;
   if (node.outputs.size() > 1 && node.outputs[1] != kNoValue) return false;
   if (node.has_input(2)) {

@@ -1,8 +1,8 @@
 #ifndef BRIGADE_ENGINE_ONNX_PASSES_DEAD_NODE_ELIMINATION_H_
 #define BRIGADE_ENGINE_ONNX_PASSES_DEAD_NODE_ELIMINATION_H_
 
-// DeadNodeElimination: removes Identity nodes and inference-mode Dropouts (their readers read
-// the input directly) and every node none of whose outputs reaches a graph output.
+// DeadNodeElimination: removes Identity nodes, Pads of zeros and inference-mode Dropouts (their
+// readers read the input directly) and every node none of whose outputs reaches a graph output.
 //
 //   X ─Identity─► Y ─Relu─► Z (output)          ⇒   X ─Relu─► Z
 //   X ─Shape─► S   (S unused)                    ⇒   (removed)

@@ -37,5 +37,23 @@ TEST(DeadNodeEliminationTest, KeepsAnIdentityThatIsAGraphOutput) {
   EXPECT_EQ(MaxAbsDiff(RunGraph(g, {&x, 1})[0], x), 0.0f);
 }
 
+TEST(DeadNodeEliminationTest, RemovesAPadOfZerosButKeepsARealPad) {
+  for (int64_t pad : {0, 1}) {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {1, 2, 3, 3});
+    b.Initializer("pads", *Tensor::FromValues<int64_t>(
+                              Shape{8}, std::vector<int64_t>{0, 0, pad, pad, 0, 0, pad, pad}));
+    b.Node("Pad", {"x", "pads"}, {"p"});
+    b.Node("Relu", {"p"}, {"y"});
+    b.Output("y", DataType::kFp32, {1, 2, 3 + 2 * pad, 3 + 2 * pad});
+    const Graph original = LoadGraph(b);
+    Graph g = original;
+    ASSERT_TRUE(DeadNodeElimination().Run(&g).ok());
+    EXPECT_EQ(CountOps(g, "Pad"), pad == 0 ? 0 : 1) << pad;
+    const Tensor x = RandomTensor({1, 2, 3, 3}, 9);
+    EXPECT_EQ(MaxAbsDiff(RunGraph(g, {&x, 1})[0], RunGraph(original, {&x, 1})[0]), 0.0f) << pad;
+  }
+}
+
 }  // namespace
 }  // namespace brigade::engine::onnx
