@@ -201,7 +201,7 @@ class Planner {
                                                  "' is not computed before it"));
       }
       if (values_[index].info.layout.blocked && def->reads_input_data &&
-          !def->TakesBlocked(k, as_read)) {
+          !def->TakesBlocked(node, k, as_read)) {
         BRIGADE_ASSIGN_OR_RETURN(index, Plain(index));
       }
       input_index[k] = index;

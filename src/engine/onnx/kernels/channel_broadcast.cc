@@ -151,7 +151,8 @@ class ChannelBroadcastKernel final : public OpKernel {
 
 }  // namespace
 
-bool TakesBlockedChannelOperand(size_t input, std::span<const ValueInfo* const> inputs) {
+bool TakesBlockedChannelOperand(const Node& /*node*/, size_t input,
+                                std::span<const ValueInfo* const> inputs) {
   // The activation, and an operand that is blocked already (read as [N, padded C]).
   return input <= 1 && BlockedActivation(inputs) >= 0;
 }

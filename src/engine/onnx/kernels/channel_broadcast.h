@@ -24,7 +24,8 @@ namespace brigade::engine::onnx {
 // Whether input `input` of an Add / Mul may stay blocked: one input is canonical nChw8c / nChw16c
 // fp32 and the other an fp32 operand that broadcasts to it per channel (or is one value), plain or
 // itself blocked with H = W = 1 (a convolution's [N, C, 1, 1] output). Then both may.
-bool TakesBlockedChannelOperand(size_t input, std::span<const ValueInfo* const> inputs);
+bool TakesBlockedChannelOperand(const Node& node, size_t input,
+                                std::span<const ValueInfo* const> inputs);
 
 // The kernel for an Add (`multiply` false) or Mul with one such blocked input.
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateChannelBroadcast(KernelContext& ctx, bool multiply);

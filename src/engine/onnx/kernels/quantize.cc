@@ -27,7 +27,8 @@ Q Saturate(double v) {
 }
 
 // Whether a Q/DQ node takes `inputs[0]` in its blocked layout: per-tensor scale, no padding.
-bool TakesBlockedUnpadded(size_t input, std::span<const ValueInfo* const> inputs) {
+bool TakesBlockedUnpadded(const Node& /*node*/, size_t input,
+                          std::span<const ValueInfo* const> inputs) {
   if (input != 0 || inputs.size() < 2 || inputs[0] == nullptr || inputs[1] == nullptr) return false;
   if (inputs[1]->num_elements() != 1) return false;
   const dnnl_memory_desc_t& d = inputs[0]->layout.desc.data;

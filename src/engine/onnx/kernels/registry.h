@@ -40,11 +40,14 @@ struct KernelDef {
 
   bool NeedsValue(size_t input) const { return input < 32 && (value_inputs >> input) & 1u; }
   // When set, a blocked input listed in blocked_inputs is taken only where this says so for the
-  // node's inputs (null: not defined yet); otherwise the planner reorders it to plain first.
-  bool (*takes_blocked)(size_t input, std::span<const ValueInfo* const> inputs) = nullptr;
+  // node and its inputs (null: not defined yet); otherwise the planner reorders it to plain first.
+  bool (*takes_blocked)(const Node& node, size_t input,
+                        std::span<const ValueInfo* const> inputs) = nullptr;
   bool AcceptsBlocked(size_t input) const { return input < 32 && (blocked_inputs >> input) & 1u; }
-  bool TakesBlocked(size_t input, std::span<const ValueInfo* const> inputs) const {
-    return AcceptsBlocked(input) && (takes_blocked == nullptr || takes_blocked(input, inputs));
+  bool TakesBlocked(const Node& node, size_t input,
+                    std::span<const ValueInfo* const> inputs) const {
+    return AcceptsBlocked(input) &&
+           (takes_blocked == nullptr || takes_blocked(node, input, inputs));
   }
 };
 

@@ -382,7 +382,8 @@ bool OnlyLastTwoResized(const std::vector<std::vector<Taps>>& taps) {
 // Resize takes a blocked input (nChw8c / nChw16c from a convolution) when the batch and channel
 // dimensions provably keep their size (scales of exactly 1 or sizes equal to the input's, known at
 // plan time) and no roi is given.
-bool ResizeTakesBlocked(size_t input, std::span<const ValueInfo* const> inputs) {
+bool ResizeTakesBlocked(const Node& /*node*/, size_t input,
+                        std::span<const ValueInfo* const> inputs) {
   if (input != 0 || inputs.empty() || inputs[0] == nullptr ||
       CanonicalChannelBlock(*inputs[0]) == 0) {
     return false;

@@ -3,11 +3,13 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <span>
 #include <type_traits>
 
 #include "core/status_macros.h"
 #include "engine/onnx/ir/onnx_types.h"
 #include "engine/onnx/kernels/broadcast.h"
+#include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/half.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
@@ -261,6 +263,28 @@ class ConcatKernel final : public OpKernel {
   size_t row_bytes_ = 0;
 };
 
+// Concat takes its inputs in nChw8c / nChw16c when all of them are in the same canonical block
+// layout, the axis is the channels' and every input's channel count is a multiple of the block:
+// the blocked layout is then [N, C / block, H, W, block], and concatenating along C / block
+// copies the same byte ranges per batch row as the plain layout does, so ConcatKernel serves
+// both. DenseNet's 62 Concats had reordered each new feature map to plain (and the BN after each
+// read plain).
+bool ConcatTakesBlocked(const Node& node, size_t /*input*/,
+                        std::span<const ValueInfo* const> inputs) {
+  // Past 32 inputs the registry's mask offers none blocked: all or nothing.
+  if (inputs.empty() || inputs.size() > 32 || inputs[0] == nullptr) return false;
+  const int block = CanonicalChannelBlock(*inputs[0]);
+  if (block == 0) return false;
+  const int64_t axis = node.attributes.GetInt("axis", 0);
+  if (axis != 1 && axis != -3) return false;
+  for (const ValueInfo* in : inputs) {
+    if (in == nullptr || CanonicalChannelBlock(*in) != block || in->shape[1] % block != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateConcat(KernelContext& ctx) {
   if (ctx.num_inputs() == 0) return ctx.Error("needs inputs");
   const ValueInfo& first = ctx.input(0);
@@ -290,6 +314,16 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateConcat(KernelContext& ctx) {
     blocks.push_back(static_cast<size_t>(in.shape[a] * inner) * element);
   }
   ctx.SetOutput(0, first.dtype, out);
+  if (first.layout.blocked) {
+    if (!ConcatTakesBlocked(*ctx.node, 0, std::span<const ValueInfo* const>(ctx.inputs))) {
+      return ctx.Error("blocked inputs reached the plain concatenation");
+    }
+    const int block = CanonicalChannelBlock(first);
+    ctx.outputs[0].layout =
+        Layout{true, dnnl::memory::desc(ToDnnlDims(out), dnnl::memory::data_type::f32,
+                                        block == 16 ? dnnl::memory::format_tag::aBcd16b
+                                                    : dnnl::memory::format_tag::aBcd8b)};
+  }
   return std::make_unique<ConcatKernel>(DimProduct(first.shape, 0, a), std::move(blocks));
 }
 
@@ -626,7 +660,12 @@ void RegisterTensorKernels(KernelRegistry* registry) {
   add("Cast", &CreateCast, 0);
   add("CastLike", &CreateCast, 0);
   add("Transpose", &CreateTranspose, 0);
-  add("Concat", &CreateConcat, 0);
+  KernelDef concat;
+  concat.op_type = "Concat";
+  concat.create = &CreateConcat;
+  concat.blocked_inputs = ~uint32_t{0};
+  concat.takes_blocked = &ConcatTakesBlocked;
+  registry->Add(std::move(concat));
   add("Split", &CreateSplit, Inputs({1}));
   add("Expand", &CreateExpand, Inputs({1}));
   add("Tile", &CreateTile, Inputs({1}));
