@@ -4,7 +4,9 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
+#include "route/control_step.h"
 #include "route/step_request.h"
 
 namespace brigade::route {
@@ -22,6 +24,7 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
         values_(plan_.tensor_count()),
         waiting_for_(plan_.steps().size()),
         steps_left_(static_cast<int>(plan_.steps().size())),
+        taken_(plan_.steps().size(), -1),
         attempts_(plan_.steps().size(), 0),
         on_fallback_(plan_.steps().size(), 0) {
     for (size_t i = 0; i < plan_.steps().size(); ++i) {
@@ -36,10 +39,142 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
 
   void Start() {
     request_->clock.Mark(Stage::kInferStart, ensemble_->clock_->NowNs());
-    for (int step : plan_.initial_steps()) Send(step);
+    Advance(plan_.initial_steps());
   }
 
  private:
+  // Runs or skips each step of `ready` (everything it waits for is settled), and in turn those
+  // that makes ready. Model steps are sent; switches and in-server fusions run here, off the lock.
+  void Advance(std::vector<int> ready) {
+    // In the order they became ready (independent model steps are sent in config order).
+    for (size_t next = 0; next < ready.size(); ++next) {
+      const int step = ready[next];
+      const PlanStep& plan_step = plan_.steps()[step];
+      bool skipped = false;
+      bool done = false;
+      std::vector<Tensor> present;  // what a switch or an in-server fusion reads that exists
+      std::vector<float> weights;
+      {
+        absl::MutexLock lock(&mu_);
+        if (finished_) return;
+        skipped = SkippedLocked(step);
+        if (skipped) {
+          // Nothing it writes will exist, and a skipped switch takes no branch.
+          for (const auto& [unused, id] : plan_step.outputs) SettleLocked(id, Tensor(), ready);
+          if (plan_step.kind == StepKind::kSwitch) DecideLocked(step, -1, ready);
+          done = --steps_left_ == 0;
+          if (done) finished_ = true;
+        } else if (plan_step.kind != StepKind::kModel) {
+          for (size_t i = 0; i < plan_step.inputs.size(); ++i) {
+            const Tensor& value = values_[plan_step.inputs[i].second];
+            if (value.empty() && plan_step.kind == StepKind::kFusion) continue;
+            present.push_back(value);
+            if (!plan_step.fusion.weights.empty()) weights.push_back(plan_step.fusion.weights[i]);
+          }
+        }
+      }
+      if (skipped) {
+        if (done) Finish();
+        continue;
+      }
+      if (plan_step.kind == StepKind::kModel) {
+        Send(step);
+        continue;
+      }
+      absl::StatusOr<int> branch = -1;
+      absl::StatusOr<Tensor> fused;
+      if (plan_step.kind == StepKind::kSwitch) {
+        branch = Decide(plan_step, present);
+      } else {
+        fused = Fuse(plan_step.fusion.op, present, plan_step.fusion.axis, weights);
+      }
+      const absl::Status status =
+          plan_step.kind == StepKind::kSwitch ? branch.status() : fused.status();
+      if (!status.ok()) {
+        Fail(step, status);
+        return;
+      }
+      {
+        absl::MutexLock lock(&mu_);
+        if (finished_) return;
+        if (plan_step.kind == StepKind::kSwitch) {
+          DecideLocked(step, *branch, ready);
+        } else {
+          SettleLocked(plan_step.outputs[0].second, *std::move(fused), ready);
+        }
+        done = --steps_left_ == 0;
+        if (done) finished_ = true;
+      }
+      if (done) Finish();
+    }
+  }
+
+  // A step does not run when its branch is not taken, when a step it reads did not run (unless
+  // it is a fusion), or when none of a fusion's inputs exists.
+  bool SkippedLocked(int step) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const PlanStep& plan_step = plan_.steps()[step];
+    if (plan_step.switch_step >= 0 && taken_[plan_step.switch_step] != plan_step.branch) {
+      return true;
+    }
+    for (const auto& [unused, id] : plan_step.inputs) {
+      const bool exists = !values_[id].empty();
+      if (plan_step.fuses && exists) return false;
+      if (!plan_step.fuses && !exists && plan_.producer(id) >= 0) return true;
+    }
+    return plan_step.fuses;
+  }
+
+  // Tensor `id` is written (or, empty, known never to be): its readers wait for one less.
+  void SettleLocked(int id, Tensor value, std::vector<int>& ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    values_[id] = std::move(value);
+    for (int reader : plan_.consumers(id)) {
+      if (--waiting_for_[reader] == 0) ready.push_back(reader);
+    }
+  }
+
+  // Switch `step` took `branch` (-1: none): the steps of every branch stop waiting for it.
+  void DecideLocked(int step, int branch, std::vector<int>& ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    taken_[step] = branch;
+    for (const std::vector<int>& members : plan_.steps()[step].switch_plan.branch_steps) {
+      for (int member : members) {
+        if (--waiting_for_[member] == 0) ready.push_back(member);
+      }
+    }
+  }
+
+  // The branch a switch takes for this request. `present` is its tensor, when it reads one.
+  absl::StatusOr<int> Decide(const PlanStep& plan_step, const std::vector<Tensor>& present) const {
+    const PlanSwitch& choice = plan_step.switch_plan;
+    std::optional<std::string> value;
+    std::string source;
+    if (!choice.parameter.empty()) {
+      value = SwitchParameterText(request_->parameters, choice.parameter);
+      source = StrCat("parameter '", choice.parameter, "'");
+    } else {
+      const std::string& tensor = plan_.tensor_name(choice.tensor);
+      source = StrCat("tensor '", tensor, "'");
+      if (!present.empty() && !present[0].empty()) {
+        BRIGADE_ASSIGN_OR_RETURN(
+            value, SwitchTensorValue(present[0], tensor, choice.argmax, plan_.batching()));
+      }
+    }
+    if (value.has_value()) {
+      for (const auto& [listed, branch] : choice.values) {
+        if (listed == *value) return branch;
+      }
+    }
+    if (choice.default_branch >= 0) return choice.default_branch;
+    if (!value.has_value()) {
+      return absl::InvalidArgumentError(
+          StrCat("the request has no ", source, ", and the switch has no default_branch"));
+    }
+    return absl::InvalidArgumentError(StrCat(source, " is '", *value,
+                                             "', which no branch lists, and the switch has no "
+                                             "default_branch"));
+  }
+
   // Admits `step` through its gate and sends it (now or when the gate lets it through).
   void Send(int step) {
     if (plan_.max_inflight_per_step() <= 0) {
@@ -131,16 +266,16 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
         const InferOutput* output = result->FindOutput(model_output);
         // The step's model answered without an output it was asked for: it broke its contract.
         BRIGADE_CHECK(output != nullptr, "a step's answer lacks an output the step asked for");
-        values_[id] = output->tensor;
-        for (int reader : plan_.consumers(id)) {
-          if (--waiting_for_[reader] == 0) ready.push_back(reader);
-        }
+        SettleLocked(id, output->tensor, ready);
       }
       done = --steps_left_ == 0;
       if (done) finished_ = true;
     }
-    for (int next : ready) Send(next);
-    if (done) Finish();
+    if (done) {
+      Finish();
+      return;
+    }
+    Advance(std::move(ready));
   }
 
   // Lets the next waiting request of `step` through its gate.
@@ -205,6 +340,8 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
   int steps_left_ ABSL_GUARDED_BY(mu_);
   // Each finished step, for the trace.
   std::vector<StepRecord> steps_ ABSL_GUARDED_BY(mu_);
+  // Per switch step, the branch it took (-1: none yet, or it did not run).
+  std::vector<int> taken_ ABSL_GUARDED_BY(mu_);
   // Only the thread handling a step's answer touches that step's entries, and a step has at
   // most one request in flight, so these need no lock.
   std::vector<int> attempts_;

@@ -8,6 +8,13 @@
 // do not depend on one another are in flight at the same time. Tensors pass from step to step by
 // reference (Tensor shares its storage): no bytes are copied between steps.
 //
+// Switch and fusion steps (Brigade's fields) run here, not on a model: a switch decides, once
+// its input is there, which of its branches runs; the steps of the other branches, and the steps
+// reading only what those write, never run (they are settled as skipped, so what waits for them
+// goes on). A fusion joins the tensors of the branches that ran (SELECT shares the one there;
+// CONCAT, MEAN and WEIGHTED_SUM write a new tensor). A switch that finds no branch for the
+// request fails it with INVALID_ARGUMENT naming the parameter or tensor.
+//
 // Per step (Brigade's fields): a timeout (the step request's deadline is the earlier of it and
 // the ensemble request's), retries on UNAVAILABLE, RESOURCE_EXHAUSTED and DEADLINE_EXCEEDED, and
 // a fallback model tried once the retries are spent; and per plan a bound on the requests of one
