@@ -126,10 +126,12 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
       if (step.has_switch_() && step.has_fusion()) {
         return fail(StrCat(out.label, " is both a switch and a fusion"));
       }
-      if (!step.model_name().empty() || !step.input_map().empty() || !step.output_map().empty() ||
-          !step.fallback_model_name().empty()) {
-        return fail(StrCat(out.label, " runs no model: it takes no model_name, input_map, ",
-                           "output_map or fallback_model_name"));
+      if (!step.model_name().empty() || step.model_version() > 0 || !step.input_map().empty() ||
+          !step.output_map().empty() || !step.fallback_model_name().empty() || step.retries() > 0 ||
+          step.timeout_microseconds() > 0) {
+        return fail(StrCat(out.label, " runs no model: it takes no model_name, model_version, ",
+                           "input_map, output_map, fallback_model_name, retries or ",
+                           "timeout_microseconds"));
       }
       if (step.has_switch_()) {
         const config::ModelEnsembling::StepSwitch& choice = step.switch_();
@@ -170,6 +172,14 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
           plan_switch.branch_names.push_back(std::move(branch_name));
           plan_switch.branch_steps.emplace_back();
         }
+        for (int b = 0; b < choice.branch_size(); ++b) {
+          // A branch nothing takes would be config that silently never runs.
+          if (choice.branch(b).value_size() == 0 &&
+              choice.default_branch() != plan_switch.branch_names[b]) {
+            return fail(StrCat(out.label, ": branch '", plan_switch.branch_names[b],
+                               "' lists no value and is not the default_branch"));
+          }
+        }
         if (!choice.default_branch().empty()) {
           for (size_t b = 0; b < plan_switch.branch_names.size(); ++b) {
             if (plan_switch.branch_names[b] == choice.default_branch()) {
@@ -188,6 +198,10 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
         out.fusion.axis = fusion.axis();
         out.fusion.weights.assign(fusion.weight().begin(), fusion.weight().end());
         if (fusion.input_size() == 0) return fail(StrCat(out.label, " reads no tensor"));
+        if (fusion.axis() != 0 && fusion.op() != config::ModelEnsembling::StepFusion::CONCAT) {
+          return fail(StrCat(out.label, ": axis is for CONCAT, not ",
+                             config::ModelEnsembling::StepFusion::Op_Name(fusion.op())));
+        }
         if (fusion.output().empty()) return fail(StrCat(out.label, " writes no output"));
         std::set<std::string, std::less<>> seen;
         for (const std::string& tensor : fusion.input()) {

@@ -544,6 +544,15 @@ TEST(EnsembleSwitchPlanTest, BadBranchesFailTheLoadNamingTheStep) {
   EXPECT_EQ(LoadError(Edit(kSliced, "tensor: \"scores\"", "tensor: \"score\"")),
             "ensemble 'sliced': step 2 (switch 'pick') reads tensor 'score', which is neither an "
             "ensemble input nor written by a step");
+  EXPECT_EQ(LoadError(Edit(kSliced, "value: \"2\"", "")),
+            "ensemble 'sliced': step 2 (switch 'pick'): branch 'c' lists no value and is not the "
+            "default_branch");
+  EXPECT_EQ(LoadError(Edit(kSliced, "name: \"pick\"", "name: \"pick\" retries: 2")),
+            "ensemble 'sliced': step 2 (switch 'pick') runs no model: it takes no model_name, "
+            "model_version, input_map, output_map, fallback_model_name, retries or "
+            "timeout_microseconds");
+  EXPECT_EQ(LoadError(Edit(kSliced, "op: SELECT", "op: SELECT axis: 1")),
+            "ensemble 'sliced': step 7 (fusion 'join'): axis is for CONCAT, not SELECT");
   EXPECT_EQ(LoadError(Edit(kSliced, "select: ARGMAX", "")),
             "ensemble 'sliced': step 2 (switch 'pick'): tensor 'scores' has shape [-1,3], 3 "
             "values per row; VALUE reads one (ARGMAX reads scores)");
