@@ -28,12 +28,17 @@ struct ExecutionInfo {
 };
 
 // One step of a composed model (an ensemble's step) as it ran: the step's model and its own
-// stage stamps, carried to the trace (a span per step).
+// stage stamps, carried to the trace (a span per step). A step run in the server (a switch, a
+// fusion) has no model: its stamps are kInferStart and kInferEnd around its work.
 struct StepRecord {
-  std::string model_name;
-  std::string model_version;
-  StageClock clock;
-  ExecutionInfo execution;
+  std::string model_name{};
+  std::string model_version{};
+  StageClock clock{};
+  ExecutionInfo execution{};
+  // The step as messages name it ("step 2 (switch 'by_group')"); "" when not known.
+  std::string step{};
+  // A switch's: the branch it took.
+  std::string branch{};
 };
 
 struct InferResponse {

@@ -81,13 +81,18 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
         Send(step);
         continue;
       }
+      StepRecord record;
+      record.step = plan_step.label;
+      record.clock.Mark(Stage::kInferStart, ensemble_->clock_->NowNs());
       absl::StatusOr<int> branch = -1;
       absl::StatusOr<Tensor> fused;
       if (plan_step.kind == StepKind::kSwitch) {
         branch = Decide(plan_step, present);
+        if (branch.ok()) record.branch = plan_step.switch_plan.branch_names[*branch];
       } else {
         fused = Fuse(plan_step.fusion.op, present, plan_step.fusion.axis, weights);
       }
+      record.clock.Mark(Stage::kInferEnd, ensemble_->clock_->NowNs());
       const absl::Status status =
           plan_step.kind == StepKind::kSwitch ? branch.status() : fused.status();
       if (!status.ok()) {
@@ -97,6 +102,7 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
       {
         absl::MutexLock lock(&mu_);
         if (finished_) return;
+        steps_.push_back(std::move(record));
         if (plan_step.kind == StepKind::kSwitch) {
           DecideLocked(step, *branch, ready);
         } else {
@@ -260,8 +266,8 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     {
       absl::MutexLock lock(&mu_);
       if (finished_) return;
-      steps_.push_back(
-          StepRecord{result->model_name, result->model_version, result->clock, result->execution});
+      steps_.push_back(StepRecord{result->model_name, result->model_version, result->clock,
+                                  result->execution, plan_step.label, ""});
       for (const auto& [model_output, id] : plan_step.outputs) {
         const InferOutput* output = result->FindOutput(model_output);
         // The step's model answered without an output it was asked for: it broke its contract.

@@ -293,6 +293,14 @@ TEST_F(EnsembleSwitchTest, TheRouterOutputPicksTheBranchAndUntakenBranchesNeverR
   EXPECT_EQ(runner_.sent, (std::vector<std::string>{"router", "b", "b"}));
   EXPECT_EQ(Output("OUT"), (std::vector<float>{6, 12}));
   EXPECT_EQ(Output("BOTH"), (std::vector<float>{0.1f, 0.8f, 0.1f, 6, 12}));
+  // What ran, for the trace (a span each), in the order it finished; the switch names its branch.
+  std::vector<std::string> ran;
+  for (const StepRecord& record : result_->steps) {
+    ran.push_back(record.branch.empty() ? record.step : StrCat(record.step, " -> ", record.branch));
+  }
+  EXPECT_EQ(ran, (std::vector<std::string>{"step 1 (model 'router')", "step 2 (switch 'pick') -> b",
+                                           "step 4 (model 'b')", "step 5 (model 'b')",
+                                           "step 7 (fusion 'join')", "step 8 (fusion)"}));
 }
 
 TEST_F(EnsembleSwitchTest, EachRouterAnswerTakesItsOwnBranch) {

@@ -198,12 +198,13 @@ std::vector<SpanData> Tracer::BuildSpans(const std::optional<TraceContext>& pare
     span.name = "step";
     span.start_unix_ns = ToWallNs(step_first);
     span.end_unix_ns = ToWallNs(step_last);
-    span.attributes = {
-        {"model_name", step.model_name},
-        {"model_version", step.model_version},
-        {"brigade.step", static_cast<int64_t>(i)},
-        {"brigade.cache_hit", step.execution.cache_hit},
-    };
+    if (!step.model_name.empty()) {
+      span.attributes = {{"model_name", step.model_name}, {"model_version", step.model_version}};
+    }
+    span.attributes.push_back({"brigade.step", static_cast<int64_t>(i)});
+    span.attributes.push_back({"brigade.cache_hit", step.execution.cache_hit});
+    if (!step.step.empty()) span.attributes.push_back({"brigade.step_name", step.step});
+    if (!step.branch.empty()) span.attributes.push_back({"brigade.branch", step.branch});
     if (step.execution.batch_size > 0) {
       span.attributes.push_back(
           {"brigade.batch_size", static_cast<int64_t>(step.execution.batch_size)});

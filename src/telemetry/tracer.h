@@ -24,8 +24,11 @@
 //            INTERNAL children, one per measurable stage (latency_stage.h).
 //   "step"   INTERNAL children of an ensemble's root, one per step that answered, over the
 //            step's own stamps, attributes model_name, model_version, brigade.step (the order
-//            it finished in), brigade.batch_size, brigade.cache_hit; each with its own stage
-//            children as above (its queue and compute on the step model's scheduler).
+//            it finished in), brigade.step_name ("step 2 (switch 'by_group')"),
+//            brigade.batch_size, brigade.cache_hit; each with its own stage children as above
+//            (its queue and compute on the step model's scheduler). A switch or fusion step runs
+//            no model (no model_name): its span covers its work, and a switch's carries
+//            brigade.branch, the branch it took. Steps of branches not taken have none.
 // Times: StageClock stamps are monotonic; they become wall-clock ns with one offset
 // (wall − monotonic) taken at Create(), so a trace's spans keep their exact relative timing.
 //

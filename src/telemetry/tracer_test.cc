@@ -232,6 +232,40 @@ TEST_F(TracerTest, AnEnsembleHasASpanPerStepWithItsOwnStages) {
   EXPECT_EQ(step_spans[1]->end_unix_ns - step_spans[1]->start_unix_ns, 100);
 }
 
+// A switch or fusion step runs no model: its span names the step (and a switch's branch) and
+// carries no model_name.
+TEST_F(TracerTest, SwitchAndFusionStepsHaveSpansNamingTheStepAndTheBranch) {
+  const auto tracer = MakeTracer({});
+  StageClock decided;
+  decided.Mark(Stage::kInferStart, 2'000);
+  decided.Mark(Stage::kInferEnd, 2'050);
+  const std::vector<StepRecord> steps = {
+      {.clock = decided, .step = "step 2 (switch 'by_group')", .branch = "shoes"},
+      {.clock = decided, .step = "step 6 (fusion 'join')"},
+  };
+  const RequestTraceInfo info{.model = "sliced", .version = "1", .steps = steps};
+  const std::vector<SpanData> spans =
+      tracer->BuildSpans(std::nullopt, info, FullClock(), SampleReason::kRate, NewTraceId());
+  std::vector<const SpanData*> step_spans;
+  for (const SpanData& span : spans) {
+    if (span.name == "step") step_spans.push_back(&span);
+  }
+  ASSERT_EQ(step_spans.size(), 2u);
+  auto keys = [](const SpanData& span) {
+    std::vector<std::string> out;
+    for (const SpanAttribute& a : span.attributes) out.push_back(a.key);
+    return out;
+  };
+  EXPECT_THAT(keys(*step_spans[0]), ElementsAre("brigade.step", "brigade.cache_hit",
+                                                "brigade.step_name", "brigade.branch"));
+  EXPECT_EQ(step_spans[0]->attributes[3].value,
+            decltype(SpanAttribute::value)(std::string("shoes")));
+  EXPECT_EQ(step_spans[0]->start_unix_ns, kWallOffsetNs + 2'000);
+  EXPECT_EQ(step_spans[0]->end_unix_ns, kWallOffsetNs + 2'050);
+  EXPECT_THAT(keys(*step_spans[1]),
+              ElementsAre("brigade.step", "brigade.cache_hit", "brigade.step_name"));
+}
+
 TEST_F(TracerTest, FinishSubmitsTheSampledRequestUnderOneTraceId) {
   const auto tracer = MakeTracer({.sample_rate = 1.0});
   const TraceResult result =

@@ -11,6 +11,7 @@ import os
 import shutil
 import struct
 import tempfile
+import time
 import urllib.request
 
 import grpc
@@ -68,8 +69,10 @@ def server():
     try:
         with BrigadeProcess(model_repository=repo,
                             extra_args=["--model-control-mode", "explicit", "--load-model", "*",
-                                        "--exit-on-error", "false",
-                                        "--allow-symlinked-models"]) as process:
+                                        "--exit-on-error", "false", "--allow-symlinked-models",
+                                        "--trace-rate", "1", "--trace-file",
+                                        os.path.join(repo, "traces.jsonl")]) as process:
+            process.trace_file = os.path.join(repo, "traces.jsonl")
             yield process
     finally:
         shutil.rmtree(repo, ignore_errors=True)
@@ -199,3 +202,56 @@ def test_a_bad_branch_fails_its_own_load_naming_the_step(server):
     assert index["bad_branch"]["state"] == "UNAVAILABLE"
     assert ("branch 'branch 2' of step 1 (switch) lists step 'sandals', but no step has that "
             "name") in index["bad_branch"]["reason"]
+
+
+def trace_spans(path):
+    found = []
+    try:
+        with open(path) as f:
+            for line in f:
+                for resource in json.loads(line).get("resourceSpans", []):
+                    for scope in resource.get("scopeSpans", []):
+                        found += scope.get("spans", [])
+    except FileNotFoundError:
+        pass
+    return found
+
+
+def span_attributes(span):
+    return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+
+
+def test_a_trace_has_a_span_per_step_that_ran_naming_the_branch(server, images):
+    pictures, _ = images
+    payload = {"id": "traced-slice", "inputs": [
+        {"name": "image", "datatype": "FP32", "shape": [1, 1, 28, 28], "data": pictures[0]}]}
+    status, _, body = post_json(f"{server.http_url}/v2/models/{SLICED}/infer", payload)
+    assert status == 200, body
+    outputs = {output["name"]: output["data"] for output in json.loads(body)["outputs"]}
+    group = argmax(outputs["group_logits"])
+
+    def steps():
+        spans = trace_spans(server.trace_file)
+        roots = [s for s in spans if s["name"] == "infer"
+                 and span_attributes(s).get("request_id") == "traced-slice"]
+        if not roots:
+            return None
+        root = roots[-1]
+        return [span_attributes(s) for s in spans
+                if s["name"] == "step" and s.get("parentSpanId") == root["spanId"]]
+
+    deadline = time.monotonic() + 10
+    found = steps()
+    while not found and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = steps()
+    assert found, "no trace of the sliced model"
+    names = sorted(step["brigade.step_name"] for step in found)
+    # The router, the switch, the one expert it chose, and the two fusions: five of the seven.
+    assert names == sorted(["step 1 (model 'fashion_mnist_group_router')",
+                            "step 2 (switch 'by_group')",
+                            f"step {3 + group} (model '{EXPERTS[group]}')",
+                            "step 6 (fusion 'join')", "step 7 (fusion 'scores')"]), names
+    switch = next(step for step in found if step["brigade.step_name"].startswith("step 2"))
+    assert switch["brigade.branch"] == GROUPS[group]
+    assert "model_name" not in switch
