@@ -211,13 +211,14 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
       send = !finished_ && stop.ok();
       // An optional ensemble input the request left out is left out of the step as well.
       for (const auto& [model_input, id] : plan_step.inputs) {
-        if (send && !values_[id].empty())
+        if (send && !values_[id].empty()) {
           inputs.push_back(InferInput{model_input, values_[id], {}});
+        }
       }
     }
     if (!send) {
       Released(step);
-      if (!stop.ok()) Fail(step, std::move(stop));
+      if (!stop.ok()) Fail(step, stop);
       return;
     }
     const bool fallback = on_fallback_[step];

@@ -29,8 +29,9 @@ absl::StatusOr<StepModelSignature> Lookup(std::string_view model, int64_t /*vers
         {tensor("A", 2, DataType::kFp32, true), tensor("B", 2, DataType::kFp32, true)},
         {tensor("Y", 2)}};
   }
-  if (model == "pair")
+  if (model == "pair") {
     return StepModelSignature{8, {tensor("A", 2), tensor("B", 2)}, {tensor("Y", 2)}};
+  }
   return absl::NotFoundError(StrCat("no model '", model, "'"));
 }
 
@@ -237,7 +238,7 @@ std::function<Tensor(const Tensor&)> Times(float factor) {
   };
 }
 
-std::function<Tensor(const Tensor&)> Scores(std::vector<float> row) {
+std::function<Tensor(const Tensor&)> Scores(const std::vector<float>& row) {
   return [row](const Tensor&) { return Floats({1, 3}, row); };
 }
 
