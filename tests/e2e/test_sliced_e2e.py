@@ -194,6 +194,32 @@ def test_a_parameter_picks_the_branch_and_its_absence_is_a_400_naming_it(server,
     assert "parameter 'group' is 'hats', which no branch lists" in body["error"]
 
 
+def test_a_parameter_switch_over_grpc_takes_its_branch_or_is_invalid_argument(server, stubs,
+                                                                              images):
+    pb, stub_module = stubs
+    pictures, _ = images
+
+    def call(**parameters):
+        request = pb.ModelInferRequest(model_name="sliced_by_parameter")
+        for key, value in parameters.items():
+            request.parameters[key].string_param = value
+        tensor = request.inputs.add(name="image", datatype="FP32")
+        tensor.shape.extend([1, 1, 28, 28])
+        request.raw_input_contents.append(struct.pack("<784f", *pictures[0]))
+        return stub.ModelInfer(request, timeout=30)
+
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stub = stub_module.GRPCInferenceServiceStub(channel)
+        response = call(group="tops")
+        expert = http_outputs(server, "fashion_mnist_expert_tops", pictures[0])["class_logits"]
+        assert list(struct.unpack("<10f", response.raw_output_contents[0])) == pytest.approx(
+            expert, rel=1e-5, abs=1e-5)
+        with pytest.raises(grpc.RpcError) as refused:
+            call()
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "no parameter 'group'" in refused.value.details()
+
+
 def test_a_bad_branch_fails_its_own_load_naming_the_step(server):
     status, _, body = post_json(f"{server.http_url}/v2/repository/index", "{}")
     assert status == 200
