@@ -87,8 +87,12 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
       absl::StatusOr<int> branch = -1;
       absl::StatusOr<Tensor> fused;
       if (plan_step.kind == StepKind::kSwitch) {
-        branch = Decide(plan_step, present);
-        if (branch.ok()) record.branch = plan_step.switch_plan.branch_names[*branch];
+        bool by_default = false;
+        branch = Decide(plan_step, present, &by_default);
+        if (branch.ok()) {
+          record.branch = plan_step.switch_plan.branch_names[*branch];
+          ensemble_->CountBranch(step, *branch, by_default);
+        }
       } else {
         fused = Fuse(plan_step.fusion.op, present, plan_step.fusion.axis, weights);
       }
@@ -151,7 +155,8 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
   }
 
   // The branch a switch takes for this request. `present` is its tensor, when it reads one.
-  absl::StatusOr<int> Decide(const PlanStep& plan_step, const std::vector<Tensor>& present) const {
+  absl::StatusOr<int> Decide(const PlanStep& plan_step, const std::vector<Tensor>& present,
+                             bool* by_default) const {
     const PlanSwitch& choice = plan_step.switch_plan;
     std::optional<std::string> value;
     std::string source;
@@ -171,7 +176,10 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
         if (listed == *value) return branch;
       }
     }
-    if (choice.default_branch >= 0) return choice.default_branch;
+    if (choice.default_branch >= 0) {
+      *by_default = true;
+      return choice.default_branch;
+    }
     if (!value.has_value()) {
       return absl::InvalidArgumentError(
           StrCat("the request has no ", source, ", and the switch has no default_branch"));
@@ -366,7 +374,39 @@ Ensemble::Ensemble(ConstructionTag, std::shared_ptr<const EnsemblePlan> plan, in
     : plan_(std::move(plan)),
       version_(std::to_string(version)),
       clock_(clock),
-      gates_(std::make_unique<Gate[]>(plan_->steps().size())) {}
+      gates_(std::make_unique<Gate[]>(plan_->steps().size())),
+      branch_offset_(plan_->steps().size(), -1),
+      branch_counts_([this] {
+        int total = 0;
+        for (size_t i = 0; i < plan_->steps().size(); ++i) {
+          if (plan_->steps()[i].kind != StepKind::kSwitch) continue;
+          branch_offset_[i] = total;
+          total += 2 * static_cast<int>(plan_->steps()[i].switch_plan.branch_names.size());
+        }
+        return std::make_unique<std::atomic<uint64_t>[]>(total);
+      }()) {}
+
+void Ensemble::CountBranch(int step, int branch, bool by_default) const {
+  branch_counts_[branch_offset_[step] + 2 * branch + (by_default ? 1 : 0)].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+std::vector<Ensemble::BranchCount> Ensemble::BranchCounts() const {
+  std::vector<BranchCount> counts;
+  for (size_t i = 0; i < plan_->steps().size(); ++i) {
+    if (branch_offset_[i] < 0) continue;
+    const PlanStep& step = plan_->steps()[i];
+    const std::string& name = plan_->step_name(static_cast<int>(i));
+    for (size_t b = 0; b < step.switch_plan.branch_names.size(); ++b) {
+      const int at = branch_offset_[i] + 2 * static_cast<int>(b);
+      counts.push_back(BranchCount{name.empty() ? step.label : name,
+                                   step.switch_plan.branch_names[b],
+                                   branch_counts_[at].load(std::memory_order_relaxed),
+                                   branch_counts_[at + 1].load(std::memory_order_relaxed)});
+    }
+  }
+  return counts;
+}
 
 void Ensemble::Run(std::unique_ptr<InferRequest> request, StepRunner* runner) const {
   auto run = std::make_shared<EnsembleRun>(shared_from_this(), std::move(request), runner);

@@ -32,6 +32,7 @@
 // Ownership: shared (std::shared_ptr<const Ensemble>) by the ensemble's model version and its
 // runs in flight; the StepRunner is borrowed and must outlive every run.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -75,6 +76,16 @@ class Ensemble : public std::enable_shared_from_this<Ensemble> {
   };
   std::vector<StepLoad> Load() const;
 
+  // How often each switch took each branch, for /metrics: `by_default` counts the requests
+  // that took it as the default_branch (the parameter missing or no branch listing its value).
+  struct BranchCount {
+    std::string step;  // the switch's name, or its label when it has none
+    std::string branch;
+    uint64_t matched = 0;
+    uint64_t by_default = 0;
+  };
+  std::vector<BranchCount> BranchCounts() const;
+
   struct ConstructionTag {
    private:
     friend class Ensemble;
@@ -91,6 +102,8 @@ class Ensemble : public std::enable_shared_from_this<Ensemble> {
   bool Admit(int step, Send send) const;
   // One request of `step` is done: the next one waiting, if any, is sent.
   void Release(int step) const;
+  // Switch `step` took `branch` for a request.
+  void CountBranch(int step, int branch, bool by_default) const;
 
   struct Gate {
     mutable absl::Mutex mu;
@@ -103,6 +116,10 @@ class Ensemble : public std::enable_shared_from_this<Ensemble> {
   const Clock* const clock_;
   // One per step; used only when the plan bounds steps in flight.
   const std::unique_ptr<Gate[]> gates_;
+  // Per switch step, the index of its first branch in branch_counts_ (-1: not a switch); two
+  // counters per branch: matched, then by default.
+  std::vector<int> branch_offset_;
+  const std::unique_ptr<std::atomic<uint64_t>[]> branch_counts_;
 };
 
 }  // namespace brigade::route

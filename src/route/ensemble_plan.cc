@@ -450,6 +450,11 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
       if (!missing.empty()) {
         return fail(StrCat(step.label, ": none of its inputs exists when ", missing, " is taken"));
       }
+      // A switch that answers at all takes one of its branches: inputs covering every branch of
+      // a switch exist whenever the switch runs (a switch of one branch included).
+      while (common != 0 && uncovered(conditions[common].parent, fused).empty()) {
+        common = conditions[common].parent;
+      }
       reads.emplace_back(common, "its inputs");
     }
     int deepest = 0;
@@ -558,6 +563,7 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
     plan->outputs_.emplace_back(output.name(), it->second);
   }
   plan->producer_ = std::move(producer);
+  for (const auto& step : scheduling.step()) plan->step_names_.push_back(step.name());
   return std::shared_ptr<const EnsemblePlan>(std::move(plan));
 }
 

@@ -140,6 +140,8 @@ class EnsemblePlan {
   const std::vector<int>& consumers(int id) const { return consumers_[id]; }
   // Steps that read only ensemble inputs (ready as soon as a request arrives).
   const std::vector<int>& initial_steps() const { return initial_steps_; }
+  // The config's `name` of step `index` ("" when it has none).
+  const std::string& step_name(int index) const { return step_names_[index]; }
   // The step that writes tensor `id`, or -1 for an ensemble input.
   int producer(int id) const { return producer_[id]; }
   // Whether the ensemble runs in batches (its max_batch_size > 0).
@@ -159,6 +161,7 @@ class EnsemblePlan {
   std::vector<std::vector<int>> consumers_;
   std::vector<int> initial_steps_;
   std::vector<int> producer_;
+  std::vector<std::string> step_names_;
   bool batching_ = false;
   int max_inflight_per_step_ = 0;
   int step_queue_size_ = 1024;

@@ -335,6 +335,16 @@ TEST_F(EnsembleSwitchTest, AParameterPicksTheBranchAndItsAbsenceTakesTheDefault)
     ASSERT_TRUE(result_.ok()) << result_.status();
     EXPECT_EQ(Output("OUT"), (std::vector<float>{10, 20}));
   }
+  // Counted for /metrics: "free" matched fast; "" and "unknown" took it as the default.
+  const std::vector<Ensemble::BranchCount> counts = ensemble->BranchCounts();
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0].step, "step 1 (switch)");
+  EXPECT_EQ(counts[0].branch, "fast");
+  EXPECT_EQ(counts[0].matched, 1u);
+  EXPECT_EQ(counts[0].by_default, 2u);
+  EXPECT_EQ(counts[1].branch, "accurate");
+  EXPECT_EQ(counts[1].matched, 2u);
+  EXPECT_EQ(counts[1].by_default, 0u);
 }
 
 TEST_F(EnsembleSwitchTest, AMissingParameterWithoutADefaultIsRefusedNamingIt) {

@@ -32,5 +32,61 @@ TEST(RoutingMetricsTest, EachVariantAndReasonIsOneCounterSeries) {
   EXPECT_TRUE(none.empty());
 }
 
+TEST(RoutingMetricsTest, EachSwitchBranchAndReasonIsOneCounterSeries) {
+  config::ModelConfig config;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(name: "tiered"
+           platform: "ensemble"
+           input {
+             name: "IN"
+             data_type: TYPE_FP32
+             dims: [ 1 ]
+           }
+           output {
+             name: "OUT"
+             data_type: TYPE_FP32
+             dims: [ 1 ]
+           }
+           ensemble_scheduling {
+             step {
+               name: "by_tier"
+               switch {
+                 parameter: "tier"
+                 branch { name: "fast" value: "free" step: "fast" }
+                 default_branch: "fast"
+               }
+             }
+             step {
+               name: "fast"
+               model_name: "m"
+               input_map { key: "X" value: "IN" }
+               output_map { key: "Y" value: "y" }
+             }
+             step {
+               fusion {
+                 op: SELECT
+                 input: [ "y" ]
+                 output: "OUT"
+               }
+             }
+           })pb",
+      &config));
+  auto plan = EnsemblePlan::Create(config, [](std::string_view, int64_t) {
+    return absl::StatusOr<StepModelSignature>(StepModelSignature{
+        0, {{"X", DataType::kFp32, {1}, false}}, {{"Y", DataType::kFp32, {1}, false}}});
+  });
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  FakeClock clock;
+  auto ensemble = Ensemble::Create(*std::move(plan), 2, &clock);
+  std::string text;
+  const EnsembleSample ensembles[] = {{ensemble.get(), 2}};
+  AppendEnsembleBranchMetrics(ensembles, &text);
+  EXPECT_NE(text.find("# TYPE brigade_ensemble_branch_total counter"), std::string::npos) << text;
+  EXPECT_NE(text.find("brigade_ensemble_branch_total{model=\"tiered\",version=\"2\","
+                      "step=\"by_tier\",branch=\"fast\",reason=\"default\"} 0"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace brigade::route

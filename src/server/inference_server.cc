@@ -270,6 +270,13 @@ std::string InferenceServer::MetricsText() const {
     if (model->routing() != nullptr) routers.push_back({model->routing().get(), model->version()});
   }
   route::AppendRoutingMetrics(routers, &text);
+  // Each ensemble switch's decisions, per branch.
+  std::vector<route::EnsembleSample> ensembles;
+  for (const auto& model : impl_->repo_->ReadyModels()) {
+    if (model->ensemble() != nullptr)
+      ensembles.push_back({model->ensemble().get(), model->version()});
+  }
+  route::AppendEnsembleBranchMetrics(ensembles, &text);
   // The response cache per model and tier, and the health of its Redis tier.
   std::vector<cache::ResponseCacheStats> caches;
   for (const auto& served : impl_->repo_->ServedModels()) {

@@ -163,9 +163,23 @@ def test_the_sliced_model_answers_as_the_whole_model_over_grpc(server, stubs, im
         assert [t.name for t in metadata.outputs] == list(OUTPUTS)
 
 
+def branch_counts(server):
+    with urllib.request.urlopen(f"{server.http_url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    counts = {}
+    for group in GROUPS:
+        series = (f'brigade_ensemble_branch_total{{model="{SLICED}",version="1",step="by_group",'
+                  f'branch="{group}",reason="value"}} ')
+        line = next((line for line in text.splitlines() if line.startswith(series)), None)
+        assert line is not None, f"no series {series}"
+        counts[group] = float(line[len(series):])
+    return counts
+
+
 def test_only_the_expert_the_router_picks_runs(server, images):
     pictures, _ = images
     before = success_counts(server)
+    branches_before = branch_counts(server)
     picked = [0, 0, 0]
     for image in pictures[:20]:
         picked[argmax(http_outputs(server, SLICED, image)["group_logits"])] += 1
@@ -175,6 +189,10 @@ def test_only_the_expert_the_router_picks_runs(server, images):
     # Each request ran one expert, the one its group scores chose: the others never ran.
     for group, expert in enumerate(EXPERTS):
         assert after.get(expert, 0) - before.get(expert, 0) == picked[group], expert
+    # And /metrics counts the switch's decisions per branch.
+    branches_after = branch_counts(server)
+    for group, name in enumerate(GROUPS):
+        assert branches_after[name] - branches_before[name] == picked[group], name
 
 
 def test_a_parameter_picks_the_branch_and_its_absence_is_a_400_naming_it(server, images):
