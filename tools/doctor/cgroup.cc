@@ -8,15 +8,6 @@
 namespace brigade::doctor {
 namespace {
 
-std::string ParentCgroup(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-std::string Under(std::string_view mount, const std::string& cgroup) {
-  return cgroup == "/" ? std::string(mount) : StrCat(mount, cgroup);
-}
-
 void Tighten(std::optional<double> quota, CgroupCpu* out) {
   if (quota.has_value() && (!out->quota_cpus.has_value() || *quota < *out->quota_cpus)) {
     out->quota_cpus = quota;
@@ -24,13 +15,9 @@ void Tighten(std::optional<double> quota, CgroupCpu* out) {
 }
 
 void ReadV2(const HostFiles& host, const std::string& cgroup, CgroupCpu* out) {
-  // A hybrid host (v1 controllers, v2 beside them) mounts the v2 tree at unified/.
-  const std::string_view mount = !host.Exists("/sys/fs/cgroup/cgroup.controllers") &&
-                                         host.Exists("/sys/fs/cgroup/unified/cgroup.controllers")
-                                     ? "/sys/fs/cgroup/unified"
-                                     : "/sys/fs/cgroup";
+  const std::string_view mount = CgroupV2Mount(host);
   for (std::string dir = cgroup;; dir = ParentCgroup(dir)) {
-    const std::string file = StrCat(Under(mount, dir), "/cpu.max");
+    const std::string file = StrCat(CgroupDir(mount, dir), "/cpu.max");
     absl::StatusOr<std::string> line = host.ReadLine(file);
     if (line.ok()) {
       absl::StatusOr<std::optional<double>> quota = ParseCpuMax(*line);
@@ -43,7 +30,7 @@ void ReadV2(const HostFiles& host, const std::string& cgroup, CgroupCpu* out) {
     }
     if (dir == "/") break;
   }
-  const std::string cpuset_file = StrCat(Under(mount, cgroup), "/cpuset.cpus.effective");
+  const std::string cpuset_file = StrCat(CgroupDir(mount, cgroup), "/cpuset.cpus.effective");
   absl::StatusOr<std::string> cpuset = host.ReadLine(cpuset_file);
   if (cpuset.ok() && !cpuset->empty()) {
     absl::StatusOr<std::vector<int>> cpus = ParseCpuList(*cpuset);
@@ -55,7 +42,7 @@ void ReadV2(const HostFiles& host, const std::string& cgroup, CgroupCpu* out) {
 void ReadV1(const HostFiles& host, const std::string& cgroup, CgroupCpu* out) {
   for (const std::string_view mount :
        {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuacct,cpu"}) {
-    const std::string dir = Under(mount, cgroup);
+    const std::string dir = CgroupDir(mount, cgroup);
     absl::StatusOr<std::string> quota = host.ReadLine(StrCat(dir, "/cpu.cfs_quota_us"));
     absl::StatusOr<std::string> period = host.ReadLine(StrCat(dir, "/cpu.cfs_period_us"));
     if (!quota.ok() || !period.ok()) continue;
@@ -93,6 +80,38 @@ absl::StatusOr<std::optional<double>> ParseCpuMax(std::string_view line) {
   return std::optional<double>(static_cast<double>(quota_us) / static_cast<double>(period_us));
 }
 
+std::vector<CgroupMembership> ParseProcSelfCgroup(std::string_view text) {
+  std::vector<CgroupMembership> lines;
+  while (!text.empty()) {
+    const size_t newline = text.find('\n');
+    const std::string_view line = text.substr(0, newline);
+    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
+    const size_t first = line.find(':');
+    const size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    lines.push_back({std::string(line.substr(0, first)),
+                     std::string(line.substr(first + 1, second - first - 1)),
+                     std::string(line.substr(second + 1))});
+  }
+  return lines;
+}
+
+std::string_view CgroupV2Mount(const HostFiles& host) {
+  return !host.Exists("/sys/fs/cgroup/cgroup.controllers") &&
+                 host.Exists("/sys/fs/cgroup/unified/cgroup.controllers")
+             ? "/sys/fs/cgroup/unified"
+             : "/sys/fs/cgroup";
+}
+
+std::string CgroupDir(std::string_view mount, const std::string& cgroup) {
+  return cgroup == "/" ? std::string(mount) : StrCat(mount, cgroup);
+}
+
+std::string ParentCgroup(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
 CgroupCpu ReadCgroupCpu(const HostFiles& host) {
   CgroupCpu out;
   absl::StatusOr<std::string> text = host.Read("/proc/self/cgroup");
@@ -103,26 +122,15 @@ CgroupCpu ReadCgroupCpu(const HostFiles& host) {
   out.known = true;
   std::optional<std::string> v2;
   std::optional<std::string> v1_cpu;
-  std::string_view rest(*text);
-  while (!rest.empty()) {
-    const size_t newline = rest.find('\n');
-    const std::string_view line = rest.substr(0, newline);
-    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
-    // hierarchy-ID:controller-list:cgroup-path
-    const size_t first = line.find(':');
-    const size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos) continue;
-    const std::string_view id = line.substr(0, first);
-    const std::string_view controllers = line.substr(first + 1, second - first - 1);
-    const std::string path(line.substr(second + 1));
-    if (id == "0" && controllers.empty()) {
-      v2 = path;
+  for (const CgroupMembership& line : ParseProcSelfCgroup(*text)) {
+    if (line.id == "0" && line.controllers.empty()) {
+      v2 = line.path;
       continue;
     }
-    std::string_view list = controllers;
+    std::string_view list = line.controllers;
     while (!list.empty()) {
       const size_t comma = list.find(',');
-      if (list.substr(0, comma) == "cpu") v1_cpu = path;
+      if (list.substr(0, comma) == "cpu") v1_cpu = line.path;
       list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
     }
   }

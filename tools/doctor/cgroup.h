@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/doctor/host_files.h"
@@ -27,6 +28,22 @@ struct CgroupCpu {
 };
 
 CgroupCpu ReadCgroupCpu(const HostFiles& host);
+
+// One line of /proc/self/cgroup, "hierarchy-ID:controller-list:cgroup-path"; v2's is id "0"
+// with no controllers. Lines without two colons are skipped.
+struct CgroupMembership {
+  std::string id;
+  std::string controllers;
+  std::string path;
+};
+std::vector<CgroupMembership> ParseProcSelfCgroup(std::string_view text);
+
+// Where the v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host
+// (v1 controllers, v2 beside them).
+std::string_view CgroupV2Mount(const HostFiles& host);
+// `cgroup`'s folder under `mount`, and its parent cgroup ("/" stays "/").
+std::string CgroupDir(std::string_view mount, const std::string& cgroup);
+std::string ParentCgroup(const std::string& path);
 
 // "150000 100000" (cpu.max) -> 1.5; "max 100000" -> unset. INVALID_ARGUMENT otherwise.
 absl::StatusOr<std::optional<double>> ParseCpuMax(std::string_view line);

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/strings.h"
+#include "tools/doctor/cgroup.h"
 
 namespace brigade::doctor {
 namespace {
@@ -11,15 +12,6 @@ namespace {
 // cgroup v1 writes "no limit" as the largest page-aligned int64 (about 2^63); anything this
 // large is no limit.
 constexpr uint64_t kNoLimitFloor = uint64_t{1} << 60;
-
-std::string ParentCgroup(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-std::string Under(std::string_view mount, const std::string& cgroup) {
-  return cgroup == "/" ? std::string(mount) : StrCat(mount, cgroup);
-}
 
 void Tighten(uint64_t bytes, MemoryLimit* out) {
   if (bytes >= kNoLimitFloor) return;
@@ -80,30 +72,16 @@ MemoryLimit ReadMemoryLimit(const HostFiles& host) {
     out.evidence.emplace_back(cgroups.status().message());
     return out;
   }
-  std::string_view rest(*cgroups);
-  while (!rest.empty()) {
-    const size_t newline = rest.find('\n');
-    const std::string_view line = rest.substr(0, newline);
-    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
-    // hierarchy-ID:controller-list:cgroup-path
-    const size_t first = line.find(':');
-    const size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos) continue;
-    const std::string_view id = line.substr(0, first);
-    const std::string_view controllers = line.substr(first + 1, second - first - 1);
-    const std::string path(line.substr(second + 1));
-    if (id == "0" && controllers.empty()) {
-      const std::string_view mount =
-          !host.Exists("/sys/fs/cgroup/cgroup.controllers") &&
-                  host.Exists("/sys/fs/cgroup/unified/cgroup.controllers")
-              ? "/sys/fs/cgroup/unified"
-              : "/sys/fs/cgroup";
-      for (std::string dir = path;; dir = ParentCgroup(dir)) {
-        ReadLimitFile(host, StrCat(Under(mount, dir), "/memory.max"), &out);
+  for (const CgroupMembership& line : ParseProcSelfCgroup(*cgroups)) {
+    if (line.id == "0" && line.controllers.empty()) {
+      const std::string_view mount = CgroupV2Mount(host);
+      for (std::string dir = line.path;; dir = ParentCgroup(dir)) {
+        ReadLimitFile(host, StrCat(CgroupDir(mount, dir), "/memory.max"), &out);
         if (dir == "/") break;
       }
-    } else if (controllers == "memory") {
-      ReadLimitFile(host, StrCat(Under("/sys/fs/cgroup/memory", path), "/memory.limit_in_bytes"),
+    } else if (line.controllers == "memory") {
+      ReadLimitFile(host,
+                    StrCat(CgroupDir("/sys/fs/cgroup/memory", line.path), "/memory.limit_in_bytes"),
                     &out);
     }
   }
