@@ -233,6 +233,18 @@ std::string PostRequest(std::string_view target, const std::string& body) {
                 "\r\n\r\n", body);
 }
 
+// The next answer on `client` is a 503 telling it to retry in a second, whose body says
+// `fragment`, and the server then closes the connection.
+void ExpectRetryLaterThenClose(TestClient* client, std::string_view fragment) {
+  std::optional<net::testing::ClientResponse> refused = client->Read();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(refused->header("retry-after"), "1");
+  EXPECT_EQ(refused->header("connection"), "close");
+  EXPECT_THAT(refused->body, HasSubstr(std::string(fragment)));
+  EXPECT_TRUE(client->WaitForClose());
+}
+
 TEST(HttpServerLimitsTest, ABodyPastTheMemoryBudgetGets503UntilHeldBodiesAreReleased) {
   HoldingHandler handler;
   MemoryBudget budget(10000);
@@ -250,13 +262,7 @@ TEST(HttpServerLimitsTest, ABodyPastTheMemoryBudgetGets503UntilHeldBodiesAreRele
 
   TestClient second(server->port());
   second.Send(PostRequest("/b", std::string(6000, 'b')));
-  std::optional<net::testing::ClientResponse> refused = second.Read();
-  ASSERT_TRUE(refused.has_value());
-  EXPECT_EQ(refused->status, 503);
-  EXPECT_EQ(refused->header("retry-after"), "1");
-  EXPECT_EQ(refused->header("connection"), "close");
-  EXPECT_THAT(refused->body, HasSubstr("limit of request memory (10000 bytes"));
-  EXPECT_TRUE(second.WaitForClose());
+  ExpectRetryLaterThenClose(&second, "limit of request memory (10000 bytes");
   EXPECT_EQ(refusals.Value(), 1u);
 
   // The held request is answered and dropped: its body's bytes go back, and a third fits.
@@ -342,13 +348,7 @@ TEST(HttpServerLimitsTest, ConnectionsOverTheLimitGet503AndAreCounted) {
     EXPECT_EQ(response->status, 200);
   }
   TestClient third(server->port());
-  std::optional<net::testing::ClientResponse> refusal = third.Read();
-  ASSERT_TRUE(refusal.has_value());
-  EXPECT_EQ(refusal->status, 503);
-  EXPECT_EQ(refusal->header("connection"), "close");
-  EXPECT_EQ(refusal->header("retry-after"), "1");
-  EXPECT_THAT(refusal->body, HasSubstr("2 connections open, its limit"));
-  EXPECT_TRUE(third.WaitForClose());
+  ExpectRetryLaterThenClose(&third, "2 connections open, its limit");
   EXPECT_EQ(refused.Value(), 1u);
   EXPECT_EQ(server->open_connections(), 2u);
 
