@@ -12,8 +12,10 @@
 // with requests, queues or protocols.
 //
 // Thread safety: Model is thread-safe (instances are created from it concurrently and it is
-// shared by all of them). A ModelInstance is used by one thread at a time, always the same
-// instance thread, so it may keep thread-local state (OpenMP thread counts, scratch arenas).
+// shared by all of them). A ModelInstance is used by one thread at a time, by default always the
+// same instance thread, so it may keep thread-local state (OpenMP thread counts, scratch arenas).
+// An instance whose RunsOnAnyThread() is true keeps none: the scheduler may then lend it, still
+// one caller at a time, to the thread a request arrived on (run to completion, no hand-off).
 //
 // Lifetime: a ModelInstance keeps whatever it needs from its Model alive itself (backends hold a
 // shared_ptr to shared weights), so instances may outlive the Model object that created them.
@@ -91,6 +93,11 @@ class ModelInstance {
   // `outputs` holds one tensor per signature().outputs entry, in order, each with the batch rows
   // in input order. Errors name the model and the tensor at fault; the instance stays usable.
   virtual absl::Status Execute(std::span<const Tensor> inputs, std::vector<Tensor>* outputs) = 0;
+
+  // Whether Execute may be called from a thread other than the one that created the instance
+  // (never two at once): true only when the instance sets up whatever per-thread state it needs
+  // on every call, or needs none.
+  virtual bool RunsOnAnyThread() const { return false; }
 };
 
 class Model {

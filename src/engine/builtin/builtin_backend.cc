@@ -79,6 +79,9 @@ class BuiltinInstance final : public ModelInstance {
     return absl::OkStatus();
   }
 
+  // Pure arithmetic on the caller's thread.
+  bool RunsOnAnyThread() const override { return true; }
+
  private:
   const std::string model_name_;
   const Settings settings_;

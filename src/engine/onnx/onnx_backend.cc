@@ -38,6 +38,11 @@ class OnnxInstance final : public ModelInstance {
     return session_->Run(filled, outputs);
   }
 
+  // Session::Run sets the OpenMP thread count of the calling thread on every call, and its
+  // buffers and primitives belong to the session, not to a thread. (A caller other than the
+  // instance thread gets its own OpenMP team when threads > 1.)
+  bool RunsOnAnyThread() const override { return true; }
+
  private:
   std::unique_ptr<Session> session_;
   std::shared_ptr<const InputDefaults> defaults_;

@@ -439,6 +439,9 @@ class ProcessInstance final : public ModelInstance {
     return Classify(input, rows, outputs);
   }
 
+  // The steps are pure functions over the instance's own scratch state.
+  bool RunsOnAnyThread() const override { return true; }
+
  private:
   absl::Status Error(std::string_view what) const {
     return absl::InvalidArgumentError(
