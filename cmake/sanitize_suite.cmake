@@ -33,7 +33,7 @@ set(BRIGADE_SANITIZE_TESTS
   cache_redis_test
   # the scheduler (fake clocks)
   scheduler_batch_queue_test scheduler_batch_policy_test scheduler_latency_profile_test
-  scheduler_response_orderer_test scheduler_scheduler_test
+  scheduler_response_orderer_test scheduler_scheduler_test scheduler_run_inline_test
   # statistics, metrics, tracing, the OTLP exporter (net's client, worker thread)
   telemetry_model_stats_test telemetry_metrics_test telemetry_request_metrics_test
   telemetry_trace_context_test telemetry_tracing_test telemetry_access_log_test

@@ -11,7 +11,8 @@
 # it (BRIGADE_TSAN_ABSL_PREFIX); the tests load it instead of the system's libabsl at run time.
 set(BRIGADE_TSAN_TESTS
   # the scheduler: queues, batch runners (threads), response ordering
-  scheduler_batch_queue_test scheduler_scheduler_test scheduler_batch_policy_test
+  scheduler_batch_queue_test scheduler_scheduler_test scheduler_run_inline_test
+  scheduler_batch_policy_test
   scheduler_latency_profile_test scheduler_response_orderer_test scheduler_scheduler_metrics_test
   # the response cache: in process, and against a real redis-server (Asio thread)
   cache_key_test cache_cached_value_test cache_memory_cache_test cache_circuit_breaker_test

@@ -83,7 +83,8 @@ Scheduler::Scheduler(ConstructionTag, Options options, std::shared_ptr<engine::M
           },
           options_.metrics),
       queue_(QueueOptions(options_)),
-      decisions_(std::max(1, options_.queue.max_batch_size)) {}
+      decisions_(std::max(1, options_.queue.max_batch_size)),
+      slots_(static_cast<size_t>(std::max(1, options_.instance_count))) {}
 
 Scheduler::~Scheduler() { Drain(); }
 
@@ -196,7 +197,19 @@ void Scheduler::ServeLoop(int index, engine::ModelInstance* instance) {
   // would show no gain from batching where the real throughput doubles).
   int64_t ready_ns = -1;
   mu_.Lock();
+  InstanceSlot& slot = slots_[static_cast<size_t>(index)];
+  slot.instance = instance;
+  slot.lendable = options_.run_inline_max_us > 0 && instance->RunsOnAnyThread();
   while (true) {
+    if (slot.lent) {
+      // A caller runs a batch on this instance: neither take work nor exit (which would destroy
+      // the instance) until it is back.
+      slot.idle = false;
+      mu_.Await(absl::Condition(
+          +[](InstanceSlot* lent_slot) { return !lent_slot->lent; }, &slot));
+      ready_ns = -1;
+      continue;
+    }
     const int64_t now_ns = options_.clock->NowNs();
     if (ready_ns < 0) ready_ns = now_ns;
     BatchQueue::Decision decision = queue_.Next(now_ns, /*flush=*/stopping_, index);
@@ -204,7 +217,7 @@ void Scheduler::ServeLoop(int index, engine::ModelInstance* instance) {
       PublishQueueLength();
       decisions_.RecordRemoved(decision.expired);
       const bool has_batch = !decision.batch.empty();
-      if (has_batch) decisions_.RecordRelease(decision);
+      if (has_batch) decisions_.RecordRelease(decision, /*inline_run=*/false);
       mu_.Unlock();
       AnswerRemoved(decision.expired);
       int rows = 0;
@@ -226,14 +239,106 @@ void Scheduler::ServeLoop(int index, engine::ModelInstance* instance) {
       continue;
     }
     if (stopping_) break;
+    slot.waiting = true;
+    slot.idle = decision.wake_at_ns == INT64_MAX;
     if (decision.wake_at_ns == INT64_MAX) {
-      work_cv_.Wait(&mu_);
+      slot.wake.Wait(&mu_);
     } else {
-      work_cv_.WaitWithTimeout(&mu_, absl::Nanoseconds(decision.wake_at_ns - now_ns));
+      slot.wake.WaitWithTimeout(&mu_, absl::Nanoseconds(decision.wake_at_ns - now_ns));
     }
+    slot.waiting = false;
+    slot.idle = false;
     ready_ns = -1;
   }
+  slot.instance = nullptr;
+  slot.lendable = false;
   mu_.Unlock();
+}
+
+Scheduler::Loan Scheduler::TryLend(int rows, int64_t now_ns, std::vector<QueuedRequest>* removed) {
+  Loan loan;
+  const int64_t max_ns = options_.run_inline_max_us * 1000;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    InstanceSlot& slot = slots_[i];
+    if (!slot.lendable || !slot.idle || slot.lent) continue;
+    const LatencyProfile::Estimate estimate =
+        queue_.load().profile().Predict(static_cast<int>(i), rows);
+    if (estimate.source == LatencyProfile::Source::kUnknown || estimate.p99_ns > max_ns) continue;
+    BatchQueue::Decision decision = queue_.Next(now_ns, /*flush=*/false, static_cast<int>(i));
+    for (QueuedRequest& gone : decision.expired) removed->push_back(std::move(gone));
+    if (decision.batch.empty()) return loan;  // the policy waits: an instance thread will look
+    slot.lent = true;
+    ++lent_;
+    loan.index = static_cast<int>(i);
+    loan.instance = slot.instance;
+    loan.decision = std::move(decision);
+    return loan;
+  }
+  return loan;
+}
+
+void Scheduler::RunLoan(Loan loan) {
+  // What queues behind a lent instance is the lender's to serve while it stays short: waking the
+  // instance's thread for it would cost the hand-off run to completion saves. Bounded, so that
+  // the lender's own connections wait at most about run_inline_max_us plus one batch.
+  const int64_t max_ns = options_.run_inline_max_us * 1000;
+  const int64_t loan_start_ns = options_.clock->NowNs();
+  std::vector<QueuedRequest> removed;
+  while (true) {
+    const int64_t start_ns = options_.clock->NowNs();
+    const int rows = RunBatch(loan.instance, std::move(loan.decision.batch));
+    const int64_t end_ns = options_.clock->NowNs();
+    mu_.Lock();
+    queue_.OnBatchDone(loan.index, rows, end_ns - start_ns, end_ns);
+    if (rows > 0) {
+      decisions_.RecordOutcome(loan.decision.predicted_p50_ns, loan.decision.predicted_p99_ns,
+                               end_ns - start_ns);
+    }
+    loan.decision = {};
+    const LatencyProfile::Estimate largest =
+        queue_.load().profile().Predict(loan.index, queue_.batch_limit());
+    if (!stopping_ && !queue_.empty() && end_ns - loan_start_ns < max_ns &&
+        largest.source != LatencyProfile::Source::kUnknown && largest.p99_ns <= max_ns) {
+      loan.decision = queue_.Next(end_ns, /*flush=*/false, loan.index);
+      PublishQueueLength();
+      decisions_.RecordRemoved(loan.decision.expired);
+      removed = std::move(loan.decision.expired);
+      if (!loan.decision.batch.empty()) {
+        decisions_.RecordRelease(loan.decision, /*inline_run=*/true);
+        mu_.Unlock();
+        AnswerRemoved(removed);
+        removed.clear();
+        continue;
+      }
+    }
+    slots_[static_cast<size_t>(loan.index)].lent = false;
+    --lent_;
+    // What is still queued waits for an instance thread that may be asleep.
+    if (!queue_.empty() || stopping_) SignalWork();
+    mu_.Unlock();
+    break;
+  }
+  AnswerRemoved(removed);
+}
+
+void Scheduler::SignalWork() {
+  for (InstanceSlot& slot : slots_) {
+    if (slot.waiting && !slot.lent) {
+      // Counted as awake from now, so the next signal goes to another waiting thread.
+      slot.waiting = false;
+      slot.wake.Signal();
+      return;
+    }
+  }
+  // None waits: the busy ones look at the queue when their batch ends, a lent one when it is
+  // back.
+}
+
+void Scheduler::SignalAllInstances() {
+  for (InstanceSlot& slot : slots_) {
+    slot.waiting = false;
+    slot.wake.Signal();
+  }
 }
 
 void Scheduler::TimerLoop() {
@@ -245,7 +350,7 @@ void Scheduler::TimerLoop() {
       PublishQueueLength();
       decisions_.RecordRemoved(removed);
       // Freed slots may let a waiting decision change (fewer rows); let an instance look again.
-      work_cv_.Signal();
+      SignalWork();
       mu_.Unlock();
       AnswerRemoved(removed);
       mu_.Lock();
@@ -347,32 +452,50 @@ void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
   const int64_t now_ns = options_.clock->NowNs();
   request->clock.Mark(Stage::kQueueEnter, now_ns);
   const bool cancellable = request->cancel != nullptr;
+  const int rows = RequestRows(*request, options_.queue.max_batch_size);
   bool stopping = false;
   BatchQueue::Admission admission;
+  // The request when it is not admitted (draining, or refused by the queue).
+  std::unique_ptr<InferRequest> refused;
+  Loan loan;
+  std::vector<QueuedRequest> removed;
   {
     absl::MutexLock lock(&mu_);
     stopping = stopping_;
-    if (!stopping) {
+    if (stopping) {
+      refused = std::move(request);
+    } else {
+      const bool alone = queue_.empty();
       admission = queue_.Push(std::move(request), now_ns);
-      if (admission.refused == nullptr) {
-        PublishQueueLength();
+      refused = std::move(admission.refused);
+      if (refused == nullptr) {
         decisions_.RecordAdmitted();
-        work_cv_.Signal();
-        // Wake the timer for an earlier timeout, or to start polling cancel flags.
-        if (admission.deadline_ns < timer_wake_ns_ ||
-            (cancellable && timer_wake_ns_ == INT64_MAX && options_.cancel_poll_us > 0)) {
-          timer_cv_.Signal();
+        if (alone && options_.run_inline_max_us > 0) loan = TryLend(rows, now_ns, &removed);
+        PublishQueueLength();
+        decisions_.RecordRemoved(removed);
+        if (loan.index >= 0) {
+          decisions_.RecordRelease(loan.decision, /*inline_run=*/true);
+        } else {
+          SignalWork();
+          // Wake the timer for an earlier timeout, or to start polling cancel flags.
+          if (admission.deadline_ns < timer_wake_ns_ ||
+              (cancellable && timer_wake_ns_ == INT64_MAX && options_.cancel_poll_us > 0)) {
+            timer_cv_.Signal();
+          }
         }
-        return;
       }
-      request = std::move(admission.refused);
     }
+  }
+  if (refused == nullptr) {
+    AnswerRemoved(removed);
+    if (loan.index >= 0) RunLoan(std::move(loan));
+    return;
   }
   absl::Status status =
       stopping ? absl::UnavailableError(StrCat("model '", options_.model_name, "' version ",
                                                options_.version, " is being unloaded"))
                : RefusalStatus(admission, now_ns);
-  request->Complete(std::move(status));
+  refused->Complete(std::move(status));
   const int64_t latency_ns = options_.clock->NowNs() - now_ns;
   absl::MutexLock lock(&mu_);
   if (stopping) {
@@ -386,7 +509,7 @@ void Scheduler::Drain() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
-    work_cv_.SignalAll();
+    SignalAllInstances();
     timer_cv_.SignalAll();
   }
   {

@@ -18,6 +18,16 @@
 // latency profile (load_tracker.h) that the adaptive policies and admission control predict
 // with.
 //
+// Run to completion (Options::run_inline_max_us > 0): a request that finds the queue empty, an
+// instance idle whose backend allows any thread (ModelInstance::RunsOnAnyThread) and a policy
+// that releases it at once runs on the thread that enqueued it — the front end's io thread —
+// and is answered there: no wake-up of an instance thread, no hand-off back. The instance is
+// lent, not shared: its own thread neither takes work nor exits until it is returned. Only
+// batches the profile predicts to finish within run_inline_max_us (p99) run inline, so a slow
+// model never holds an io thread away from its other connections; nothing runs inline before
+// the profile knows the model. Queueing, priorities (the queue was empty), deadlines, admission
+// control, cancellation, ordering and the stage clock are the same on both paths.
+//
 // The timer thread is off the request path: it sleeps until the earliest queue timeout and, while
 // requests carrying a cancel flag are queued, at most `cancel_poll_us`; it removes timed-out and
 // cancelled requests even while every instance is busy, so a timeout or a client's cancellation
@@ -107,6 +117,9 @@ class Scheduler {
     // Starts each of the scheduler's threads (instances, timer); null means std::thread. Tests
     // inject one that throws, as std::thread does when the system refuses a thread.
     std::function<std::thread(std::function<void()>)> start_thread;
+    // Run to completion (see above): the longest predicted p99 service time of a batch run on
+    // the enqueuing thread. 0 = every batch runs on an instance thread.
+    int64_t run_inline_max_us = 0;
   };
 
   // Create() refuses options past these (the model config's validation refuses configs past them
@@ -156,6 +169,36 @@ class Scheduler {
   void StartInstance(int index, std::unique_ptr<engine::ModelInstance>* instance,
                      absl::Status* status);
   void ServeLoop(int index, engine::ModelInstance* instance);
+  // One instance as Enqueue sees it for lending (run to completion).
+  struct InstanceSlot {
+    engine::ModelInstance* instance = nullptr;  // set while its thread serves
+    bool lendable = false;                      // RunsOnAnyThread() and lending is on
+    bool waiting = false;  // its thread sleeps on `wake` and no one has signalled it yet
+    bool idle = false;     // ... and for a request, not for a policy's timer
+    bool lent = false;     // a caller runs batches on it now; its thread keeps off it
+    // Its thread's own wake-up: a request for it, or stopping. One per thread, so a signal
+    // never lands on a thread that cannot act on it (a lent one).
+    absl::CondVar wake;
+  };
+  // A batch released for a lent instance, to run on the enqueuing thread.
+  struct Loan {
+    int index = -1;
+    engine::ModelInstance* instance = nullptr;
+    BatchQueue::Decision decision;
+  };
+  // With the queue holding only the request just pushed (`rows` rows): lends an idle lendable
+  // instance whose predicted p99 for `rows` fits run_inline_max_us, if the policy releases a
+  // batch for it now. Returns a loan with index -1 otherwise (the request stays queued, and
+  // anything the decision removed is in `removed`).
+  Loan TryLend(int rows, int64_t now_ns, std::vector<QueuedRequest>* removed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs the loan's batch on the calling thread, then what queued meanwhile while it is predicted
+  // short and the loan is younger than run_inline_max_us; then returns the instance.
+  void RunLoan(Loan loan);
+  // Wakes one waiting, not lent instance thread for queued work (none when none waits).
+  void SignalWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wakes every instance thread (stopping).
+  void SignalAllInstances() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TimerLoop();
   // Answers requests removed from the queue (timed out / cancelled) and releases their order.
   void AnswerRemoved(std::vector<QueuedRequest>& removed);
@@ -174,13 +217,14 @@ class Scheduler {
   ResponseOrderer orderer_;
 
   mutable absl::Mutex mu_;
-  absl::CondVar work_cv_;   // a request arrived, or stopping
   absl::CondVar start_cv_;  // an instance finished starting
   absl::CondVar timer_cv_;  // an earlier timeout or a first cancellable request, or stopping
   BatchQueue queue_ ABSL_GUARDED_BY(mu_);
   SchedulerStats decisions_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int started_instances_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<InstanceSlot> slots_ ABSL_GUARDED_BY(mu_);
+  int lent_ ABSL_GUARDED_BY(mu_) = 0;  // slots with `lent`
   // The queue length last added to the metrics gauge.
   int64_t published_queue_length_ ABSL_GUARDED_BY(mu_) = 0;
   // When the timer thread will next look at the queue (INT64_MAX: only when signalled).

@@ -195,6 +195,10 @@ void AppendSchedulerMetrics(std::span<const SchedulerSnapshot> schedulers, std::
                     &SchedulerSnapshot::predicted_p99);
   families.Duration("service_seconds", "Measured service time of each executed batch",
                     &SchedulerSnapshot::service);
+  families.Single("inline_batches_total",
+                  "Batches run on the thread that enqueued them (run to completion, no hand-off)",
+                  MetricType::kCounter,
+                  [](const SchedulerSnapshot& s) { return static_cast<double>(s.inline_batches); });
   families.Single("predicted_batches_total", "Executed batches that had a service-time prediction",
                   MetricType::kCounter, [](const SchedulerSnapshot& s) {
                     return static_cast<double>(s.predicted_batches);

@@ -64,8 +64,9 @@ void SchedulerStats::RecordRemoved(const std::vector<QueuedRequest>& removed) {
   }
 }
 
-void SchedulerStats::RecordRelease(const BatchQueue::Decision& decision) {
+void SchedulerStats::RecordRelease(const BatchQueue::Decision& decision, bool inline_run) {
   ++snapshot_.batches;
+  if (inline_run) ++snapshot_.inline_batches;
   const size_t rows =
       std::min(static_cast<size_t>(std::max(0, decision.rows)), snapshot_.batch_rows.size() - 1);
   ++snapshot_.batch_rows[rows];

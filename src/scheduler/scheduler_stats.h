@@ -58,6 +58,7 @@ struct SchedulerSnapshot {
 
   // Batches.
   uint64_t batches = 0;
+  uint64_t inline_batches = 0;       // of those, run on the enqueuing thread (run to completion)
   std::vector<uint64_t> batch_rows;  // index = rows in the batch
   std::array<uint64_t, kNumBatchReasons> reasons{};
   DurationHistogram batch_wait;            // the oldest request's queue wait at release
@@ -87,7 +88,8 @@ class SchedulerStats {
   // Requests removed from the queue: cancelled ones by their flag, the rest timed out.
   void RecordRemoved(const std::vector<QueuedRequest>& removed);
   void RecordCancelledBeforeStart(size_t count) { snapshot_.cancelled += count; }
-  void RecordRelease(const BatchQueue::Decision& decision);
+  // `inline_run`: the batch runs on the enqueuing thread (Scheduler's run to completion).
+  void RecordRelease(const BatchQueue::Decision& decision, bool inline_run = false);
   // An executed batch: its measured service time against what was predicted at release.
   void RecordOutcome(int64_t predicted_p50_ns, int64_t predicted_p99_ns, int64_t service_ns);
 
