@@ -77,6 +77,7 @@ struct ServeFlags {
   double drain_delay_secs = 5;
   double exit_timeout_secs = 30;
   bool pin_threads = true;
+  int64_t run_inline_max_us = 1000;
   bool allow_symlinked_models = false;
   // Triton's system shared memory extension: "system" serves it, "none" turns it off.
   std::string shared_memory = "system";
@@ -250,6 +251,7 @@ int RunServe(const ServeFlags& flags) {
   options.repository_poll_interval = absl::Seconds(flags.repository_poll_secs);
   options.exit_on_error = flags.exit_on_error;
   options.pin_threads = flags.pin_threads;
+  options.run_inline_max = absl::Microseconds(flags.run_inline_max_us);
   options.allow_symlinked_models = flags.allow_symlinked_models;
   options.preprocess_threads = flags.preprocess_threads;
   if (!flags.cache_redis_address.empty()) {
@@ -695,6 +697,13 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   serve->add_option("--pin-threads", flags->pin_threads, "Pin model instance threads to cores")
+      ->capture_default_str();
+  serve
+      ->add_option("--run-inline-max-us", flags->run_inline_max_us,
+                   "Run to completion: a request for an idle model whose batch is predicted (p99) "
+                   "to take at most this many microseconds runs on the thread that received it, "
+                   "with no hand-off to an instance thread; 0 always hands off")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}))
       ->capture_default_str();
   serve
       ->add_option("--shared-memory", flags->shared_memory,

@@ -304,7 +304,8 @@ absl::Status ModelRepository::SyncModel(const std::string& name,
                             options_.pin_threads, options_.cpus, ShortHash(fingerprint), metrics,
                             [this](std::string_view step_model, int64_t step_version) {
                               return StepSignature(step_model, step_version);
-                            }});
+                            },
+                            options_.run_inline_max});
     Update(name, [&](Draft& draft) {
       VersionSlot& slot = draft.versions[version];
       if (loaded.ok()) {

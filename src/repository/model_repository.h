@@ -71,6 +71,8 @@ class ModelRepository {
     const Clock* clock = Clock::Real();
     bool pin_threads = true;
     std::vector<int> cpus;
+    // See ModelVersion::Options::run_inline_max.
+    absl::Duration run_inline_max = absl::ZeroDuration();
     // A model directory that is a symbolic link resolving outside the root is refused (its load
     // fails saying so) unless this is set: whoever can write a link into the repository would
     // otherwise serve any directory of the host as a model.

@@ -140,6 +140,7 @@ scheduler::Scheduler::Options SchedulerOptions(const ModelVersion::Options& opti
   out.clock = options.clock;
   out.pin_threads = options.pin_threads;
   out.cpus = options.cpus;
+  out.run_inline_max_us = absl::ToInt64Microseconds(options.run_inline_max);
   out.metrics = options.metrics;
   out.queue.max_batch_size = config.max_batch_size();
   out.queue.max_queue_size = kDefaultMaxQueueSize;

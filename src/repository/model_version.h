@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
 #include "engine/backend.h"
@@ -80,6 +81,9 @@ class ModelVersion {
     telemetry::ModelRequestMetrics* metrics = nullptr;
     // For an ensemble: the signatures of the models its steps name (see route::SignatureLookup).
     std::function<absl::StatusOr<route::StepModelSignature>(std::string_view, int64_t)> step_models;
+    // Run to completion: a batch predicted to take at most this long (p99) may run on the
+    // thread that enqueued it (scheduler::Scheduler::Options::run_inline_max_us); 0 = never.
+    absl::Duration run_inline_max = absl::ZeroDuration();
   };
 
   static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);

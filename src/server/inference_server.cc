@@ -55,6 +55,7 @@ class InferenceServer::Impl {
     repo_options.backends = backends_;
     repo_options.clock = options_.clock;
     repo_options.pin_threads = options_.pin_threads;
+    repo_options.run_inline_max = options_.run_inline_max;
     repo_options.allow_symlinked_models = options_.allow_symlinked_models;
     repo_options.caches = cache_manager_.get();
     repo_options.metrics = observer_->request_metrics();

@@ -66,6 +66,10 @@ class InferenceServer {
     bool exit_on_error = true;
     // Pin instance threads to cores (see scheduler/cpu_affinity.h).
     bool pin_threads = true;
+    // Run to completion: a request for an idle model whose batch is predicted (p99) to take at
+    // most this long runs on the front end's thread, with no hand-off to an instance thread
+    // (scheduler/scheduler.h). Zero: always hand off.
+    absl::Duration run_inline_max = absl::Microseconds(1000);
     // Serve model directories that are symbolic links resolving outside the repository
     // (repository::ModelRepository::Options::allow_symlinked_models); off by default.
     bool allow_symlinked_models = false;
