@@ -24,6 +24,7 @@
 #include "frontend/http/metrics_http_handler.h"
 #include "frontend/shm/shared_memory_registry.h"
 #include "protocol/header_forwarding.h"
+#include "scheduler/cpu_affinity.h"
 #include "server/inference_server.h"
 #include "spdlog/spdlog.h"
 #include "telemetry/counter.h"
@@ -49,7 +50,11 @@ struct ServeFlags {
   // README's Security section says to pass 127.0.0.1 where only local clients should reach it.
   std::string http_address = "0.0.0.0";
   int http_port = 8000;
-  int http_thread_count = 2;
+  // Two, or fewer when the process may run on fewer CPUs (taskset, a cgroup cpuset): io threads
+  // beyond the CPUs time-share one core, and a request that runs to completion on one of them
+  // waits out the scheduler's slice of the other (p99 4.5 ms against 0.8 ms measured with two io
+  // threads on one pinned core, bench/results/serving_overhead.md).
+  int http_thread_count = std::min(2, static_cast<int>(scheduler::AvailableCpus().size()));
   int64_t http_max_input_size = int64_t{64} << 20;
   std::string http_json_non_finite = "literal";
   // The HTTP transport's limits; defaults are HttpServer::Options'.
@@ -593,7 +598,9 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   serve->add_option("--http-port", flags->http_port, "HTTP port (0 = any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  serve->add_option("--http-thread-count", flags->http_thread_count, "HTTP I/O threads")
+  serve
+      ->add_option("--http-thread-count", flags->http_thread_count,
+                   "HTTP I/O threads (default: 2, at most the CPUs this process may use)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   serve
