@@ -19,6 +19,11 @@
 #   --warmup-s N       warm-up seconds per row (default 1)
 #   --models "A B"     models to measure (default "identity fashion_mnist")
 #   --json DIR         keep each row's `brigade bench --format json` report in DIR
+#   --paths "A B"      request paths to compare, each on a fresh server (default "handoff inline":
+#                      --run-inline-max-us 0 against run to completion)
+#   --inline-us N      the run-to-completion bound of the inline path (default 1000)
+# Each row also gives the server's CPU time per request (/proc/PID/stat over the run ÷ requests
+# the server answered), the figure that does not depend on the client sharing the machine.
 # Prints; asserts nothing.
 set -euo pipefail
 
@@ -27,6 +32,8 @@ BRIGADE=${BRIGADE_BIN:-$ROOT/build/brigade}
 DURATION_S=5
 WARMUP_S=1
 MODELS="identity fashion_mnist"
+PATHS="handoff inline"
+INLINE_US=1000
 JSON_DIR=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -35,7 +42,9 @@ while [[ $# -gt 0 ]]; do
     --warmup-s) WARMUP_S=$2; shift 2 ;;
     --models) MODELS=$2; shift 2 ;;
     --json) JSON_DIR=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --paths) PATHS=$2; shift 2 ;;
+    --inline-us) INLINE_US=$2; shift 2 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,11 +61,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A repository with only the measured models, linked from models/.
+# A repository with only the measured models, copied from models/ (a model directory that is a
+# symbolic link out of the repository is refused without --allow-symlinked-models).
 mkdir -p "$WORK/repo"
 for model in $MODELS; do
   [[ -d "$ROOT/models/$model" ]] || { echo "models/$model is missing" >&2; exit 1; }
-  ln -s "$ROOT/models/$model" "$WORK/repo/$model"
+  cp -r "$ROOT/models/$model" "$WORK/repo/$model"
 done
 
 free_port() {
@@ -79,11 +89,38 @@ if [[ ${#CPUS[@]} -ge 2 ]] && command -v taskset >/dev/null; then
   PLACEMENT="server on CPU $server_cpus, client on CPU $client_cpus"
 fi
 
-"${SERVER_PIN[@]}" "$BRIGADE" serve --model-repository "$WORK/repo" \
-  --http-address 127.0.0.1 --http-port "$HTTP_PORT" \
-  --grpc-address 127.0.0.1 --grpc-port "$GRPC_PORT" --log-level warn \
-  >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
+# Server CPU per request: utime + stime of the server process (/proc/PID/stat, clock ticks)
+# over a bench run, divided by the requests the server answered meanwhile (its statistics
+# extension's success count, warm-up included on both sides). Unlike wall-clock latency it does
+# not depend on what the client costs or on the other core.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+successes() {
+  python3 -c 'import json, sys, urllib.request
+doc = json.load(urllib.request.urlopen(sys.argv[1], timeout=5))
+print(sum(m["inference_stats"]["success"]["count"] for m in doc["model_stats"]))' \
+    "http://127.0.0.1:$HTTP_PORT/v2/models/$1/stats"
+}
+
+start_server() {  # $1: --run-inline-max-us value
+  "${SERVER_PIN[@]}" "$BRIGADE" serve --model-repository "$WORK/repo" \
+    --http-address 127.0.0.1 --http-port "$HTTP_PORT" \
+    --grpc-address 127.0.0.1 --grpc-port "$GRPC_PORT" --log-level warn \
+    --run-inline-max-us "$1" >"$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 300); do
+    if ready; then return 0; fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      echo "brigade serve exited:" >&2; cat "$WORK/server.log" >&2; exit 1
+    fi
+    sleep 0.1
+  done
+  echo "server not ready after 30 s:" >&2; cat "$WORK/server.log" >&2; exit 1
+}
+stop_server() {
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}
 
 ready() {
   python3 -c 'import sys, urllib.request
@@ -92,54 +129,66 @@ try:
 except Exception:
     sys.exit(1)' "http://127.0.0.1:$HTTP_PORT/v2/health/ready"
 }
-for _ in $(seq 1 300); do
-  if ready; then break; fi
-  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-    echo "brigade serve exited:" >&2; cat "$WORK/server.log" >&2; exit 1
-  fi
-  sleep 0.1
-done
-ready || { echo "server not ready after 30 s:" >&2; cat "$WORK/server.log" >&2; exit 1; }
 
+TICK_HZ=$(getconf CLK_TCK)
 echo "# brigade serving overhead — $(nproc) CPUs, $PLACEMENT; ${WARMUP_S}s warm-up + ${DURATION_S}s per row"
-echo "# $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-for model in $MODELS; do
-  for wire in http-json http-binary grpc; do
-    case "$wire" in
-      http-json) args=(-i http -u "127.0.0.1:$HTTP_PORT") ;;
-      http-binary) args=(-i http -u "127.0.0.1:$HTTP_PORT" --http-binary) ;;
-      grpc) args=(-i grpc -u "127.0.0.1:$GRPC_PORT") ;;
-    esac
-    "${CLIENT_PIN[@]}" "$BRIGADE" bench -m "$model" "${args[@]}" --concurrency 1,16 \
-      --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --format json --no-progress \
-      -o "$WORK/$model.$wire.json"
+echo "# $(lscpu | sed -n 's/^Model name: *//p'); $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# paths: handoff = --run-inline-max-us 0 (every batch on an instance thread), inline ="
+echo "#   --run-inline-max-us $INLINE_US (run to completion on the receiving thread)"
+for path in $PATHS; do
+  case "$path" in
+    handoff) start_server 0 ;;
+    inline) start_server "$INLINE_US" ;;
+    *) echo "unknown path $path (handoff, inline)" >&2; exit 2 ;;
+  esac
+  for model in $MODELS; do
+    for wire in http-json http-binary grpc; do
+      case "$wire" in
+        http-json) args=(-i http -u "127.0.0.1:$HTTP_PORT") ;;
+        http-binary) args=(-i http -u "127.0.0.1:$HTTP_PORT" --http-binary) ;;
+        grpc) args=(-i grpc -u "127.0.0.1:$GRPC_PORT") ;;
+      esac
+      for c in 1 16; do
+        ticks0=$(cpu_ticks "$SERVER_PID"); served0=$(successes "$model")
+        "${CLIENT_PIN[@]}" "$BRIGADE" bench -m "$model" "${args[@]}" --concurrency "$c" \
+          --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --format json --no-progress \
+          -o "$WORK/$path.$model.$wire.$c.json"
+        ticks1=$(cpu_ticks "$SERVER_PID"); served1=$(successes "$model")
+        echo "$(( ticks1 - ticks0 )) $(( served1 - served0 ))" >"$WORK/$path.$model.$wire.$c.cpu"
+      done
+    done
   done
+  stop_server
 done
 
-python3 - "$WORK" $MODELS <<'PY'
+python3 - "$WORK" "$TICK_HZ" "$PATHS" $MODELS <<'PY'
 import json, sys
-work, models = sys.argv[1], sys.argv[2:]
+work, hz, paths, models = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 def cell(value, digits=1):
     return "-" if value is None else f"{value:.{digits}f}"
-header = ("model", "protocol", "c", "req/s", "p50 µs", "p99 µs", "compute µs",
-          "overhead p50", "overhead p99", "client µs/req")
+header = ("model", "protocol", "c", "path", "req/s", "p50 µs", "p99 µs", "compute µs",
+          "overhead p50", "overhead p99", "server CPU µs/req", "client µs/req")
 rows = []
 for model in models:
     for wire in ("http-json", "http-binary", "grpc"):
-        report = json.load(open(f"{work}/{model}.{wire}.json"))
-        for level in report["levels"]:
-            server = level["server"]
-            compute = server["compute_us"] if server and server["requests"] else None
-            errors = sum(e["count"] for e in level["errors"].values())
-            rows.append((model, wire, str(level["workers"]), cell(level["throughput_per_s"], 0),
-                         cell(level["latency_us"]["p50"]), cell(level["latency_us"]["p99"]),
-                         cell(compute), cell(level["overhead_us"]["p50"]),
-                         cell(level["overhead_us"]["p99"]),
-                         cell(level["client_cpu_us_per_request"])
-                         + (f"  ({errors} errors)" if errors else "")))
+        for c in ("1", "16"):
+            for path in paths:
+                stem = f"{work}/{path}.{model}.{wire}.{c}"
+                level = json.load(open(stem + ".json"))["levels"][0]
+                ticks, served = map(int, open(stem + ".cpu").read().split())
+                server = level["server"]
+                compute = server["compute_us"] if server and server["requests"] else None
+                errors = sum(e["count"] for e in level["errors"].values())
+                cpu = ticks * 1e6 / hz / served if served else None
+                rows.append((model, wire, c, path, cell(level["throughput_per_s"], 0),
+                             cell(level["latency_us"]["p50"]), cell(level["latency_us"]["p99"]),
+                             cell(compute), cell(level["overhead_us"]["p50"]),
+                             cell(level["overhead_us"]["p99"]), cell(cpu),
+                             cell(level["client_cpu_us_per_request"])
+                             + (f"  ({errors} errors)" if errors else "")))
 widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
 for row in [header] + rows:
-    print("  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print("  ".join(c.rjust(w) if i >= 4 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
 PY
 
 if [[ -n "$JSON_DIR" ]]; then
