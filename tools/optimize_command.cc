@@ -3,6 +3,12 @@
 // it is written. The work is optimize/quantize_job.h's; this verb only maps flags onto its
 // options, prints its report and turns the outcome into the exit status: 0 written, 2 refused by
 // the accuracy gate (or not evaluated without --force), 1 an error.
+//
+// `brigade optimize prune|distill MODEL.onnx -o OUT.onnx`: structured channel pruning with
+// fine-tuning, or a distilled narrower student, trained by the Python recipes of
+// scripts/optimize and gated like quantize (optimize/recipe_job.h); the same exit statuses.
+// `brigade optimize evaluate CANDIDATE.onnx --reference FP32.onnx`: that gate and timing alone,
+// for a model made elsewhere (optimize/gate.h): 0 passed, 2 failed, 1 an error.
 
 #include <cstdio>
 #include <memory>
@@ -12,7 +18,10 @@
 #include "core/strings.h"
 #include "tools/command.h"
 #if BRIGADE_HAVE_ONNX
+#include "optimize/gate.h"
 #include "optimize/quantize_job.h"
+#include "optimize/recipe.h"
+#include "optimize/recipe_job.h"
 #endif
 
 namespace brigade::tools {
@@ -88,6 +97,201 @@ int RunQuantize(const OptimizeFlags& flags) {
 #endif
 }
 
+// The flags prune and distill share, and each one's own (passed to the recipe as they are).
+struct RecipeFlags {
+  std::string model;
+  std::string output;
+  std::string torchscript;
+  std::string train;
+  std::string train_labels;
+  int64_t train_samples = 0;
+  std::string eval;
+  std::string eval_labels;
+  int64_t eval_samples = 0;
+  double input_scale = 1.0 / 255.0;
+  double max_accuracy_drop = 1.0;
+  bool force = false;
+  int threads = 1;
+  int time_iterations = 20;
+  std::string python = "/usr/bin/python3";
+  std::string recipe_dir;
+  double recipe_timeout_secs = 3600;
+  bool json = false;
+  bool quiet = false;
+  // prune
+  double ratio = 0;
+  std::string norm = "l1";
+  double max_step = 0.5;
+  int finetune_epochs = 1;
+  // distill
+  double width = 0.5;
+  double temperature = 4.0;
+  double alpha = 0.7;
+  int epochs = 5;
+  double lr = 0;  // 0: the recipe's default for its kind
+};
+
+int RunRecipeVerb(const RecipeFlags& flags, bool prune) {
+#if !BRIGADE_HAVE_ONNX
+  (void)flags;
+  (void)prune;
+  std::fputs("brigade optimize: this brigade was built without the ONNX engine\n", stderr);
+  return 1;
+#else
+  optimize::RecipeJobOptions o;
+  o.kind = prune ? optimize::RecipeKind::kPrune : optimize::RecipeKind::kDistill;
+  o.model_path = flags.model;
+  o.output_path = flags.output;
+  o.torchscript_path = flags.torchscript;
+  const double lr = flags.lr > 0 ? flags.lr : (prune ? 1e-3 : 3e-3);
+  if (prune) {
+    o.recipe_args = {"--ratio",
+                     fmt::format("{}", flags.ratio),
+                     "--norm",
+                     flags.norm,
+                     "--max-step",
+                     fmt::format("{}", flags.max_step),
+                     "--finetune-epochs",
+                     StrCat(flags.finetune_epochs),
+                     "--lr",
+                     fmt::format("{}", lr)};
+  } else {
+    o.recipe_args = {"--width",       fmt::format("{}", flags.width),
+                     "--temperature", fmt::format("{}", flags.temperature),
+                     "--alpha",       fmt::format("{}", flags.alpha),
+                     "--epochs",      StrCat(flags.epochs),
+                     "--lr",          fmt::format("{}", lr)};
+  }
+  o.train_path = flags.train;
+  o.train_labels_path = flags.train_labels;
+  o.train_samples = flags.train_samples;
+  o.eval_path = flags.eval;
+  o.eval_labels_path = flags.eval_labels;
+  o.eval_samples = flags.eval_samples;
+  o.integer_scale = flags.input_scale;
+  o.max_accuracy_drop = flags.max_accuracy_drop;
+  o.force = flags.force;
+  o.threads = flags.threads;
+  o.time_iterations = flags.time_iterations;
+  o.python = flags.python;
+  o.recipe_dir = flags.recipe_dir;
+  o.exe_path = optimize::SelfExecutablePath();
+  o.timeout = absl::Seconds(flags.recipe_timeout_secs);
+  o.relay_progress = !flags.quiet;
+  const absl::StatusOr<optimize::RecipeJobReport> report = optimize::RunRecipeJob(o);
+  if (!report.ok()) {
+    std::fputs(StrCat("brigade optimize ", optimize::RecipeName(o.kind), ": ",
+                      report.status().message(), "\n")
+                   .c_str(),
+               stderr);
+    return 1;
+  }
+  std::fputs(flags.json ? StrCat(report->Json(), "\n").c_str() : report->Text(o).c_str(), stdout);
+  return report->written ? 0 : 2;
+#endif
+}
+
+struct EvaluateFlags {
+  std::string candidate;
+  std::string reference;
+  std::string eval;
+  std::string eval_labels;
+  int64_t eval_samples = 0;
+  double input_scale = 1.0 / 255.0;
+  double max_accuracy_drop = 1.0;
+  int threads = 1;
+  int time_iterations = 20;
+  bool json = false;
+};
+
+int RunEvaluate(const EvaluateFlags& flags) {
+#if !BRIGADE_HAVE_ONNX
+  (void)flags;
+  std::fputs("brigade optimize: this brigade was built without the ONNX engine\n", stderr);
+  return 1;
+#else
+  optimize::GateOptions o;
+  o.reference_path = flags.reference;
+  o.candidate_path = flags.candidate;
+  o.eval_path = flags.eval;
+  o.eval_labels_path = flags.eval_labels;
+  o.eval_samples = flags.eval_samples;
+  o.integer_scale = flags.input_scale;
+  o.max_accuracy_drop = flags.max_accuracy_drop;
+  o.threads = flags.threads;
+  o.time_iterations = flags.time_iterations;
+  const absl::StatusOr<optimize::GateReport> report = optimize::GateCandidate(o);
+  if (!report.ok()) {
+    std::fputs(StrCat("brigade optimize evaluate: ", report.status().message(), "\n").c_str(),
+               stderr);
+    return 1;
+  }
+  const std::string text =
+      flags.json ? StrCat("{", report->JsonFields(), "}\n")
+                 : StrCat("reference   ", flags.reference, "\ncandidate   ", flags.candidate, "\n",
+                          report->Text("candidate", o.max_accuracy_drop, o.threads));
+  std::fputs(text.c_str(), stdout);
+  return report->passed ? 0 : 2;
+#endif
+}
+
+// A check for a number strictly inside (lo, hi], or (lo, hi) when `open_high`.
+CLI::Validator Interval(double lo, double hi, bool open_high) {
+  return CLI::Validator(
+      [lo, hi, open_high](std::string& text) -> std::string {
+        double v = 0;
+        if (!ParseDouble(text, &v) || !(v > lo) || (open_high ? !(v < hi) : !(v <= hi))) {
+          return fmt::format("{} is not in ({}, {}{}", text, lo, hi, open_high ? ")" : "]");
+        }
+        return std::string();
+      },
+      fmt::format("in ({}, {}{}", lo, hi, open_high ? ")" : "]"));
+}
+
+void AddRecipeFlags(CLI::App* c, const std::shared_ptr<RecipeFlags>& flags) {
+  c->add_option("model", flags->model, "The fp32 .onnx file")->required();
+  c->add_option("-o,--output", flags->output, "Where to write the ONNX result")->required();
+  c->add_option("--torchscript", flags->torchscript, "Also write the result as TorchScript here");
+  c->add_option("--train", flags->train, "Training samples: .npy or IDX (gzip or not)")->required();
+  c->add_option("--train-labels", flags->train_labels, "Their labels: .npy or IDX1")->required();
+  c->add_option("--train-samples", flags->train_samples, "Train on the first N (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c->add_option("--eval", flags->eval, "Evaluation samples for the gate (.npy or IDX)")->required();
+  c->add_option("--eval-labels", flags->eval_labels,
+                "Labels of --eval: the gate compares top-1 accuracy; without them, top-1 "
+                "agreement with fp32");
+  c->add_option("--eval-samples", flags->eval_samples, "Use at most this many (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c->add_option("--input-scale", flags->input_scale,
+                "Integer data (uint8 pixels) times this becomes the fp32 input")
+      ->capture_default_str();
+  c->add_option("--max-accuracy-drop", flags->max_accuracy_drop,
+                "The gate: largest accepted drop in points (accuracy or 100 - agreement %)")
+      ->capture_default_str();
+  c->add_flag("--force", flags->force, "Write the model even when it misses the gate");
+  c->add_option("--threads", flags->threads, "Threads for training, evaluation and timing")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  c->add_option("--time-iterations", flags->time_iterations,
+                "Timed runs of each model at batch 1 and 8 (0: no timing)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c->add_option("--python", flags->python, "The Python with python3-torch and python3-onnx")
+      ->capture_default_str();
+  c->add_option("--recipe-dir", flags->recipe_dir,
+                "Folder of the recipes (default: scripts/optimize beside the binary)");
+  c->add_option("--recipe-timeout-secs", flags->recipe_timeout_secs,
+                "Stop the recipe after this long")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--lr", flags->lr, "Learning rate (default: 1e-3 prune, 3e-3 distill)")
+      ->check(CLI::PositiveNumber);
+  c->add_flag("--json", flags->json, "Print the report as one JSON object");
+  c->add_flag("--quiet", flags->quiet, "Do not relay the recipe's progress to stderr");
+}
+
 }  // namespace
 
 void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
@@ -155,6 +359,71 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   q->add_flag("--json", flags->json, "Print the report as one JSON object");
   q->callback([flags, exit_code] { *exit_code = RunQuantize(*flags); });
+
+  auto recipe = std::make_shared<RecipeFlags>();
+  CLI::App* p = optimize->add_subcommand(
+      "prune",
+      "Cut whole channels (L1/L2 filter norm, stepwise, fine-tuned), checked against fp32");
+  AddRecipeFlags(p, recipe);
+  p->add_option("--ratio", recipe->ratio, "Fraction of each layer's channels to remove")
+      ->required()
+      ->check(Interval(0, 1, /*open_high=*/true));
+  p->add_option("--norm", recipe->norm, "Channel importance: the filter's L1 or L2 norm")
+      ->check(CLI::IsMember({"l1", "l2"}))
+      ->capture_default_str();
+  p->add_option("--max-step", recipe->max_step,
+                "Largest fraction of a layer's remaining channels cut in one step")
+      ->check(Interval(0, 0.5, /*open_high=*/false))
+      ->capture_default_str();
+  p->add_option("--finetune-epochs", recipe->finetune_epochs, "Fine-tuning epochs after each step")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  p->callback([recipe, exit_code] { *exit_code = RunRecipeVerb(*recipe, /*prune=*/true); });
+
+  CLI::App* d = optimize->add_subcommand(
+      "distill", "Train a narrower student on the model's soft labels, checked against fp32");
+  AddRecipeFlags(d, recipe);
+  d->add_option("--width", recipe->width, "Student width as a fraction of the teacher's")
+      ->check(Interval(0, 1, /*open_high=*/false))
+      ->capture_default_str();
+  d->add_option("--temperature", recipe->temperature, "Softmax temperature T of the soft loss")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  d->add_option("--alpha", recipe->alpha,
+                "Weight of the soft loss: alpha*T^2*KL + (1-alpha)*cross-entropy")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  d->add_option("--epochs", recipe->epochs, "Training epochs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  d->callback([recipe, exit_code] { *exit_code = RunRecipeVerb(*recipe, /*prune=*/false); });
+
+  auto evaluate = std::make_shared<EvaluateFlags>();
+  CLI::App* e = optimize->add_subcommand(
+      "evaluate", "Gate and time a model made elsewhere against its fp32 model on the engine");
+  e->add_option("candidate", evaluate->candidate, "The .onnx file to judge")->required();
+  e->add_option("--reference", evaluate->reference, "The fp32 .onnx file it replaces")->required();
+  e->add_option("--eval", evaluate->eval, "Evaluation samples (.npy or IDX)")->required();
+  e->add_option("--eval-labels", evaluate->eval_labels,
+                "Labels of --eval: top-1 accuracy; without them, top-1 agreement");
+  e->add_option("--eval-samples", evaluate->eval_samples, "Use at most this many (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  e->add_option("--input-scale", evaluate->input_scale,
+                "Integer data (uint8 pixels) times this becomes the fp32 input")
+      ->capture_default_str();
+  e->add_option("--max-accuracy-drop", evaluate->max_accuracy_drop,
+                "The gate: largest accepted drop in points")
+      ->capture_default_str();
+  e->add_option("--threads", evaluate->threads, "Engine threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  e->add_option("--time-iterations", evaluate->time_iterations,
+                "Timed runs of each model at batch 1 and 8 (0: no timing)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  e->add_flag("--json", evaluate->json, "Print the report as one JSON object");
+  e->callback([evaluate, exit_code] { *exit_code = RunEvaluate(*evaluate); });
 }
 
 const CommandRegistration kOptimizeRegistration(60, RegisterOptimizeCommand);
