@@ -118,6 +118,8 @@ struct RecipeFlags {
   double recipe_timeout_secs = 3600;
   bool json = false;
   bool quiet = false;
+  std::string register_repository;
+  std::string register_name;
   // prune
   double ratio = 0;
   std::string norm = "l1";
@@ -178,6 +180,8 @@ int RunRecipeVerb(const RecipeFlags& flags, bool prune) {
   o.exe_path = optimize::SelfExecutablePath();
   o.timeout = absl::Seconds(flags.recipe_timeout_secs);
   o.relay_progress = !flags.quiet;
+  o.register_repository = flags.register_repository;
+  o.register_name = flags.register_name;
   const absl::StatusOr<optimize::RecipeJobReport> report = optimize::RunRecipeJob(o);
   if (!report.ok()) {
     std::fputs(StrCat("brigade optimize ", optimize::RecipeName(o.kind), ": ",
@@ -288,6 +292,11 @@ void AddRecipeFlags(CLI::App* c, const std::shared_ptr<RecipeFlags>& flags) {
       ->capture_default_str();
   c->add_option("--lr", flags->lr, "Learning rate (default: 1e-3 prune, 3e-3 distill)")
       ->check(CLI::PositiveNumber);
+  c->add_option("--register", flags->register_repository,
+                "Also place the written model in this model repository (a new model, or a new "
+                "version of an ONNX one), its config carrying the measurements");
+  c->add_option("--register-name", flags->register_name,
+                "The model's name in --register (default: -o's file name without .onnx)");
   c->add_flag("--json", flags->json, "Print the report as one JSON object");
   c->add_flag("--quiet", flags->quiet, "Do not relay the recipe's progress to stderr");
 }

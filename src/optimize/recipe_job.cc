@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -52,6 +55,42 @@ absl::Status NeedFile(const std::string& path, std::string_view flag, std::strin
   return absl::OkStatus();
 }
 
+std::string RegisteredName(const RecipeJobOptions& o) {
+  return o.register_name.empty() ? fs::path(o.output_path).stem().string() : o.register_name;
+}
+
+std::string RecipeDescription(const RecipeJobOptions& o) {
+  std::string text(RecipeName(o.kind));
+  for (const std::string& a : o.recipe_args) text += StrCat(" ", a);
+  return text;
+}
+
+std::vector<std::pair<std::string, std::string>> Measurements(const RecipeJobOptions& o,
+                                                              const GateReport& gate) {
+  const Comparison& c = gate.comparison;
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"recipe", RecipeDescription(o)},
+      {"source_model", o.model_path},
+      {"eval_rows", StrCat(c.rows)},
+      {"top1_agreement", fmt::format("{:.4f}", c.top1_agreement)},
+      {"drop_points", fmt::format("{:.2f}", c.drop_points())},
+      {"max_accuracy_drop", fmt::format("{:.2f}", o.max_accuracy_drop)},
+      {"gate_passed", gate.passed ? "true" : "false"},
+  };
+  if (c.candidate_top1.has_value()) {
+    fields.push_back({"accuracy_top1", fmt::format("{:.4f}", *c.candidate_top1)});
+    fields.push_back({"fp32_accuracy_top1", fmt::format("{:.4f}", *c.reference_top1)});
+  }
+  for (const BatchTiming& t : gate.timings) {
+    fields.push_back({StrCat("latency_us_batch", t.batch), fmt::format("{:.1f}", t.candidate_us)});
+    fields.push_back(
+        {StrCat("fp32_latency_us_batch", t.batch), fmt::format("{:.1f}", t.reference_us)});
+  }
+  fields.push_back({"threads", StrCat(o.threads)});
+  fields.push_back({"parameters", StrCat(gate.candidate_parameters)});
+  return fields;
+}
+
 absl::Status Validate(const RecipeJobOptions& o) {
   if (o.output_path.empty()) return absl::InvalidArgumentError("-o: an output path is required");
   BRIGADE_RETURN_IF_ERROR(NeedDirectory(o.output_path, "-o"));
@@ -65,6 +104,9 @@ absl::Status Validate(const RecipeJobOptions& o) {
       NeedFile(o.eval_path, "--eval", "an evaluation set for the gate (.npy or IDX)"));
   if (!o.eval_labels_path.empty()) {
     BRIGADE_RETURN_IF_ERROR(NeedFile(o.eval_labels_path, "--eval-labels", "labels"));
+  }
+  if (!o.register_repository.empty()) {
+    BRIGADE_RETURN_IF_ERROR(CheckRegisterTarget(o.register_repository, RegisteredName(o)).status());
   }
   if (o.train_samples < 0 || o.eval_samples < 0) {
     return absl::InvalidArgumentError(
@@ -165,6 +207,21 @@ absl::StatusOr<RecipeJobReport> RunRecipeJob(const RecipeJobOptions& o) {
     }
   }
   report.written = true;
+  if (o.register_repository.empty()) return report;
+  const bool slower = !report.gate.timings.empty() && report.gate.timings.front().candidate_us >=
+                                                          report.gate.timings.front().reference_us;
+  if (slower && !o.force) {
+    report.not_registered = "not faster than fp32 at batch 1 (register anyway with --force)";
+    return report;
+  }
+  RegisterOptions r;
+  r.repository = o.register_repository;
+  r.model_name = RegisteredName(o);
+  r.model_file = o.output_path;
+  r.torchscript_file = o.torchscript_path;
+  r.source_model_path = o.model_path;
+  r.fields = Measurements(o, report.gate);
+  BRIGADE_ASSIGN_OR_RETURN(report.registration, RegisterVariant(r));
   return report;
 }
 
@@ -180,6 +237,12 @@ std::string RecipeJobReport::Text(const RecipeJobOptions& options) const {
       recipe_seconds);
   out += gate.Text(RecipeName(options.kind), options.max_accuracy_drop, options.threads);
   if (!gate.passed && written) add("note        written because of --force\n");
+  if (registration.has_value()) {
+    add("registered  {} version {}{}\n", registration->model_dir, registration->version,
+        registration->new_model ? " (new model)" : "");
+  } else if (!not_registered.empty()) {
+    add("registered  no: {}\n", not_registered);
+  }
   add("output      {}\n",
       !written
           ? std::string("not written")
@@ -190,8 +253,14 @@ std::string RecipeJobReport::Text(const RecipeJobOptions& options) const {
 
 std::string RecipeJobReport::Json() const {
   const bool summary_is_json = !recipe_summary.empty() && recipe_summary.front() == '{';
-  return fmt::format("{{{},\"written\":{},\"recipe_seconds\":{},\"recipe\":{}}}", gate.JsonFields(),
-                     written ? "true" : "false", recipe_seconds,
+  const std::string registered =
+      registration.has_value()
+          ? fmt::format("{{\"model_dir\":\"{}\",\"version\":{},\"new_model\":{}}}",
+                        registration->model_dir, registration->version,
+                        registration->new_model ? "true" : "false")
+          : std::string("null");
+  return fmt::format("{{{},\"written\":{},\"registered\":{},\"recipe_seconds\":{},\"recipe\":{}}}",
+                     gate.JsonFields(), written ? "true" : "false", registered, recipe_seconds,
                      summary_is_json ? recipe_summary : "null");
 }
 

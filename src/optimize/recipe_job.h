@@ -13,12 +13,16 @@
 // temporary file in --torchscript's), renamed at the end; a failure or a gate miss removes them.
 // The gate is the quantizer's (evaluate.h's drop in points, --max-accuracy-drop, default 1).
 //
+// With --register, the written model also becomes a new model or version of a repository, its
+// config carrying the gate's measurements (register.h).
+//
 // Thread safety: a free function; it blocks while the recipe trains (bounded by `timeout`).
 // Errors: INVALID_ARGUMENT / NOT_FOUND naming the flag at fault (-o, --train, --eval, ...);
 // FAILED_PRECONDITION when python3-torch is missing; DEADLINE_EXCEEDED past --recipe-timeout; a
 // gate miss is not an error (RecipeJobReport::written is false).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,7 @@
 #include "absl/time/time.h"
 #include "core/clock.h"
 #include "optimize/gate.h"
+#include "optimize/register.h"
 
 namespace brigade::optimize {
 
@@ -54,6 +59,11 @@ struct RecipeJobOptions {
   std::string exe_path;    // the binary, for FindRecipe
   absl::Duration timeout = absl::Hours(1);
   bool relay_progress = true;  // the recipe's stderr to ours
+  // --register REPO [--register-name NAME]: also place the written model in a repository
+  // (register.h), named after -o's file stem by default. A model not faster than fp32 at batch 1
+  // is registered only with `force`.
+  std::string register_repository;
+  std::string register_name;
   const Clock* clock = Clock::Real();
 };
 
@@ -63,6 +73,8 @@ struct RecipeJobReport {
   double recipe_seconds = 0;
   GateReport gate;
   bool written = false;
+  std::optional<Registration> registration;
+  std::string not_registered;  // why, when --register was asked and it did not happen
 
   std::string Text(const RecipeJobOptions& options) const;
   std::string Json() const;

@@ -146,6 +146,41 @@ TEST_F(RecipeJobTest, RecipeFailureLeavesNothingBehind) {
   EXPECT_TRUE(OutFiles().empty());
 }
 
+TEST_F(RecipeJobTest, RegistersTheWrittenModelWithTheGatesMeasurements) {
+  WriteFile("recipes/candidate_source.onnx", reference_.FirstHidden(4).Serialize());
+  std::filesystem::create_directories(dir_ / "repo");
+  options_.register_repository = Path("repo");
+  // The fake clock times both models at 0 us: not faster, so registered only with --force.
+  auto slow = RunRecipeJob(options_);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_TRUE(slow->written);
+  EXPECT_FALSE(slow->registration.has_value());
+  EXPECT_THAT(slow->Text(options_), HasSubstr("registered  no: not faster than fp32"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "repo"));
+
+  options_.force = true;
+  auto report = RunRecipeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(report->registration.has_value());
+  EXPECT_EQ(report->registration->model_dir, Path("repo/pruned"));  // -o's stem
+  EXPECT_EQ(report->registration->version, 1);
+  EXPECT_EQ(ReadFile("repo/pruned/1/model.onnx"), ReadFile("out/pruned.onnx"));
+  const std::string config = ReadFile("repo/pruned/config.pbtxt");
+  EXPECT_THAT(config, HasSubstr("name: \"pruned\""));
+  EXPECT_THAT(config, HasSubstr("\"brigade_optimize.recipe\"\n  value { string_value: \"prune "
+                                "--ratio 0.25\" }"));
+  EXPECT_THAT(config, HasSubstr("\"brigade_optimize.drop_points\""));
+  EXPECT_THAT(config, HasSubstr("\"brigade_optimize.latency_us_batch8\""));
+  EXPECT_THAT(report->Json(), HasSubstr("\"registered\":{\"model_dir\":"));
+
+  // A name that leaves the repository is refused before anything is trained.
+  std::filesystem::remove(Path("recipes/args.txt"));
+  options_.register_name = "../outside";
+  auto outside = RunRecipeJob(options_);
+  EXPECT_THAT(outside.status().message(), HasSubstr("--register-name"));
+  EXPECT_FALSE(std::filesystem::exists(Path("recipes/args.txt")));
+}
+
 TEST_F(RecipeJobTest, BadInputIsAnErrorNamingTheFlagBeforeTheRecipeRuns) {
   auto expect_error = [this](RecipeJobOptions o, std::string_view text) {
     auto report = RunRecipeJob(o);
