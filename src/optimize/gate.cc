@@ -42,8 +42,9 @@ absl::StatusOr<Tensor> EvalSamples(const GateOptions& o, const ModelRunner& runn
     return absl::Status(samples.status().code(), StrCat("--eval: ", samples.status().message()));
   }
   auto fitted = FitToInput(*samples, runner.sample_shape(), o.eval_path, runner.input_name());
-  if (!fitted.ok())
+  if (!fitted.ok()) {
     return absl::InvalidArgumentError(StrCat("--eval: ", fitted.status().message()));
+  }
   return fitted;
 }
 

@@ -78,16 +78,16 @@ std::vector<std::pair<std::string, std::string>> Measurements(const RecipeJobOpt
       {"gate_passed", gate.passed ? "true" : "false"},
   };
   if (c.candidate_top1.has_value()) {
-    fields.push_back({"accuracy_top1", fmt::format("{:.4f}", *c.candidate_top1)});
-    fields.push_back({"fp32_accuracy_top1", fmt::format("{:.4f}", *c.reference_top1)});
+    fields.emplace_back("accuracy_top1", fmt::format("{:.4f}", *c.candidate_top1));
+    fields.emplace_back("fp32_accuracy_top1", fmt::format("{:.4f}", *c.reference_top1));
   }
   for (const BatchTiming& t : gate.timings) {
-    fields.push_back({StrCat("latency_us_batch", t.batch), fmt::format("{:.1f}", t.candidate_us)});
-    fields.push_back(
-        {StrCat("fp32_latency_us_batch", t.batch), fmt::format("{:.1f}", t.reference_us)});
+    fields.emplace_back(StrCat("latency_us_batch", t.batch), fmt::format("{:.1f}", t.candidate_us));
+    fields.emplace_back(StrCat("fp32_latency_us_batch", t.batch),
+                        fmt::format("{:.1f}", t.reference_us));
   }
-  fields.push_back({"threads", StrCat(o.threads)});
-  fields.push_back({"parameters", StrCat(gate.candidate_parameters)});
+  fields.emplace_back("threads", StrCat(o.threads));
+  fields.emplace_back("parameters", StrCat(gate.candidate_parameters));
   return fields;
 }
 
