@@ -51,6 +51,8 @@ struct OptimizeFlags {
   int threads = 1;
   int time_iterations = 20;
   bool json = false;
+  std::string register_repository;
+  std::string register_name;
 };
 
 int RunQuantize(const OptimizeFlags& flags) {
@@ -86,6 +88,8 @@ int RunQuantize(const OptimizeFlags& flags) {
   o.fallback = flags.fallback;
   o.threads = flags.threads;
   o.time_iterations = flags.time_iterations;
+  o.register_repository = flags.register_repository;
+  o.register_name = flags.register_name;
   const absl::StatusOr<optimize::QuantizeReport> report = optimize::RunQuantizeJob(o);
   if (!report.ok()) {
     std::fputs(StrCat("brigade optimize quantize: ", report.status().message(), "\n").c_str(),
@@ -366,6 +370,11 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
                 "Timed runs of each model at batch 1 (0: no timing)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  q->add_option("--register", flags->register_repository,
+                "Also place the written model in this model repository (a new model, or a new "
+                "version of an ONNX one), its config carrying the measurements");
+  q->add_option("--register-name", flags->register_name,
+                "The model's name in --register (default: -o's file name without .onnx)");
   q->add_flag("--json", flags->json, "Print the report as one JSON object");
   q->callback([flags, exit_code] { *exit_code = RunQuantize(*flags); });
 

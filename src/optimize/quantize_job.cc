@@ -91,6 +91,39 @@ absl::StatusOr<Tensor> LoadFitted(const std::string& path, int64_t max_samples, 
 
 std::string Percent(std::optional<double> v) { return v ? fmt::format("{:.2f}%", *v * 100) : "-"; }
 
+std::string RegisterName(const QuantizeJobOptions& o) {
+  return o.register_name.empty() ? std::filesystem::path(o.output_path).stem().string()
+                                 : o.register_name;
+}
+
+// What --register writes into the config: how the model was made and what the gate measured.
+std::vector<std::pair<std::string, std::string>> QuantizeMeasurements(const QuantizeJobOptions& o,
+                                                                      const QuantizeReport& r) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  fields.emplace_back(
+      "recipe", StrCat("quantize ", o.quantize.mode == QuantMode::kStatic ? "static" : "dynamic",
+                       o.quantize.reduce_range ? " reduce-range" : ""));
+  fields.emplace_back("source_model", o.model_path);
+  if (r.comparison.has_value()) {
+    const Comparison& c = *r.comparison;
+    fields.emplace_back("eval_rows", StrCat(c.rows));
+    fields.emplace_back("top1_agreement", fmt::format("{:.4f}", c.top1_agreement));
+    fields.emplace_back("drop_points", fmt::format("{:.2f}", c.drop_points()));
+    if (c.candidate_top1.has_value()) {
+      fields.emplace_back("accuracy_top1", fmt::format("{:.4f}", *c.candidate_top1));
+      fields.emplace_back("fp32_accuracy_top1", fmt::format("{:.4f}", *c.reference_top1));
+    }
+  }
+  fields.emplace_back("max_accuracy_drop", fmt::format("{:.2f}", o.max_accuracy_drop));
+  fields.emplace_back("gate_passed", r.gate_passed ? "true" : "false");
+  if (r.fp32_us.has_value() && r.int8_us.has_value()) {
+    fields.emplace_back("latency_us_batch1", fmt::format("{:.1f}", *r.int8_us));
+    fields.emplace_back("fp32_latency_us_batch1", fmt::format("{:.1f}", *r.fp32_us));
+  }
+  fields.emplace_back("threads", StrCat(o.threads));
+  return fields;
+}
+
 }  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
@@ -130,6 +163,10 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
   }
   if (!options.eval_labels_path.empty() && options.eval_path.empty()) {
     return absl::InvalidArgumentError("--eval-labels: needs --eval (the samples they label)");
+  }
+  if (!options.register_repository.empty()) {
+    BRIGADE_RETURN_IF_ERROR(
+        CheckRegisterTarget(options.register_repository, RegisterName(options)).status());
   }
   BRIGADE_ASSIGN_OR_RETURN(::onnx::ModelProto model, ReadModel(options.model_path));
   const std::filesystem::path parent = std::filesystem::path(options.model_path).parent_path();
@@ -236,6 +273,18 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
     BRIGADE_RETURN_IF_ERROR(WriteFileAtomically(options.output_path, bytes));
     report.written = true;
   }
+  if (!report.written || options.register_repository.empty()) return report;
+  if (report.slower && !options.force) {
+    report.not_registered = "not faster than fp32 at batch 1 (register anyway with --force)";
+    return report;
+  }
+  RegisterOptions r;
+  r.repository = options.register_repository;
+  r.model_name = RegisterName(options);
+  r.model_file = options.output_path;
+  r.source_model_path = options.model_path;
+  r.fields = QuantizeMeasurements(options, report);
+  BRIGADE_ASSIGN_OR_RETURN(report.registration, RegisterVariant(r));
   return report;
 }
 
@@ -320,6 +369,12 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
         options.max_accuracy_drop, gate_passed || !written ? "" : ", written because of --force");
   }
   add("output      {}\n", written ? options.output_path : "not written");
+  if (registration.has_value()) {
+    add("registered  {} version {}{}\n", registration->model_dir, registration->version,
+        registration->new_model ? " (new model)" : "");
+  } else if (!not_registered.empty()) {
+    add("registered  no: {}\n", not_registered);
+  }
   return out;
 }
 
@@ -358,6 +413,10 @@ std::string QuantizeReport::Json() const {
   field("slower", slower ? "true" : "false");
   field("gate_passed", gate_passed ? "true" : "false");
   field("written", written ? "true" : "false");
+  field("registered", registration.has_value()
+                          ? fmt::format("{{\"model_dir\":\"{}\",\"version\":{}}}",
+                                        registration->model_dir, registration->version)
+                          : std::string("null"));
   out += "}";
   return out;
 }

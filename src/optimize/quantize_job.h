@@ -17,6 +17,9 @@
 // not faster than fp32 is flagged in the report (oneDNN's INT8 kernels are exact, hence used,
 // only on CPUs with VNNI; on an AVX2-only CPU the engine runs QDQ models in float).
 //
+// With --register the written model also becomes a new model or version of a repository, its
+// config carrying the measurements (register.h); a model flagged slower only with `force`.
+//
 // Thread safety: a free function. Errors: NOT_FOUND / INVALID_ARGUMENT naming the file or field
 // at fault (the model, --calibration, --eval, --eval-labels, -o); a gate miss is not an error
 // (QuantizeReport::written is false).
@@ -31,6 +34,7 @@
 #include "optimize/calibration.h"
 #include "optimize/evaluate.h"
 #include "optimize/quantizer.h"
+#include "optimize/register.h"
 
 namespace brigade::optimize {
 
@@ -54,6 +58,10 @@ struct QuantizeJobOptions {
   int64_t batch = 16;
   int time_iterations = 20;  // 0 skips timing
   const Clock* clock = Clock::Real();
+  // --register REPO [--register-name NAME]: also place the written model in a repository
+  // (register.h), named after -o's file stem by default; one flagged `slower` only with force.
+  std::string register_repository;
+  std::string register_name;
 };
 
 struct LayerSensitivity {
@@ -75,6 +83,8 @@ struct QuantizeReport {
   bool evaluated = false;
   bool written = false;
   bool slower = false;  // INT8 not faster than fp32 on the engine
+  std::optional<Registration> registration;
+  std::string not_registered;  // why, when --register was asked and it did not happen
 
   // The human report (what the verb prints).
   std::string Text(const QuantizeJobOptions& options) const;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/clock.h"
@@ -122,6 +123,35 @@ TEST_F(QuantizeJobTest, DynamicModeWithoutDataNeedsForce) {
   EXPECT_FALSE(report->evaluated);
   EXPECT_FALSE(report->written);
   EXPECT_THAT(report->Text(options_), HasSubstr("not evaluated"));
+}
+
+TEST_F(QuantizeJobTest, RegisterPlacesTheWrittenModelInARepositoryUnlessItIsSlower) {
+  const std::filesystem::path repo = dir_ / "repo";
+  std::filesystem::create_directories(repo);
+  options_.register_repository = repo.string();
+  // The fake clock times both models at 0 us: INT8 is not faster, so only --force registers it.
+  auto slower = RunQuantizeJob(options_);
+  ASSERT_TRUE(slower.ok()) << slower.status();
+  EXPECT_TRUE(slower->written);
+  EXPECT_TRUE(slower->slower);
+  EXPECT_FALSE(slower->registration.has_value());
+  EXPECT_THAT(slower->Text(options_), HasSubstr("registered  no: not faster than fp32"));
+  EXPECT_TRUE(std::filesystem::is_empty(repo));
+
+  options_.force = true;
+  auto forced = RunQuantizeJob(options_);
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  ASSERT_TRUE(forced->registration.has_value());
+  EXPECT_EQ(forced->registration->model_dir, (repo / "out").string());
+  EXPECT_TRUE(std::filesystem::exists(repo / "out" / "1" / "model.onnx"));
+  std::ifstream in(repo / "out" / "config.pbtxt");
+  const std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(config, HasSubstr("name: \"out\""));
+  EXPECT_THAT(config, HasSubstr("string_value: \"quantize static\""));
+  EXPECT_THAT(config, HasSubstr("\"brigade_optimize.top1_agreement\""));
+
+  options_.register_name = "../escape";
+  EXPECT_THAT(RunQuantizeJob(options_).status().message(), HasSubstr("--register-name"));
 }
 
 TEST_F(QuantizeJobTest, BadInputsAreClearErrors) {
