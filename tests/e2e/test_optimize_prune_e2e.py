@@ -150,15 +150,19 @@ def test_registered_variant_is_served_with_its_measurements(workdir):
 
 def test_gate_refuses_a_large_cut_without_fine_tuning(workdir):
     output = os.path.join(workdir, "refused.onnx")
-    result = optimize("prune", output, "--ratio", "0.75", "--finetune-epochs", "0",
-                      "--train-samples", "500", "--torchscript",
-                      os.path.join(workdir, "refused.pt"))
+    args = ["--ratio", "0.75", "--finetune-epochs", "0", "--train-samples", "500",
+            "--torchscript", os.path.join(workdir, "refused.pt")]
+    result = optimize("prune", output, *args)
     assert result.returncode == 2, result.stderr + result.stdout
     assert "gate        FAILED (max drop 1.00 points)" in result.stdout
     assert "output      not written" in result.stdout
     assert not os.path.exists(output)
     assert not os.path.exists(os.path.join(workdir, "refused.pt"))
     assert not [f for f in os.listdir(workdir) if f.startswith(".")]
+    # The cut went in two steps, neither removing more than half of any layer's channels.
+    report = json.loads(optimize("prune", output, *args, "--json").stdout)
+    assert [s["widths"] for s in report["recipe"]["steps"]] == [[8, 16, 32, 10], [4, 8, 16, 10]]
+    assert report["drop_points"] > 1 and not report["written"]
 
 
 def test_distilled_student_is_narrower(workdir):
