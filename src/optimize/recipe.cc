@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "core/strings.h"
 
@@ -161,9 +163,22 @@ absl::StatusOr<std::string> RunRecipe(const RecipeRun& run) {
       }
     }
   }
-  if (timed_out) kill(-pid, SIGKILL);
+  // Both pipes closed is not the end: a child may close them and keep running, so the wait for
+  // its exit is bounded by the same deadline.
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (!timed_out) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (run.clock->NowNs() >= deadline_ns) {
+      timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   const std::string name = ScriptName(run);
   if (timed_out) {

@@ -87,6 +87,16 @@ TEST_F(RecipeTest, RecipePastItsTimeoutIsKilled) {
   EXPECT_LT(Clock::Real()->NowNs() - start_ns, 10'000'000'000);
 }
 
+TEST_F(RecipeTest, RecipeThatClosesItsOutputAndLingersIsStillBounded) {
+  // The pipes reach EOF at once; the exit is what the deadline must still bound.
+  run_.script = Script("linger.sh", "exec >&- 2>&-\nsleep 30\n");
+  run_.timeout = absl::Milliseconds(300);
+  const int64_t start_ns = Clock::Real()->NowNs();
+  auto out = RunRecipe(run_);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_LT(Clock::Real()->NowNs() - start_ns, 10'000'000'000);
+}
+
 TEST_F(RecipeTest, FindsRecipesInTheFlagFolderOrBesideTheBinary) {
   std::filesystem::create_directories(dir_ / "mine");
   Script("mine/prune.py", "");

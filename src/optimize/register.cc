@@ -56,7 +56,8 @@ std::string Quote(std::string_view value) {
 fs::path SourceConfig(const std::string& source_model_path) {
   const fs::path version_dir = fs::path(source_model_path).parent_path();
   const std::string version = version_dir.filename().string();
-  if (version.empty() || !std::all_of(version.begin(), version.end(), ::isdigit)) return {};
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  if (version.empty() || !std::all_of(version.begin(), version.end(), digit)) return {};
   std::error_code error;
   const fs::path config = version_dir.parent_path() / "config.pbtxt";
   return fs::is_regular_file(config, error) ? config : fs::path();
