@@ -128,6 +128,7 @@ struct RecipeFlags {
   double ratio = 0;
   std::string norm = "l1";
   double max_step = 0.5;
+  int channel_multiple = 1;
   int finetune_epochs = 1;
   // distill
   double width = 0.5;
@@ -157,6 +158,8 @@ int RunRecipeVerb(const RecipeFlags& flags, bool prune) {
                      flags.norm,
                      "--max-step",
                      fmt::format("{}", flags.max_step),
+                     "--channel-multiple",
+                     StrCat(flags.channel_multiple),
                      "--finetune-epochs",
                      StrCat(flags.finetune_epochs),
                      "--lr",
@@ -392,6 +395,11 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   p->add_option("--max-step", recipe->max_step,
                 "Largest fraction of a layer's remaining channels cut in one step")
       ->check(Interval(0, 0.5, /*open_high=*/false))
+      ->capture_default_str();
+  p->add_option("--channel-multiple", recipe->channel_multiple,
+                "Round each layer's kept channels down to a multiple of this (16: the engine's "
+                "AVX-512 blocks, where 24 of 32 channels cost what 32 do)")
+      ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   p->add_option("--finetune-epochs", recipe->finetune_epochs, "Fine-tuning epochs after each step")
       ->check(CLI::NonNegativeNumber)

@@ -165,6 +165,17 @@ def test_gate_refuses_a_large_cut_without_fine_tuning(workdir):
     assert report["drop_points"] > 1 and not report["written"]
 
 
+def test_channel_multiple_rounds_kept_widths_down(workdir):
+    output = os.path.join(workdir, "blocks.onnx")
+    result = optimize("prune", output, "--ratio", "0.25", "--channel-multiple", "16",
+                      "--finetune-epochs", "0", "--train-samples", "500",
+                      "--max-accuracy-drop", "100", "--time-iterations", "0", "--json")
+    assert result.returncode == 0, result.stderr + result.stdout
+    # conv1 (16, no wider than one block) keeps its width, 24 of 32 rounds down to 16, 48 of 64
+    # is a multiple already; the classes are never cut.
+    assert conv_and_gemm_widths(output) == [16, 16, 48, 10]
+
+
 def test_distilled_student_is_narrower(workdir):
     output = os.path.join(workdir, "student.onnx")
     result = optimize("distill", output, "--width", "0.25", "--epochs", "2",
