@@ -149,12 +149,47 @@ class ChannelBroadcastKernel final : public OpKernel {
   const size_t blocked_input_;
 };
 
+// Both inputs fp32 of one shape in one blocked layout (two dequantized int8 convolutions' nhwc
+// outputs meeting at a residual Add): the op is then elementwise over the buffers as they are.
+bool SameBlockedLayout(std::span<const ValueInfo* const> inputs) {
+  if (inputs.size() != 2 || inputs[0] == nullptr || inputs[1] == nullptr) return false;
+  const ValueInfo& a = *inputs[0];
+  const ValueInfo& b = *inputs[1];
+  return a.dtype == DataType::kFp32 && b.dtype == DataType::kFp32 && a.layout.blocked &&
+         b.layout.blocked && a.shape == b.shape && a.layout.desc == b.layout.desc;
+}
+
+// y = a + b or a · b over every element of the buffer, padding included: oneDNN and the engine's
+// blocked kernels keep padded channels 0, and 0 + 0 and 0 · 0 keep them so.
+class SameLayoutKernel final : public OpKernel {
+ public:
+  SameLayoutKernel(int64_t elements, bool mul) : elements_(elements), mul_(mul) {}
+
+  absl::Status Run(const RunContext& ctx) override {
+    const float* a = ctx.in<float>(0);
+    const float* b = ctx.in<float>(1);
+    float* y = ctx.out<float>(0);
+    ParallelFor(ctx.threads, elements_, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+      if (mul_) {
+        for (int64_t i = begin; i < end; ++i) y[i] = a[i] * b[i];
+      } else {
+        for (int64_t i = begin; i < end; ++i) y[i] = a[i] + b[i];
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  const int64_t elements_;
+  const bool mul_;
+};
+
 }  // namespace
 
 bool TakesBlockedChannelOperand(const Node& /*node*/, size_t input,
                                 std::span<const ValueInfo* const> inputs) {
   // The activation, and an operand that is blocked already (read as [N, padded C]).
-  return input <= 1 && BlockedActivation(inputs) >= 0;
+  return input <= 1 && (BlockedActivation(inputs) >= 0 || SameBlockedLayout(inputs));
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateChannelBroadcast(KernelContext& ctx,
@@ -162,7 +197,15 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateChannelBroadcast(KernelContext& 
   if (ctx.num_inputs() != 2 || !ctx.has_input(0) || !ctx.has_input(1)) {
     return ctx.Error("needs two inputs");
   }
-  const int activation = BlockedActivation(std::span<const ValueInfo* const>(ctx.inputs));
+  const std::span<const ValueInfo* const> inputs(ctx.inputs);
+  if (SameBlockedLayout(inputs)) {
+    const ValueInfo& a = ctx.input(0);
+    ctx.SetOutput(0, DataType::kFp32, a.shape);
+    ctx.outputs[0].layout = a.layout;
+    return std::make_unique<SameLayoutKernel>(
+        static_cast<int64_t>(a.layout.desc.get_size() / sizeof(float)), multiply);
+  }
+  const int activation = BlockedActivation(inputs);
   if (activation < 0) return ctx.Error("blocked input without a per-channel operand");
   const auto blocked = static_cast<size_t>(activation);
   const ValueInfo& x = ctx.input(blocked);

@@ -5,7 +5,9 @@
 // per-channel or scalar operand ([C, 1, 1], [1 | N, C, 1, 1], one element): a squeeze-and-
 // excitation block's scale (itself often a 1×1 convolution's nChw16c output), a per-channel bias.
 // Runs on the blocked layout and writes it, so the convolutions on both sides need no reorder
-// (EfficientNet-B0 had two per SE block).
+// (EfficientNet-B0 had two per SE block). Two fp32 inputs of one shape in one blocked layout (an
+// INT8 ResNet's residual Add of two dequantized nhwc convolutions) add or multiply elementwise
+// and keep that layout.
 //
 // The binary kernels' registration offers a blocked input where TakesBlockedChannelOperand says
 // so, and their factory hands any node with a blocked input to CreateChannelBroadcast.
@@ -23,7 +25,8 @@ namespace brigade::engine::onnx {
 
 // Whether input `input` of an Add / Mul may stay blocked: one input is canonical nChw8c / nChw16c
 // fp32 and the other an fp32 operand that broadcasts to it per channel (or is one value), plain or
-// itself blocked with H = W = 1 (a convolution's [N, C, 1, 1] output). Then both may.
+// itself blocked with H = W = 1 (a convolution's [N, C, 1, 1] output), or both are fp32 of one
+// shape in one blocked layout. Then both may.
 bool TakesBlockedChannelOperand(const Node& node, size_t input,
                                 std::span<const ValueInfo* const> inputs);
 

@@ -355,6 +355,10 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateQLinearConv(KernelContext& ctx) 
   if (!ctx.node->attributes.GetStrings("post_ops").empty()) {
     return ctx.Unsupported("post-ops on a QLinearConv oneDNN cannot run");
   }
+  if (ctx.input(0).layout.blocked) {
+    // TakesBlockedQLinearConv() offered the blocked input for oneDNN, which then declined.
+    return ctx.Unsupported("oneDNN declined an int8 convolution on a blocked input");
+  }
   ConvInputs in;
   in.qlinear = true;
   in.x = 0;
@@ -384,7 +388,12 @@ void RegisterQLinearKernels(KernelRegistry* registry) {
   add("MatMulInteger", &CreateMatMulInteger);
   add("QLinearMatMul", &CreateQLinearMatMul);
   add("ConvInteger", &CreateConvInteger);
-  add("QLinearConv", &CreateQLinearConv);
+  KernelDef conv;
+  conv.op_type = "QLinearConv";
+  conv.create = &CreateQLinearConv;
+  conv.blocked_inputs = Inputs({0});
+  conv.takes_blocked = &TakesBlockedQLinearConv;
+  registry->Add(std::move(conv));
 }
 
 }  // namespace brigade::engine::onnx

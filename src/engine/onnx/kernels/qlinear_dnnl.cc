@@ -1,5 +1,6 @@
 #include "engine/onnx/kernels/qlinear_dnnl.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -132,6 +133,45 @@ bool WeightsFitSevenBits(const Tensor& weights) {
 
 bool DnnlInt8IsExactFor(DataType x_type, const Tensor& signed_weights) {
   return DnnlInt8IsExact() || (x_type == DataType::kUint8 && WeightsFitSevenBits(signed_weights));
+}
+
+bool TakesBlockedQLinearConv(const Node& node, size_t input,
+                             std::span<const ValueInfo* const> inputs) {
+  if (input != 0 || inputs.size() < 8) return false;
+  for (size_t i : {0, 1, 2, 3, 4, 6, 7}) {
+    if (inputs[i] == nullptr) return false;
+  }
+  const ValueInfo& x = *inputs[0];
+  const ValueInfo& w = *inputs[3];
+  if (!Is8Bit(x.dtype) || !Is8Bit(inputs[7]->dtype) || !Is8Bit(w.dtype) || w.constant == nullptr ||
+      w.shape.size() != x.shape.size()) {
+    return false;
+  }
+  for (size_t i : {1, 2, 6, 7}) {
+    if (inputs[i]->constant == nullptr || inputs[i]->num_elements() != 1) return false;
+  }
+  const int64_t group = node.attributes.GetInt("group", 1);
+  if (group <= 0 || w.shape[0] % group != 0 || w.shape[1] * group != x.shape[1]) return false;
+  // The weights must be s8 with zero point 0, or u8 with zero point 128 (SignedWeights()).
+  const ValueInfo* zp = inputs.size() > 5 ? inputs[5] : nullptr;
+  const int expected = w.dtype == DataType::kInt8 ? 0 : 128;
+  if (zp == nullptr && expected != 0) return false;
+  if (zp != nullptr) {
+    if (zp->constant == nullptr || zp->dtype != w.dtype) return false;
+    for (int64_t i = 0; i < zp->num_elements(); ++i) {
+      const int v = w.dtype == DataType::kInt8 ? zp->constant->values<int8_t>()[i]
+                                               : zp->constant->values<uint8_t>()[i];
+      if (v != expected) return false;
+    }
+  }
+  if (DnnlInt8IsExact()) return true;
+  if (x.dtype != DataType::kUint8) return false;
+  auto fits = [](int v) { return v >= -64 && v <= 64; };
+  if (w.dtype == DataType::kInt8) {
+    return std::ranges::all_of(w.constant->values<int8_t>(), fits);
+  }
+  return std::ranges::all_of(w.constant->values<uint8_t>(),
+                             [&](uint8_t v) { return fits(static_cast<int>(v) - 128); });
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx) {
