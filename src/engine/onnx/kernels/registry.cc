@@ -24,6 +24,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterNormalizationKernels(r);
     RegisterResizeKernels(r);
     RegisterQuantizeKernels(r);
+    RegisterQLinearAddKernel(r);
     return table;
   }();
   return registry;

@@ -90,6 +90,7 @@ void RegisterNormalizationKernels(KernelRegistry* registry);
 void RegisterResizeKernels(KernelRegistry* registry);
 void RegisterQuantizeKernels(KernelRegistry* registry);
 void RegisterQLinearKernels(KernelRegistry* registry);
+void RegisterQLinearAddKernel(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 

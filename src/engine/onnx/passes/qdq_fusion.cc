@@ -176,6 +176,67 @@ bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
   return true;
 }
 
+// Add(DequantizeLinear(a), DequantizeLinear(b)) → [Relu] → QuantizeLinear ⇒ QLinearAdd, when
+// everything is per-tensor and constant, a and b have one 8-bit type and one static shape, and
+// the output has their type. The DequantizeLinear nodes stay for their other readers, if any.
+bool FuseQdqAdd(Graph* graph, const GraphIndex& index, Node& add) {
+  if (!IsOp(add, "Add") || add.inputs.size() != 2) return false;
+  Node* dq_a = ProducerOp(graph, index, add.inputs[0], "DequantizeLinear");
+  Node* dq_b = ProducerOp(graph, index, add.inputs[1], "DequantizeLinear");
+  if (dq_a == nullptr || dq_b == nullptr) return false;
+  const auto a = ParamsOf(*graph, *dq_a);
+  const auto b = ParamsOf(*graph, *dq_b);
+  if (!a || !b || a->scales.size() != 1 || b->scales.size() != 1) return false;
+  const Value& av = graph->value(a->data);
+  const Value& bv = graph->value(b->data);
+  if (!IsEightBitInteger(av.dtype) || bv.dtype != av.dtype || !av.shape || !bv.shape ||
+      *av.shape != *bv.shape) {
+    return false;
+  }
+  ValueId out = add.outputs[0];
+  if (!index.HasSingleConsumer(out)) return false;
+  Node* next = &graph->nodes()[static_cast<size_t>(index.consumers(out)[0])];
+  Node* relu = nullptr;
+  if (IsOp(*next, "Relu")) {
+    relu = next;
+    if (!index.HasSingleConsumer(relu->outputs[0])) return false;
+    next = &graph->nodes()[static_cast<size_t>(index.consumers(relu->outputs[0])[0])];
+  }
+  if (!IsOp(*next, "QuantizeLinear") || next->inputs[0] != (relu ? relu->outputs[0] : out)) {
+    return false;
+  }
+  const auto c = ParamsOf(*graph, *next);
+  if (!c || c->scales.size() != 1) return false;
+  const DataType c_type =
+      c->zero_point != kNoValue ? graph->value(c->zero_point).dtype : DataType::kUint8;
+  if (c_type != av.dtype) return false;
+  auto zero_point = [&](const QuantParams& p, const std::string& name) {
+    return p.zero_point != kNoValue ? p.zero_point
+                                    : ZeroPointConstant(graph, StrCat(add.name, name), av.dtype);
+  };
+  Node fused;
+  fused.name = add.name + "/qlinear";
+  fused.domain = std::string(kBrigadeDomain);
+  fused.op_type = "QLinearAdd";
+  fused.opset = 1;
+  fused.inputs = {a->data,
+                  a->scale,
+                  zero_point(*a, "/a_zp"),
+                  b->data,
+                  b->scale,
+                  zero_point(*b, "/b_zp"),
+                  c->scale,
+                  zero_point(*c, "/c_zp")};
+  fused.outputs = {next->outputs[0]};
+  if (relu != nullptr) {
+    AppendPostOp(&fused, "Relu", 0, 0);
+    relu->removed = true;
+  }
+  next->removed = true;
+  add = std::move(fused);
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> QdqFusion::Run(Graph* graph) const {
@@ -185,7 +246,7 @@ absl::StatusOr<bool> QdqFusion::Run(Graph* graph) const {
     progress = false;
     const GraphIndex index(*graph);
     for (Node& node : graph->nodes()) {
-      if (!node.removed && FuseQdqAround(graph, index, node)) {
+      if (!node.removed && (FuseQdqAround(graph, index, node) || FuseQdqAdd(graph, index, node))) {
         progress = changed = true;
         break;  // the index is stale
       }

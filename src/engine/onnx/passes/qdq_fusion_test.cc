@@ -4,6 +4,7 @@
 
 #include "engine/onnx/kernels/qlinear_dnnl.h"
 #include "engine/onnx/passes/dead_node_elimination.h"
+#include "engine/onnx/passes/static_shapes.h"
 #include "engine/onnx/test_util/graph_runner.h"
 #include "gtest/gtest.h"
 
@@ -107,6 +108,86 @@ TEST(QdqFusionTest, NonConstantWeightsAreLeftAlone) {
   auto changed = QdqFusion().Run(&g);
   ASSERT_TRUE(changed.ok());
   EXPECT_FALSE(*changed);
+}
+
+// xa → Q ─ DQ ─┐
+// xb → Q ─ DQ ─┴─ Add → [Relu] → Q → DQ → y, all per-tensor, in uint8 or int8, with b of
+// `b_shape` (the same as a's, or one that broadcasts).
+template <typename T>
+OnnxBuilder QdqAdd(bool relu, std::vector<int64_t> b_shape) {
+  OnnxBuilder b;
+  const std::vector<int64_t> a_shape = {2, 3, 5, 7};
+  const T zero = std::is_same_v<T, uint8_t> ? 128 : 0;
+  b.Input("xa", DataType::kFp32, a_shape);
+  b.Input("xb", DataType::kFp32, b_shape);
+  b.Initializer("a_s", F32({}, {0.021f}));
+  b.Initializer("a_zp", Q<T>({}, {static_cast<T>(zero + 3)}));
+  b.Initializer("b_s", F32({}, {0.034f}));
+  b.Initializer("b_zp", Q<T>({}, {static_cast<T>(zero - 5)}));
+  b.Initializer("c_s", F32({}, {0.047f}));
+  b.Initializer("c_zp", Q<T>({}, {static_cast<T>(zero - 20)}));
+  b.Node("QuantizeLinear", {"xa", "a_s", "a_zp"}, {"a_q"});
+  b.Node("QuantizeLinear", {"xb", "b_s", "b_zp"}, {"b_q"});
+  b.Node("DequantizeLinear", {"a_q", "a_s", "a_zp"}, {"a_f"});
+  b.Node("DequantizeLinear", {"b_q", "b_s", "b_zp"}, {"b_f"});
+  b.Node("Add", {"a_f", "b_f"}, {relu ? "sum" : "r"});
+  if (relu) b.Node("Relu", {"sum"}, {"r"});
+  b.Node("QuantizeLinear", {"r", "c_s", "c_zp"}, {"c_q"});
+  b.Node("DequantizeLinear", {"c_q", "c_s", "c_zp"}, {"y"});
+  b.Output("y", DataType::kFp32, a_shape);
+  return b;
+}
+
+Graph WithShapes(const OnnxBuilder& builder) {
+  Graph g = LoadGraph(builder);
+  EXPECT_TRUE(StaticShapes().Run(&g).ok());
+  return g;
+}
+
+// The fused node computes with the float operations of the four it replaces, so every byte
+// agrees, saturation at both ends included.
+template <typename T>
+void ExpectQdqAddFusesExactly() {
+  for (bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "Add, Relu" : "Add");
+    const Graph original = WithShapes(QdqAdd<T>(relu, {2, 3, 5, 7}));
+    Graph g = original;
+    auto changed = QdqFusion().Run(&g);
+    ASSERT_TRUE(changed.ok() && *changed);
+    ASSERT_TRUE(DeadNodeElimination().Run(&g).ok());
+    EXPECT_EQ(CountOps(g, "QLinearAdd"), 1);
+    EXPECT_EQ(CountOps(g, "Add"), 0);
+    EXPECT_EQ(CountOps(g, "Relu"), 0);
+    Tensor xa = RandomTensor({2, 3, 5, 7}, 21);
+    Tensor xb = RandomTensor({2, 3, 5, 7}, 22);
+    for (float& v : xa.mutable_values<float>()) v *= 4.0f;
+    for (float& v : xb.mutable_values<float>()) v *= 6.0f;
+    const Tensor inputs[] = {xa, xb};
+    const auto fused = RunGraph(g, inputs);
+    const auto reference = RunGraph(original, inputs);
+    ASSERT_EQ(fused.size(), 1u);
+    ASSERT_EQ(reference.size(), 1u);
+    for (int64_t i = 0; i < reference[0].num_elements(); ++i) {
+      ASSERT_EQ(fused[0].values<float>()[i], reference[0].values<float>()[i]) << i;
+    }
+  }
+}
+
+TEST(QdqFusionTest, QdqAddBecomesOneQLinearAddWithTheSameBytesInUint8) {
+  ExpectQdqAddFusesExactly<uint8_t>();
+}
+
+TEST(QdqFusionTest, QdqAddBecomesOneQLinearAddWithTheSameBytesInInt8) {
+  ExpectQdqAddFusesExactly<int8_t>();
+}
+
+TEST(QdqFusionTest, QdqAddThatBroadcastsIsLeftAlone) {
+  Graph g = WithShapes(QdqAdd<uint8_t>(true, {1, 3, 1, 1}));
+  auto changed = QdqFusion().Run(&g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(CountOps(g, "QLinearAdd"), 0);
+  EXPECT_EQ(CountOps(g, "Add"), 1);
 }
 
 }  // namespace
