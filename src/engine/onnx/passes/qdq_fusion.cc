@@ -86,8 +86,9 @@ bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
   if (!x || !w || x->scales.size() != 1) return false;
   const Value& xv = graph->value(x->data);
   const Tensor* wq = ConstantOf(*graph, w->data);
-  if (!IsEightBitInteger(xv.dtype) || wq == nullptr || !IsEightBitInteger(wq->dtype()))
+  if (!IsEightBitInteger(xv.dtype) || wq == nullptr || !IsEightBitInteger(wq->dtype())) {
     return false;
+  }
   if (!ZeroPointIs(*graph, *w, wq->dtype() == DataType::kInt8 ? 0 : 128)) return false;
   if (!DnnlInt8IsExact() && (xv.dtype != DataType::kUint8 || !SevenBitWeights(*wq))) return false;
   const Shape& ws = wq->shape();
