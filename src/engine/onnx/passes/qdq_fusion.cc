@@ -1,7 +1,11 @@
 #include "engine/onnx/passes/qdq_fusion.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/strings.h"
@@ -75,6 +79,19 @@ bool SevenBitWeights(const Tensor& wq) {
   return true;
 }
 
+// A Clip's bounds when they are constants (absent: unbounded on that side), else nullopt.
+std::optional<std::pair<float, float>> ClipBounds(const Graph& graph, const Node& clip) {
+  std::pair<float, float> bounds{-std::numeric_limits<float>::max(),
+                                 std::numeric_limits<float>::max()};
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!clip.has_input(i)) continue;
+    const std::optional<double> bound = ScalarConstant(graph, clip.inputs[i]);
+    if (!bound.has_value()) return std::nullopt;
+    (i == 1 ? bounds.first : bounds.second) = static_cast<float>(*bound);
+  }
+  return bounds;
+}
+
 bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
   const bool conv = IsOp(op, "Conv");
   if (!conv && !IsOp(op, "MatMul")) return false;
@@ -103,13 +120,19 @@ bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
   ValueId out = op.outputs[0];
   if (!index.HasSingleConsumer(out)) return false;
   Node* next = &graph->nodes()[static_cast<size_t>(index.consumers(out)[0])];
-  Node* relu = nullptr;
-  if (IsOp(*next, "Relu")) {
-    relu = next;
-    if (!index.HasSingleConsumer(relu->outputs[0])) return false;
-    next = &graph->nodes()[static_cast<size_t>(index.consumers(relu->outputs[0])[0])];
+  Node* activation = nullptr;
+  std::optional<std::pair<float, float>> clip;
+  if (IsOp(*next, "Relu") || IsOp(*next, "Clip")) {
+    if (IsOp(*next, "Clip")) {
+      clip = ClipBounds(*graph, *next);
+      if (!clip) return false;
+    }
+    activation = next;
+    if (!index.HasSingleConsumer(activation->outputs[0])) return false;
+    next = &graph->nodes()[static_cast<size_t>(index.consumers(activation->outputs[0])[0])];
   }
-  if (!IsOp(*next, "QuantizeLinear") || next->inputs[0] != (relu ? relu->outputs[0] : out)) {
+  if (!IsOp(*next, "QuantizeLinear") ||
+      next->inputs[0] != (activation ? activation->outputs[0] : out)) {
     return false;
   }
   const auto y = ParamsOf(*graph, *next);
@@ -168,12 +191,83 @@ bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
       if (const Attribute* a = op.attributes.Find(attr)) fused.attributes.Set(attr, *a);
     }
   }
-  if (relu != nullptr) {
+  if (clip) {
+    // oneDNN applies an int8 primitive's post-ops after its output scales, in units of y_scale
+    // (before y's zero point): the bounds go there too. Relu is the same in any unit.
+    AppendPostOp(&fused, "Clip", clip->first / y->scales[0], clip->second / y->scales[0]);
+    activation->removed = true;
+  } else if (activation != nullptr) {
     AppendPostOp(&fused, "Relu", 0, 0);
-    relu->removed = true;
+    activation->removed = true;
   }
   next->removed = true;
   op = std::move(fused);
+  return true;
+}
+
+// Two per-tensor quantization parameter sets with equal constant scales and zero points.
+bool SameQuantization(const Graph& graph, ValueId scale_a, ValueId zp_a, ValueId scale_b,
+                      ValueId zp_b) {
+  auto same = [&](ValueId a, ValueId b) {
+    if (a == b) return true;
+    const Tensor* ta = ConstantOf(graph, a);
+    const Tensor* tb = ConstantOf(graph, b);
+    return ta != nullptr && tb != nullptr && ta->dtype() == tb->dtype() &&
+           ta->num_elements() == 1 && tb->num_elements() == 1 &&
+           std::memcmp(ta->data(), tb->data(), DataTypeSize(ta->dtype())) == 0;
+  };
+  return same(scale_a, scale_b) && zp_a != kNoValue && zp_b != kNoValue && same(zp_a, zp_b);
+}
+
+// QLinearConv / QLinearMatMul → DequantizeLinear → Clip → QuantizeLinear, the dequantize and
+// quantize with the op's own output scale and zero point (what a quantizer that has no int8
+// Clip writes around MobileNet's ReLU6): the Clip becomes a post-op of the op, in its output's
+// integer units. Exact: with one scale s and zero point z, Q(Clip(DQ(q), lo, hi)) is q clamped
+// to [Q(lo), Q(hi)] (Q is monotonic and Q(DQ(q)) = q), and oneDNN rounds after its post-ops, so
+// a clamp to the integers Q(lo) - z and Q(hi) - z before rounding clamps the rounded value.
+bool FuseQuantizedClip(Graph* graph, const GraphIndex& index, Node& op) {
+  const bool conv = op.op_type == "QLinearConv";
+  if (!op.domain.empty() || (!conv && op.op_type != "QLinearMatMul") || op.inputs.size() < 8 ||
+      op.outputs.size() != 1 || !index.HasSingleConsumer(op.outputs[0])) {
+    return false;
+  }
+  Node& dq = graph->nodes()[static_cast<size_t>(index.consumers(op.outputs[0])[0])];
+  if (!IsOp(dq, "DequantizeLinear") || dq.inputs.size() < 3 ||
+      !index.HasSingleConsumer(dq.outputs[0])) {
+    return false;
+  }
+  Node& clip = graph->nodes()[static_cast<size_t>(index.consumers(dq.outputs[0])[0])];
+  if (!IsOp(clip, "Clip") || clip.inputs[0] != dq.outputs[0] ||
+      !index.HasSingleConsumer(clip.outputs[0])) {
+    return false;
+  }
+  const auto bounds = ClipBounds(*graph, clip);
+  if (!bounds) return false;
+  Node& q = graph->nodes()[static_cast<size_t>(index.consumers(clip.outputs[0])[0])];
+  if (!IsOp(q, "QuantizeLinear") || q.inputs.size() < 3 || q.inputs[0] != clip.outputs[0]) {
+    return false;
+  }
+  const ValueId y_scale = op.inputs[6], y_zp = op.inputs[7];
+  if (!SameQuantization(*graph, y_scale, y_zp, dq.inputs[1], dq.inputs[2]) ||
+      !SameQuantization(*graph, y_scale, y_zp, q.inputs[1], q.inputs[2])) {
+    return false;
+  }
+  const std::optional<double> scale = ScalarConstant(*graph, y_scale);
+  const Tensor* zp = ConstantOf(*graph, y_zp);
+  if (!scale || !(*scale > 0) || zp == nullptr) return false;
+  const bool u8 = zp->dtype() == DataType::kUint8;
+  const int zero = u8 ? zp->values<uint8_t>()[0] : zp->values<int8_t>()[0];
+  const float lowest = u8 ? 0.0f : -128.0f, highest = u8 ? 255.0f : 127.0f;
+  // Q(bound) - zero, in the float arithmetic QuantizeLinear uses, within the type's range.
+  auto integer_bound = [&](float bound) {
+    const float v = std::nearbyint(bound / static_cast<float>(*scale)) + static_cast<float>(zero);
+    return std::clamp(v, lowest, highest) - static_cast<float>(zero);
+  };
+  AppendPostOp(&op, "Clip", integer_bound(bounds->first), integer_bound(bounds->second));
+  op.outputs[0] = q.outputs[0];
+  dq.removed = true;
+  clip.removed = true;
+  q.removed = true;
   return true;
 }
 
@@ -247,7 +341,8 @@ absl::StatusOr<bool> QdqFusion::Run(Graph* graph) const {
     progress = false;
     const GraphIndex index(*graph);
     for (Node& node : graph->nodes()) {
-      if (!node.removed && (FuseQdqAround(graph, index, node) || FuseQdqAdd(graph, index, node))) {
+      if (!node.removed && (FuseQdqAround(graph, index, node) || FuseQdqAdd(graph, index, node) ||
+                            FuseQuantizedClip(graph, index, node))) {
         progress = changed = true;
         break;  // the index is stale
       }

@@ -6,8 +6,8 @@
 // oneDNN u8s8 primitive (s32 accumulation, requantization in the same pass).
 //
 //   x_q ─DequantizeLinear─┐
-//   w_q ─DequantizeLinear─┴─Conv(+ bias b)─► [Relu] ─QuantizeLinear(y_scale, y_zp)─► y_q
-//     ⇒  QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, b_q)[post_ops: Relu]
+//   w_q ─DequantizeLinear─┴─Conv(+ bias b)─► [Relu | Clip] ─QuantizeLinear(y_scale, y_zp)─► y_q
+//     ⇒  QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, b_q)[post_ops]
 //
 // with b_q = round(b / (x_scale · w_scale[c])) as int32. Applies when the weights are constant
 // s8 with zero point 0 (or u8 with zero point 128), x and y are per-tensor, weights per-tensor or
@@ -15,6 +15,9 @@
 // Dequantized values read elsewhere keep their DequantizeLinear. On a CPU without VNNI the pass
 // fuses only uint8 inputs with 7-bit weights (|w| <= 64, what reduce_range quantization writes);
 // other groups stay in float (oneDNN's int8 kernels saturate there; see DnnlInt8IsExactFor).
+//
+// A QLinearConv / QLinearMatMul whose output goes DequantizeLinear → Clip → QuantizeLinear with
+// its own output scale and zero point takes the Clip as a post-op too (exactly).
 //
 // The residual Add between them, in the same form, becomes one pass over the 8-bit operands:
 //

@@ -22,7 +22,7 @@ Tensor Q(std::vector<int64_t> shape, std::vector<T> v) {
 // x → Q → DQ ─┐
 // w_q → DQ ───┴─ Conv(+b) → Relu → Q → DQ → y, with per-channel weight scales; 8-bit weights,
 // or 7-bit ones (|w| <= 64) as reduce_range quantization writes them.
-OnnxBuilder QdqConv(int64_t group, bool seven_bit = false) {
+OnnxBuilder QdqConv(int64_t group, bool seven_bit = false, bool clip = false) {
   constexpr int64_t kC = 4, kM = 4;
   OnnxBuilder b;
   b.Input("x", DataType::kFp32, {-1, kC, 6, 6});
@@ -43,7 +43,14 @@ OnnxBuilder QdqConv(int64_t group, bool seven_bit = false) {
   auto& conv = b.Node("Conv", {"x_f", "w_f", "bias"}, {"c"});
   OnnxBuilder::SetInts(conv, "pads", {1, 1, 1, 1});
   OnnxBuilder::SetInt(conv, "group", group);
-  b.Node("Relu", {"c"}, {"r"});
+  if (clip) {
+    // Active inside y's range ((255 - 10) · 0.05 = 12.25), so its bounds matter.
+    b.Initializer("lo", F32({}, {0.3f}));
+    b.Initializer("hi", F32({}, {1.5f}));
+    b.Node("Clip", {"c", "lo", "hi"}, {"r"});
+  } else {
+    b.Node("Relu", {"c"}, {"r"});
+  }
   b.Node("QuantizeLinear", {"r", "y_s", "y_zp"}, {"y_q"});
   b.Node("DequantizeLinear", {"y_q", "y_s", "y_zp"}, {"y"});
   b.Output("y", DataType::kFp32, {-1, kM, 6, 6});
@@ -90,6 +97,88 @@ TEST(QdqFusionTest, QdqConvBecomesOneQLinearConvWithinOneQuantizationStep) {
       EXPECT_GT(exact, x.shape()[0] * 4 * 36 * 95 / 100);
     }
   }
+}
+
+// oneDNN applies the post-op after its output scales: the Clip's bounds must be given in units
+// of y_scale, or the clamp lands 20 times too low.
+TEST(QdqFusionTest, QdqConvWithClipBecomesOneQLinearConvWithinOneQuantizationStep) {
+  const Graph original = LoadGraph(QdqConv(1, /*seven_bit=*/true, /*clip=*/true));
+  Graph g = original;
+  auto changed = QdqFusion().Run(&g);
+  ASSERT_TRUE(changed.ok() && *changed);
+  ASSERT_TRUE(DeadNodeElimination().Run(&g).ok());
+  EXPECT_EQ(CountOps(g, "QLinearConv"), 1);
+  EXPECT_EQ(CountOps(g, "Clip"), 0);
+  Tensor x = RandomTensor({2, 4, 6, 6}, 9);
+  for (float& v : x.mutable_values<float>()) v *= 2.0f;
+  const auto fused = RunGraph(g, {&x, 1});
+  const auto reference = RunGraph(original, {&x, 1});
+  ASSERT_EQ(fused.size(), 1u);
+  ASSERT_EQ(reference.size(), 1u);
+  int clamped = 0;
+  for (int64_t i = 0; i < reference[0].num_elements(); ++i) {
+    const float want = reference[0].values<float>()[i];
+    clamped += want <= 0.3f + 1e-6f || want >= 1.5f - 1e-6f ? 1 : 0;
+    EXPECT_NEAR(fused[0].values<float>()[i], want, 0.0501f) << i;
+  }
+  EXPECT_GT(clamped, 0) << "the bounds were never reached";
+}
+
+// QLinearConv → DequantizeLinear → Clip → QuantizeLinear with the convolution's own output
+// parameters (a quantizer without an int8 Clip): the Clip joins the convolution, byte-exact.
+OnnxBuilder QuantizedClip(bool constant_weights) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kUint8, {1, 4, 5, 5});
+  std::vector<int8_t> w;
+  for (int i = 0; i < 4 * 4 * 9; ++i) w.push_back(static_cast<int8_t>((i * 29) % 129 - 64));
+  if (constant_weights) {
+    b.Initializer("w", Q<int8_t>({4, 4, 3, 3}, w));
+  } else {
+    b.Input("w", DataType::kInt8, {4, 4, 3, 3});
+  }
+  b.Initializer("x_s", F32({}, {0.03f}));
+  b.Initializer("x_zp", Q<uint8_t>({}, {100}));
+  b.Initializer("w_s", F32({}, {0.01f}));
+  b.Initializer("w_zp", Q<int8_t>({}, {0}));
+  b.Initializer("y_s", F32({}, {0.02f}));
+  b.Initializer("y_zp", Q<uint8_t>({}, {50}));
+  b.Initializer("lo", F32({}, {0.0f}));
+  b.Initializer("hi", F32({}, {1.7f}));
+  OnnxBuilder::SetInts(
+      b.Node("QLinearConv", {"x", "x_s", "x_zp", "w", "w_s", "w_zp", "y_s", "y_zp"}, {"c_q"}),
+      "pads", {1, 1, 1, 1});
+  b.Node("DequantizeLinear", {"c_q", "y_s", "y_zp"}, {"c"});
+  b.Node("Clip", {"c", "lo", "hi"}, {"r"});
+  b.Node("QuantizeLinear", {"r", "y_s", "y_zp"}, {"y"});
+  b.Output("y", DataType::kUint8, {1, 4, 5, 5});
+  return b;
+}
+
+TEST(QdqFusionTest, ClipBetweenTheSameQuantizationJoinsTheConvolutionExactly) {
+  if (!DnnlInt8IsExact()) GTEST_SKIP() << "no VNNI: these 8-bit weights stay on the integer loop";
+  const Graph original = LoadGraph(QuantizedClip(true));
+  Graph g = original;
+  auto changed = QdqFusion().Run(&g);
+  ASSERT_TRUE(changed.ok() && *changed);
+  ASSERT_TRUE(DeadNodeElimination().Run(&g).ok());
+  EXPECT_EQ(CountOps(g, "Clip"), 0);
+  EXPECT_EQ(g.nodes().size(), 1u);
+  std::vector<uint8_t> xv;
+  for (int i = 0; i < 100; ++i) xv.push_back(static_cast<uint8_t>((i * 53) % 256));
+  const Tensor x = Q<uint8_t>({1, 4, 5, 5}, xv);
+  const auto fused = RunGraph(g, {&x, 1});
+  const auto reference = RunGraph(original, {&x, 1});
+  ASSERT_EQ(fused.size(), 1u);
+  ASSERT_EQ(reference.size(), 1u);
+  int low = 0, high = 0;
+  for (int64_t i = 0; i < 100; ++i) {
+    const uint8_t want = reference[0].values<uint8_t>()[i];
+    low += want == 50 ? 1 : 0;    // Q(0)
+    high += want == 135 ? 1 : 0;  // Q(1.7) = 85 + 50
+    EXPECT_EQ(fused[0].values<uint8_t>()[i], want) << i;
+  }
+  EXPECT_GT(low, 0);
+  EXPECT_GT(high, 0);
 }
 
 TEST(QdqFusionTest, NonConstantWeightsAreLeftAlone) {
