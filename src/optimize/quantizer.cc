@@ -132,7 +132,7 @@ class Rewriter {
     for (const Candidate& c : eligible) {
       const NodeProto& node = result_.model.graph().node(c.node_index);
       add(node.input(0));
-      add(OutputAfterRelu(node));
+      add(OutputAfterActivation(node));
     }
     return tensors;
   }
@@ -264,13 +264,16 @@ class Rewriter {
   }
 
   // The tensor a runtime would requantize after `node`: its output, or the output of the Relu
-  // that alone reads it.
-  std::string OutputAfterRelu(const NodeProto& node) const {
+  // or Clip (MobileNet's ReLU6) that alone reads it, which the engine fuses into the int8 op.
+  std::string OutputAfterActivation(const NodeProto& node) const {
     const std::string& out = node.output(0);
     const auto uses = uses_.find(out);
     if (uses == uses_.end() || uses->second != 1 || graph_outputs_.contains(out)) return out;
     for (const NodeProto& n : result_.model.graph().node()) {
-      if (n.op_type() == "Relu" && n.input_size() == 1 && n.input(0) == out) return n.output(0);
+      if ((n.op_type() == "Relu" || n.op_type() == "Clip") && n.input_size() >= 1 &&
+          n.input(0) == out) {
+        return n.output(0);
+      }
     }
     return out;
   }

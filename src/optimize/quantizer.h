@@ -10,10 +10,10 @@
 //              x ─DynamicQuantizeLinear─► (x_q, x_scale, x_zp)
 //              MatMulInteger(x_q, w_q, x_zp) ─Cast─► ·(x_scale · w_scale) [+ bias] ─► y
 //   static   QDQ: a QuantizeLinear → DequantizeLinear pair on each activation a Conv / MatMul /
-//            Gemm reads and on what it produces (after a Relu it feeds alone, so a runtime can fuse
-//            Conv+Relu+requantize), constant weights stored as int8 behind a DequantizeLinear,
-//            Conv biases as int32 (scale x_scale · w_scale). Activation ranges come from
-//            calibration (calibration.h): asymmetric uint8.
+//            Gemm reads and on what it produces (after a Relu or Clip it feeds alone, so a runtime
+//            can fuse Conv+Relu+requantize), constant weights stored as int8 behind a
+//            DequantizeLinear, Conv biases as int32 (scale x_scale · w_scale). Activation ranges
+//            come from calibration (calibration.h): asymmetric uint8.
 //
 // Weights are symmetric int8 (zero point 0) in [-127, 127], or [-64, 64] with reduce_range:
 // 7-bit weights keep the pairwise u8·s8 sums of AVX2's vpmaddubsw inside int16, which CPUs

@@ -172,6 +172,23 @@ TEST(QuantizerTest, StaticConvGetsQdqPairsAndCalibratedRanges) {
   EXPECT_LT(engine::onnx::MaxAbsDiff(want[0], got[0]), 0.05f * MaxAbs(want[0]));
 }
 
+// MobileNet's ReLU6 is a Clip: its output, not the convolution's, is what gets quantized, so the
+// engine can fuse Conv + Clip + requantize as it fuses Conv + Relu.
+TEST(QuantizerTest, StaticConvQuantizesAfterTheClipItFeedsAlone) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 2, 6, 6});
+  b.Initializer("w1", RandomTensor({4, 2, 3, 3}, 3));
+  b.Initializer("w2", RandomTensor({3, 4, 1, 1}, 5));
+  b.Initializer("lo", *Tensor::FromValues<float>(Shape{}, std::vector<float>{0.0f}));
+  b.Initializer("hi", *Tensor::FromValues<float>(Shape{}, std::vector<float>{6.0f}));
+  OnnxBuilder::SetInts(b.Node("Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  b.Node("Clip", {"c1", "lo", "hi"}, {"r1"});
+  b.Node("Conv", {"r1", "w2"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 3, 6, 6});
+  const std::vector<std::string> tensors = TensorsToCalibrate(b.model(), QuantizeOptions{});
+  EXPECT_EQ(tensors, (std::vector<std::string>{"x", "r1"}));
+}
+
 TEST(QuantizerTest, ExclusionsAndUnsupportedOpsStayFp32AndAreListed) {
   OnnxBuilder b = ConvModel();
   RangeMap ranges{{"x", {-1, 1}}, {"r1", {0, 2}}, {"p1", {0, 2}}};
