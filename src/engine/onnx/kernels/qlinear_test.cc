@@ -66,6 +66,7 @@ OnnxBuilder QConv(bool constant_weights, int64_t group, const Tensor& w) {
   b.Initializer("x_s", Values<float>({}, {0.03f}));
   b.Initializer("x_zp", Values<uint8_t>({}, {120}));
   std::vector<float> ws;
+  ws.reserve(8);
   for (int i = 0; i < 8; ++i) ws.push_back(0.002f * static_cast<float>(i + 1));
   b.Initializer("w_s", Values<float>({8}, ws));
   b.Initializer("w_zp", Values<int8_t>({8}, std::vector<int8_t>(8, 0)));
@@ -89,7 +90,7 @@ TEST(QLinearKernelsTest, OneDnnConvMatchesTheIntegerDefinitionExactly) {
     const auto loop = RunChecked(QConv(false, group, w), loop_inputs, false);
     ASSERT_EQ(fast.size(), 1u);
     ASSERT_EQ(loop.size(), 1u);
-    for (int64_t i = 0; i < 8 * 25; ++i) {
+    for (int64_t i = 0; i < int64_t{8} * 25; ++i) {
       EXPECT_EQ(fast[0].values<uint8_t>()[i], loop[0].values<uint8_t>()[i])
           << "group " << group << " element " << i;
     }
@@ -101,19 +102,23 @@ TEST(QLinearKernelsTest, OneDnnConvMatchesTheIntegerDefinitionExactly) {
 // extremes too: x at 255 against weights at ±64.
 TEST(QLinearKernelsTest, SevenBitWeightsRunOnOneDnnExactlyOnEveryCpu) {
   std::vector<int8_t> wv;
-  for (int i = 0; i < 8 * 8 * 9; ++i)
+  wv.reserve(size_t{8} * 8 * 9);
+  for (int i = 0; i < 8 * 8 * 9; ++i) {
     wv.push_back(static_cast<int8_t>(i % 3 == 0 ? 64 : (i * 29) % 129 - 64));
+  }
   const Tensor w = Values<int8_t>({8, 8, 3, 3}, wv);
   std::vector<uint8_t> xv;
-  for (int i = 0; i < 8 * 25; ++i)
+  xv.reserve(size_t{8} * 25);
+  for (int i = 0; i < int64_t{8} * 25; ++i) {
     xv.push_back(static_cast<uint8_t>(i % 2 == 0 ? 255 : (i * 31) % 256));
+  }
   const Tensor x = Values<uint8_t>({1, 8, 5, 5}, xv);
   const auto fast = RunChecked(QConv(true, 1, w), {&x, 1}, true, /*seven_bit=*/true);
   const Tensor loop_inputs[] = {x, w};
   const auto loop = RunChecked(QConv(false, 1, w), loop_inputs, false);
   ASSERT_EQ(fast.size(), 1u);
   ASSERT_EQ(loop.size(), 1u);
-  for (int64_t i = 0; i < 8 * 25; ++i) {
+  for (int64_t i = 0; i < int64_t{8} * 25; ++i) {
     EXPECT_EQ(fast[0].values<uint8_t>()[i], loop[0].values<uint8_t>()[i]) << i;
   }
 }
@@ -166,7 +171,7 @@ TEST(QLinearKernelsTest, ChainedConvolutionsAndResidualAddStayInTheirLayout) {
   // explicitly, oneDNN picks another int8 implementation than for a plain one, and that one
   // rounds a few near-ties the other way (5 of these 576 elements; a plain input matched the
   // loops exactly). ResNet-50's INT8 logits came out bit-identical with and without the reorders.
-  for (int64_t i = 0; i < 16 * 36; ++i) {
+  for (int64_t i = 0; i < int64_t{16} * 36; ++i) {
     EXPECT_NEAR(fast[0].values<float>()[i], loop[0].values<float>()[i], 0.0501) << i;
   }
   if (!DnnlInt8IsExact()) GTEST_SKIP() << "no VNNI: oneDNN's int8 path is not taken";
@@ -192,6 +197,7 @@ OnnxBuilder QMatMul(bool constant_weights, const Tensor& w) {
   b.Initializer("a_s", Values<float>({}, {0.05f}));
   b.Initializer("a_zp", Values<uint8_t>({}, {7}));
   std::vector<float> ws;
+  ws.reserve(8);
   for (int i = 0; i < 8; ++i) ws.push_back(0.01f + 0.001f * static_cast<float>(i));
   b.Initializer("w_s", Values<float>({8}, ws));
   b.Initializer("w_zp", Values<int8_t>({8}, std::vector<int8_t>(8, 0)));
@@ -209,7 +215,7 @@ TEST(QLinearKernelsTest, OneDnnMatMulMatchesTheIntegerDefinitionExactly) {
   const Tensor loop_inputs[] = {a, w};
   const auto loop = RunChecked(QMatMul(false, w), loop_inputs, false);
   ASSERT_EQ(fast.size(), 1u);
-  for (int64_t i = 0; i < 2 * 3 * 8; ++i) {
+  for (int64_t i = 0; i < int64_t{2} * 3 * 8; ++i) {
     EXPECT_EQ(fast[0].values<int8_t>()[i], loop[0].values<int8_t>()[i]) << i;
   }
 }

@@ -29,8 +29,10 @@ OnnxBuilder QdqConv(int64_t group, bool seven_bit = false, bool clip = false) {
   b.Initializer("x_s", F32({}, {0.02f}));
   b.Initializer("x_zp", Q<uint8_t>({}, {128}));
   std::vector<int8_t> w;
-  for (int i = 0; i < kM * (kC / group) * 9; ++i)
+  w.reserve(static_cast<size_t>(kM * (kC / group) * 9));
+  for (int i = 0; i < kM * (kC / group) * 9; ++i) {
     w.push_back(static_cast<int8_t>(seven_bit ? (i * 37) % 129 - 64 : (i * 37) % 255 - 127));
+  }
   b.Initializer("w_q", Q<int8_t>({kM, kC / group, 3, 3}, w));
   b.Initializer("w_s", F32({kM}, {0.01f, 0.02f, 0.005f, 0.015f}));
   b.Initializer("w_zp", Q<int8_t>({kM}, {0, 0, 0, 0}));
@@ -130,6 +132,7 @@ OnnxBuilder QuantizedClip(bool constant_weights) {
   OnnxBuilder b;
   b.Input("x", DataType::kUint8, {1, 4, 5, 5});
   std::vector<int8_t> w;
+  w.reserve(size_t{4} * 4 * 9);
   for (int i = 0; i < 4 * 4 * 9; ++i) w.push_back(static_cast<int8_t>((i * 29) % 129 - 64));
   if (constant_weights) {
     b.Initializer("w", Q<int8_t>({4, 4, 3, 3}, w));
@@ -164,6 +167,7 @@ TEST(QdqFusionTest, ClipBetweenTheSameQuantizationJoinsTheConvolutionExactly) {
   EXPECT_EQ(CountOps(g, "Clip"), 0);
   EXPECT_EQ(g.nodes().size(), 1u);
   std::vector<uint8_t> xv;
+  xv.reserve(100);
   for (int i = 0; i < 100; ++i) xv.push_back(static_cast<uint8_t>((i * 53) % 256));
   const Tensor x = Q<uint8_t>({1, 4, 5, 5}, xv);
   const auto fused = RunGraph(g, {&x, 1});
@@ -203,7 +207,7 @@ TEST(QdqFusionTest, NonConstantWeightsAreLeftAlone) {
 // xb → Q ─ DQ ─┴─ Add → [Relu] → Q → DQ → y, all per-tensor, in uint8 or int8, with b of
 // `b_shape` (the same as a's, or one that broadcasts).
 template <typename T>
-OnnxBuilder QdqAdd(bool relu, std::vector<int64_t> b_shape) {
+OnnxBuilder QdqAdd(bool relu, const std::vector<int64_t>& b_shape) {
   OnnxBuilder b;
   const std::vector<int64_t> a_shape = {2, 3, 5, 7};
   const T zero = std::is_same_v<T, uint8_t> ? 128 : 0;
