@@ -117,6 +117,7 @@ bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
     if (axis != (conv ? 0 : 1)) return false;
   }
   // Output: [Relu →] QuantizeLinear, each the sole reader.
+  if (op.outputs.size() != 1) return false;
   ValueId out = op.outputs[0];
   if (!index.HasSingleConsumer(out)) return false;
   Node* next = &graph->nodes()[static_cast<size_t>(index.consumers(out)[0])];
@@ -128,11 +129,13 @@ bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
       if (!clip) return false;
     }
     activation = next;
-    if (!index.HasSingleConsumer(activation->outputs[0])) return false;
+    if (activation->outputs.size() != 1 || !index.HasSingleConsumer(activation->outputs[0])) {
+      return false;
+    }
     next = &graph->nodes()[static_cast<size_t>(index.consumers(activation->outputs[0])[0])];
   }
-  if (!IsOp(*next, "QuantizeLinear") ||
-      next->inputs[0] != (activation ? activation->outputs[0] : out)) {
+  if (!IsOp(*next, "QuantizeLinear") || next->outputs.size() != 1 ||
+      next->input(0) != (activation ? activation->outputs[0] : out)) {
     return false;
   }
   const auto y = ParamsOf(*graph, *next);
@@ -232,19 +235,20 @@ bool FuseQuantizedClip(Graph* graph, const GraphIndex& index, Node& op) {
     return false;
   }
   Node& dq = graph->nodes()[static_cast<size_t>(index.consumers(op.outputs[0])[0])];
-  if (!IsOp(dq, "DequantizeLinear") || dq.inputs.size() < 3 ||
+  if (!IsOp(dq, "DequantizeLinear") || dq.inputs.size() < 3 || dq.outputs.size() != 1 ||
       !index.HasSingleConsumer(dq.outputs[0])) {
     return false;
   }
   Node& clip = graph->nodes()[static_cast<size_t>(index.consumers(dq.outputs[0])[0])];
-  if (!IsOp(clip, "Clip") || clip.inputs[0] != dq.outputs[0] ||
+  if (!IsOp(clip, "Clip") || clip.input(0) != dq.outputs[0] || clip.outputs.size() != 1 ||
       !index.HasSingleConsumer(clip.outputs[0])) {
     return false;
   }
   const auto bounds = ClipBounds(*graph, clip);
   if (!bounds) return false;
   Node& q = graph->nodes()[static_cast<size_t>(index.consumers(clip.outputs[0])[0])];
-  if (!IsOp(q, "QuantizeLinear") || q.inputs.size() < 3 || q.inputs[0] != clip.outputs[0]) {
+  if (!IsOp(q, "QuantizeLinear") || q.inputs.size() < 3 || q.outputs.size() != 1 ||
+      q.inputs[0] != clip.outputs[0]) {
     return false;
   }
   const ValueId y_scale = op.inputs[6], y_zp = op.inputs[7];
@@ -275,7 +279,7 @@ bool FuseQuantizedClip(Graph* graph, const GraphIndex& index, Node& op) {
 // everything is per-tensor and constant, a and b have one 8-bit type and one static shape, and
 // the output has their type. The DequantizeLinear nodes stay for their other readers, if any.
 bool FuseQdqAdd(Graph* graph, const GraphIndex& index, Node& add) {
-  if (!IsOp(add, "Add") || add.inputs.size() != 2) return false;
+  if (!IsOp(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) return false;
   Node* dq_a = ProducerOp(graph, index, add.inputs[0], "DequantizeLinear");
   Node* dq_b = ProducerOp(graph, index, add.inputs[1], "DequantizeLinear");
   if (dq_a == nullptr || dq_b == nullptr) return false;
@@ -294,10 +298,11 @@ bool FuseQdqAdd(Graph* graph, const GraphIndex& index, Node& add) {
   Node* relu = nullptr;
   if (IsOp(*next, "Relu")) {
     relu = next;
-    if (!index.HasSingleConsumer(relu->outputs[0])) return false;
+    if (relu->outputs.size() != 1 || !index.HasSingleConsumer(relu->outputs[0])) return false;
     next = &graph->nodes()[static_cast<size_t>(index.consumers(relu->outputs[0])[0])];
   }
-  if (!IsOp(*next, "QuantizeLinear") || next->inputs[0] != (relu ? relu->outputs[0] : out)) {
+  if (!IsOp(*next, "QuantizeLinear") || next->outputs.size() != 1 ||
+      next->input(0) != (relu ? relu->outputs[0] : out)) {
     return false;
   }
   const auto c = ParamsOf(*graph, *next);
