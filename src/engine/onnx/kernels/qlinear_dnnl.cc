@@ -144,7 +144,7 @@ bool TakesBlockedQLinearConv(const Node& node, size_t input,
   const ValueInfo& x = *inputs[0];
   const ValueInfo& w = *inputs[3];
   if (!Is8Bit(x.dtype) || !Is8Bit(inputs[7]->dtype) || !Is8Bit(w.dtype) || w.constant == nullptr ||
-      w.shape.size() != x.shape.size()) {
+      w.shape.size() != x.shape.size() || x.shape.size() < 3) {
     return false;
   }
   for (size_t i : {1, 2, 6, 7}) {
