@@ -187,7 +187,10 @@ class Server:
         self.proc = subprocess.Popen(
             [brigade, "serve", "--model-repository", repository, "--http-address", "127.0.0.1",
              "--http-port", str(self.port), "--allow-grpc", "false", "--metrics-port", "-1",
-             "--log-level", "warn"], stdout=self.log, stderr=subprocess.STDOUT)
+             "--log-level", "warn",
+             # The repository links to the model files (ResNet-50's 100 MB, once per policy)
+             # rather than copying them; the server refuses such links unless told.
+             "--allow-symlinked-models"], stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
