@@ -4,6 +4,8 @@
 #include <cmath>
 #include <span>
 
+#include "core/check.h"
+
 namespace brigade::scheduler {
 namespace {
 
@@ -79,25 +81,38 @@ double DecayingHistogram::Weight(int64_t now_ns) const {
 }
 
 int64_t DecayingHistogram::Quantile(double q) const {
+  int64_t out = 0;
+  Quantiles(std::span<const double>(&q, 1), std::span<int64_t>(&out, 1));
+  return out;
+}
+
+void DecayingHistogram::Quantiles(std::span<const double> qs, std::span<int64_t> out) const {
+  BRIGADE_CHECK(qs.size() == out.size(), "one output per quantile");
   double total = 0;
   for (float count : counts_) total += count;
-  if (total <= 0) return 0;
-  const double target = std::clamp(q, 0.0, 1.0) * total;
+  size_t next = 0;
+  if (total <= 0) {
+    for (int64_t& v : out) v = 0;
+    return;
+  }
   double seen = 0;
   int64_t largest_ns = 0;
-  for (int b = 0; b < kBuckets; ++b) {
+  for (int b = 0; b < kBuckets && next < qs.size(); ++b) {
     const double count = counts_[static_cast<size_t>(b)];
     if (count <= 0) continue;
     largest_ns = max_ns_[static_cast<size_t>(b)];
-    if (seen + count >= target) {
+    while (next < qs.size()) {
+      const double target = std::clamp(qs[next], 0.0, 1.0) * total;
+      if (seen + count < target) break;
       const double fraction = (target - seen) / count;
       const auto low = static_cast<double>(min_ns_[static_cast<size_t>(b)]);
       const auto high = static_cast<double>(max_ns_[static_cast<size_t>(b)]);
-      return static_cast<int64_t>(low + fraction * (high - low));
+      out[next++] = static_cast<int64_t>(low + fraction * (high - low));
     }
     seen += count;
   }
-  return largest_ns;  // rounding left `target` a hair above the total
+  // Rounding may leave a target a hair above the total.
+  for (; next < qs.size(); ++next) out[next] = largest_ns;
 }
 
 std::string_view LatencyProfile::SourceName(Source source) {
@@ -131,8 +146,11 @@ void LatencyProfile::AddTo(Table& table, int rows, int64_t duration_ns, int64_t 
     cell = std::make_unique<Cell>(Cell{DecayingHistogram(options_.half_life_ns)});
   }
   cell->histogram.Add(duration_ns, now_ns);
-  cell->p50_ns = cell->histogram.Quantile(0.50);
-  cell->p99_ns = cell->histogram.Quantile(0.99);
+  constexpr double kQuantiles[] = {0.50, 0.99};
+  int64_t quantiles[2];
+  cell->histogram.Quantiles(kQuantiles, quantiles);
+  cell->p50_ns = quantiles[0];
+  cell->p99_ns = quantiles[1];
   cell->weight = cell->histogram.Weight(now_ns);
   cell->fresh_until_ns =
       cell->weight < kMinSamples

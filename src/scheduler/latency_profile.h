@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -48,6 +49,9 @@ class DecayingHistogram {
   // The q-quantile (0 < q < 1) in ns; 0 when empty. Decay scales every count alike, so the
   // quantiles do not depend on the time they are read at.
   int64_t Quantile(double q) const;
+  // Quantile(qs[i]) into out[i] for ascending `qs`, in one pass over the buckets (the profile
+  // reads p50 and p99 after every batch).
+  void Quantiles(std::span<const double> qs, std::span<int64_t> out) const;
 
   static constexpr int kBuckets = 133;
 

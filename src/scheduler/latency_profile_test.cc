@@ -10,6 +10,20 @@ constexpr int64_t kNow = 1'000'000'000;
 constexpr int64_t kUs = 1000;
 constexpr int64_t kHalfLifeNs = 1'000'000'000;
 
+TEST(DecayingHistogramTest, QuantilesInOnePassEqualEachQuantileAlone) {
+  DecayingHistogram histogram(int64_t{10'000'000'000});
+  for (int i = 1; i <= 1000; ++i) histogram.Add(int64_t{i} * i * 37 % 900'000 * kUs / 100, i);
+  const double qs[] = {0.0, 0.25, 0.5, 0.9, 0.99, 1.0};
+  int64_t together[6];
+  histogram.Quantiles(qs, together);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(together[i], histogram.Quantile(qs[i])) << qs[i];
+  const DecayingHistogram empty(1);
+  int64_t none[2] = {-1, -1};
+  empty.Quantiles(std::span<const double>(qs, 2), none);
+  EXPECT_EQ(none[0], 0);
+  EXPECT_EQ(none[1], 0);
+}
+
 TEST(DecayingHistogramTest, QuantilesOfASpreadAreWithinABucket) {
   DecayingHistogram histogram(kHalfLifeNs);
   for (int us = 1; us <= 1000; ++us) histogram.Add(us * kUs, kNow);
