@@ -9,27 +9,16 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "optimize/test_util/npy_writer.h"
 
 namespace brigade::optimize {
 namespace {
 
+using test_util::NpyBytes;
 using ::testing::HasSubstr;
 
 std::string TempPath(const std::string& name) {
   return (std::filesystem::path(::testing::TempDir()) / name).string();
-}
-
-std::string Npy(const std::string& descr, const std::string& shape, const std::string& data) {
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
-  return out + header + data;
 }
 
 void WriteFile(const std::string& path, const std::string& bytes) {
@@ -53,8 +42,8 @@ std::string Idx(std::vector<uint32_t> dims, const std::string& data) {
 TEST(DatasetTest, ReadsFloat32Npy) {
   const float values[] = {0.5f, -1, 2, 3, 4, 5};
   const std::string path = TempPath("f32.npy");
-  WriteFile(path, Npy("<f4", "(3, 2)",
-                      std::string(reinterpret_cast<const char*>(values), sizeof(values))));
+  WriteFile(path, NpyBytes("<f4", "(3, 2)",
+                           std::string(reinterpret_cast<const char*>(values), sizeof(values))));
   auto samples = LoadSamples(path);
   ASSERT_TRUE(samples.ok()) << samples.status();
   EXPECT_EQ(samples->shape(), (Shape{3, 2}));
@@ -64,7 +53,7 @@ TEST(DatasetTest, ReadsFloat32Npy) {
 
 TEST(DatasetTest, ScalesUint8NpyAndKeepsTheFirstSamples) {
   const std::string path = TempPath("u8.npy");
-  WriteFile(path, Npy("|u1", "(4, 1)", std::string("\x00\xff\x33\x66", 4)));
+  WriteFile(path, NpyBytes("|u1", "(4, 1)", std::string("\x00\xff\x33\x66", 4)));
   DatasetOptions options;
   options.max_samples = 2;
   auto samples = LoadSamples(path, options);
@@ -93,15 +82,15 @@ TEST(DatasetTest, ErrorsNameTheFileAndTheProblem) {
   EXPECT_THAT(missing.status().message(), HasSubstr("no-such.npy"));
 
   const std::string empty = TempPath("empty.npy");
-  WriteFile(empty, Npy("<f4", "(0, 4)", ""));
+  WriteFile(empty, NpyBytes("<f4", "(0, 4)", ""));
   EXPECT_THAT(LoadSamples(empty).status().message(), HasSubstr("no samples"));
 
   const std::string truncated = TempPath("truncated.npy");
-  WriteFile(truncated, Npy("<f4", "(10, 4)", std::string(8, '\0')));
+  WriteFile(truncated, NpyBytes("<f4", "(10, 4)", std::string(8, '\0')));
   EXPECT_THAT(LoadSamples(truncated).status().message(), HasSubstr("truncated.npy"));
 
   const std::string complex = TempPath("complex.npy");
-  WriteFile(complex, Npy("<c8", "(1,)", std::string(8, '\0')));
+  WriteFile(complex, NpyBytes("<c8", "(1,)", std::string(8, '\0')));
   EXPECT_THAT(LoadSamples(complex).status().message(), HasSubstr("'<c8' is not supported"));
 
   const std::string text = TempPath("text.txt");

@@ -9,9 +9,12 @@
 #include "engine/onnx/test_util/onnx_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "optimize/test_util/npy_writer.h"
 
 namespace brigade::optimize {
 namespace {
+
+using test_util::WriteNpy;
 
 using engine::onnx::OnnxBuilder;
 using engine::onnx::RandomTensor;
@@ -46,23 +49,6 @@ class QuantizeJobTest : public ::testing::Test {
   }
 
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  static void WriteNpy(const std::string& path, const Tensor& t) {
-    std::string shape = "(";
-    for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
-    shape += ")";
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    std::string out = "\x93NUMPY";
-    out += '\x01';
-    out += '\x00';
-    out += static_cast<char>(header.size() & 0xff);
-    out += static_cast<char>(header.size() >> 8);
-    out += header;
-    out.append(reinterpret_cast<const char*>(t.data()), t.byte_size());
-    std::ofstream(path, std::ios::binary) << out;
-  }
 
   std::filesystem::path dir_;
   std::string model_, data_;

@@ -11,20 +11,19 @@
 #include <fstream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/tensor.h"
 
 namespace brigade::optimize::test_util {
 
-// Writes `payload` as an array of dtype `descr` ('<f4', '<i8') and `shape`.
-inline void WriteNpyBytes(const std::string& path, const std::string& descr,
-                          const std::vector<int64_t>& shape, std::span<const char> payload) {
-  std::string dims = "(";
-  for (int64_t d : shape) dims += std::to_string(d) + ", ";
-  dims += ")";
+// The bytes of an .npy file: `payload` as dtype `descr` ('<f4', '<i8') and `shape` written as
+// NumPy writes it ("(3, 2)", "(1,)"), or as a test wants it to be misread.
+inline std::string NpyBytes(const std::string& descr, const std::string& shape,
+                            std::string_view payload) {
   std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + dims + ", }";
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   std::string out = "\x93NUMPY";
@@ -34,7 +33,17 @@ inline void WriteNpyBytes(const std::string& path, const std::string& descr,
   out += static_cast<char>(header.size() >> 8);
   out += header;
   out.append(payload.data(), payload.size());
-  std::ofstream(path, std::ios::binary) << out;
+  return out;
+}
+
+// Writes `payload` as an array of dtype `descr` ('<f4', '<i8') and `shape`.
+inline void WriteNpyBytes(const std::string& path, const std::string& descr,
+                          const std::vector<int64_t>& shape, std::span<const char> payload) {
+  std::string dims = "(";
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
+  dims += ")";
+  std::ofstream(path, std::ios::binary)
+      << NpyBytes(descr, dims, std::string_view(payload.data(), payload.size()));
 }
 
 // An fp32 tensor as .npy.
