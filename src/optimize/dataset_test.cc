@@ -31,7 +31,7 @@ void WriteGzip(const std::string& path, const std::string& bytes) {
   gzclose(f);
 }
 
-std::string Idx(std::vector<uint32_t> dims, const std::string& data) {
+std::string Idx(const std::vector<uint32_t>& dims, const std::string& data) {
   std::string out{'\0', '\0', '\x08', static_cast<char>(dims.size())};
   for (uint32_t d : dims) {
     for (int s = 24; s >= 0; s -= 8) out += static_cast<char>((d >> s) & 0xff);
