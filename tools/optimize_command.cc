@@ -27,7 +27,18 @@
 namespace brigade::tools {
 namespace {
 
+// The gate's flags, the same on every verb: how the candidate is judged and timed.
+struct GateFlags {
+  std::string eval_labels;
+  int64_t eval_samples = 0;
+  double input_scale = 1.0 / 255.0;
+  double max_accuracy_drop = 1.0;
+  int time_iterations = 20;
+  bool json = false;
+};
+
 struct OptimizeFlags {
+  GateFlags gate;
   std::string model;
   std::string output;
   std::string mode = "static";
@@ -36,21 +47,15 @@ struct OptimizeFlags {
   std::string calibration;
   int64_t calibration_samples = 256;
   std::string eval;
-  std::string eval_labels;
-  int64_t eval_samples = 0;
-  double input_scale = 1.0 / 255.0;
   bool per_channel = true;
   bool reduce_range = false;
   std::vector<std::string> exclude_ops;
   std::vector<std::string> exclude_nodes;
-  double max_accuracy_drop = 1.0;
   bool force = false;
   bool sensitivity = false;
   int64_t sensitivity_samples = 200;
   bool fallback = false;
   int threads = 1;
-  int time_iterations = 20;
-  bool json = false;
   std::string register_repository;
   std::string register_name;
 };
@@ -78,16 +83,16 @@ int RunQuantize(const OptimizeFlags& flags) {
   o.calibration_path = flags.calibration;
   o.calibration_samples = flags.calibration_samples;
   o.eval_path = flags.eval;
-  o.eval_labels_path = flags.eval_labels;
-  o.eval_samples = flags.eval_samples;
-  o.integer_scale = flags.input_scale;
-  o.max_accuracy_drop = flags.max_accuracy_drop;
+  o.eval_labels_path = flags.gate.eval_labels;
+  o.eval_samples = flags.gate.eval_samples;
+  o.integer_scale = flags.gate.input_scale;
+  o.max_accuracy_drop = flags.gate.max_accuracy_drop;
   o.force = flags.force;
   o.sensitivity = flags.sensitivity;
   o.sensitivity_samples = flags.sensitivity_samples;
   o.fallback = flags.fallback;
   o.threads = flags.threads;
-  o.time_iterations = flags.time_iterations;
+  o.time_iterations = flags.gate.time_iterations;
   o.register_repository = flags.register_repository;
   o.register_name = flags.register_name;
   const absl::StatusOr<optimize::QuantizeReport> report = optimize::RunQuantizeJob(o);
@@ -96,13 +101,15 @@ int RunQuantize(const OptimizeFlags& flags) {
                stderr);
     return 1;
   }
-  std::fputs(flags.json ? StrCat(report->Json(), "\n").c_str() : report->Text(o).c_str(), stdout);
+  std::fputs(flags.gate.json ? StrCat(report->Json(), "\n").c_str() : report->Text(o).c_str(),
+             stdout);
   return report->written ? 0 : 2;
 #endif
 }
 
 // The flags prune and distill share, and each one's own (passed to the recipe as they are).
 struct RecipeFlags {
+  GateFlags gate;
   std::string model;
   std::string output;
   std::string torchscript;
@@ -110,17 +117,11 @@ struct RecipeFlags {
   std::string train_labels;
   int64_t train_samples = 0;
   std::string eval;
-  std::string eval_labels;
-  int64_t eval_samples = 0;
-  double input_scale = 1.0 / 255.0;
-  double max_accuracy_drop = 1.0;
   bool force = false;
   int threads = 1;
-  int time_iterations = 20;
   std::string python = "/usr/bin/python3";
   std::string recipe_dir;
   double recipe_timeout_secs = 3600;
-  bool json = false;
   bool quiet = false;
   std::string register_repository;
   std::string register_name;
@@ -175,13 +176,13 @@ int RunRecipeVerb(const RecipeFlags& flags, bool prune) {
   o.train_labels_path = flags.train_labels;
   o.train_samples = flags.train_samples;
   o.eval_path = flags.eval;
-  o.eval_labels_path = flags.eval_labels;
-  o.eval_samples = flags.eval_samples;
-  o.integer_scale = flags.input_scale;
-  o.max_accuracy_drop = flags.max_accuracy_drop;
+  o.eval_labels_path = flags.gate.eval_labels;
+  o.eval_samples = flags.gate.eval_samples;
+  o.integer_scale = flags.gate.input_scale;
+  o.max_accuracy_drop = flags.gate.max_accuracy_drop;
   o.force = flags.force;
   o.threads = flags.threads;
-  o.time_iterations = flags.time_iterations;
+  o.time_iterations = flags.gate.time_iterations;
   o.python = flags.python;
   o.recipe_dir = flags.recipe_dir;
   o.exe_path = optimize::SelfExecutablePath();
@@ -197,22 +198,18 @@ int RunRecipeVerb(const RecipeFlags& flags, bool prune) {
                stderr);
     return 1;
   }
-  std::fputs(flags.json ? StrCat(report->Json(), "\n").c_str() : report->Text(o).c_str(), stdout);
+  std::fputs(flags.gate.json ? StrCat(report->Json(), "\n").c_str() : report->Text(o).c_str(),
+             stdout);
   return report->written ? 0 : 2;
 #endif
 }
 
 struct EvaluateFlags {
+  GateFlags gate;
   std::string candidate;
   std::string reference;
   std::string eval;
-  std::string eval_labels;
-  int64_t eval_samples = 0;
-  double input_scale = 1.0 / 255.0;
-  double max_accuracy_drop = 1.0;
   int threads = 1;
-  int time_iterations = 20;
-  bool json = false;
 };
 
 int RunEvaluate(const EvaluateFlags& flags) {
@@ -225,12 +222,12 @@ int RunEvaluate(const EvaluateFlags& flags) {
   o.reference_path = flags.reference;
   o.candidate_path = flags.candidate;
   o.eval_path = flags.eval;
-  o.eval_labels_path = flags.eval_labels;
-  o.eval_samples = flags.eval_samples;
-  o.integer_scale = flags.input_scale;
-  o.max_accuracy_drop = flags.max_accuracy_drop;
+  o.eval_labels_path = flags.gate.eval_labels;
+  o.eval_samples = flags.gate.eval_samples;
+  o.integer_scale = flags.gate.input_scale;
+  o.max_accuracy_drop = flags.gate.max_accuracy_drop;
   o.threads = flags.threads;
-  o.time_iterations = flags.time_iterations;
+  o.time_iterations = flags.gate.time_iterations;
   const absl::StatusOr<optimize::GateReport> report = optimize::GateCandidate(o);
   if (!report.ok()) {
     std::fputs(StrCat("brigade optimize evaluate: ", report.status().message(), "\n").c_str(),
@@ -238,9 +235,9 @@ int RunEvaluate(const EvaluateFlags& flags) {
     return 1;
   }
   const std::string text =
-      flags.json ? StrCat("{", report->JsonFields(), "}\n")
-                 : StrCat("reference   ", flags.reference, "\ncandidate   ", flags.candidate, "\n",
-                          report->Text("candidate", o.max_accuracy_drop, o.threads));
+      flags.gate.json ? StrCat("{", report->JsonFields(), "}\n")
+                      : StrCat("reference   ", flags.reference, "\ncandidate   ", flags.candidate,
+                               "\n", report->Text("candidate", o.max_accuracy_drop, o.threads));
   std::fputs(text.c_str(), stdout);
   return report->passed ? 0 : 2;
 #endif
@@ -259,6 +256,27 @@ CLI::Validator Interval(double lo, double hi, bool open_high) {
       fmt::format("in ({}, {}{}", lo, hi, open_high ? ")" : "]"));
 }
 
+// The options of GateFlags, with the same words on every verb.
+void AddGateFlags(CLI::App* c, GateFlags* gate) {
+  c->add_option("--eval-labels", gate->eval_labels,
+                "Labels of --eval (.npy or IDX1): the gate compares top-1 accuracy; without "
+                "them, top-1 agreement with fp32");
+  c->add_option("--eval-samples", gate->eval_samples, "Use at most this many (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c->add_option("--input-scale", gate->input_scale,
+                "Integer data (uint8 pixels) times this becomes the fp32 input")
+      ->capture_default_str();
+  c->add_option("--max-accuracy-drop", gate->max_accuracy_drop,
+                "The gate: largest accepted drop in points (accuracy or 100 - agreement %)")
+      ->capture_default_str();
+  c->add_option("--time-iterations", gate->time_iterations,
+                "Timed runs of each model at batch 1 and 8 (0: no timing)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c->add_flag("--json", gate->json, "Print the report as one JSON object");
+}
+
 void AddRecipeFlags(CLI::App* c, const std::shared_ptr<RecipeFlags>& flags) {
   c->add_option("model", flags->model, "The fp32 .onnx file")->required();
   c->add_option("-o,--output", flags->output, "Where to write the ONNX result")->required();
@@ -269,25 +287,10 @@ void AddRecipeFlags(CLI::App* c, const std::shared_ptr<RecipeFlags>& flags) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c->add_option("--eval", flags->eval, "Evaluation samples for the gate (.npy or IDX)")->required();
-  c->add_option("--eval-labels", flags->eval_labels,
-                "Labels of --eval: the gate compares top-1 accuracy; without them, top-1 "
-                "agreement with fp32");
-  c->add_option("--eval-samples", flags->eval_samples, "Use at most this many (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  c->add_option("--input-scale", flags->input_scale,
-                "Integer data (uint8 pixels) times this becomes the fp32 input")
-      ->capture_default_str();
-  c->add_option("--max-accuracy-drop", flags->max_accuracy_drop,
-                "The gate: largest accepted drop in points (accuracy or 100 - agreement %)")
-      ->capture_default_str();
+  AddGateFlags(c, &flags->gate);
   c->add_flag("--force", flags->force, "Write the model even when it misses the gate");
   c->add_option("--threads", flags->threads, "Threads for training, evaluation and timing")
       ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  c->add_option("--time-iterations", flags->time_iterations,
-                "Timed runs of each model at batch 1 and 8 (0: no timing)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c->add_option("--python", flags->python, "The Python with python3-torch and python3-onnx")
       ->capture_default_str();
@@ -304,7 +307,6 @@ void AddRecipeFlags(CLI::App* c, const std::shared_ptr<RecipeFlags>& flags) {
                 "version of an ONNX one), its config carrying the measurements");
   c->add_option("--register-name", flags->register_name,
                 "The model's name in --register (default: -o's file name without .onnx)");
-  c->add_flag("--json", flags->json, "Print the report as one JSON object");
   c->add_flag("--quiet", flags->quiet, "Do not relay the recipe's progress to stderr");
 }
 
@@ -344,18 +346,7 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   q->add_option("--exclude-node", flags->exclude_nodes, "Keep the node of this name in fp32");
   q->add_option("--eval", flags->eval,
                 "Evaluation samples (.npy or IDX); default: the calibration samples");
-  q->add_option("--eval-labels", flags->eval_labels,
-                "Labels of --eval (.npy or IDX1): the gate compares top-1 accuracy; without "
-                "them, top-1 agreement with fp32");
-  q->add_option("--eval-samples", flags->eval_samples, "Use at most this many (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  q->add_option("--input-scale", flags->input_scale,
-                "Integer data (uint8 pixels) times this becomes the fp32 input")
-      ->capture_default_str();
-  q->add_option("--max-accuracy-drop", flags->max_accuracy_drop,
-                "The gate: largest accepted drop in points (accuracy or 100 - agreement %)")
-      ->capture_default_str();
+  AddGateFlags(q, &flags->gate);
   q->add_flag("--force", flags->force, "Write the model even when it misses the gate");
   q->add_flag("--sensitivity", flags->sensitivity,
               "Report each layer's drop when it alone is quantized");
@@ -369,16 +360,11 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   q->add_option("--threads", flags->threads, "Engine threads for calibration, evaluation, timing")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  q->add_option("--time-iterations", flags->time_iterations,
-                "Timed runs of each model at batch 1 (0: no timing)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
   q->add_option("--register", flags->register_repository,
                 "Also place the written model in this model repository (a new model, or a new "
                 "version of an ONNX one), its config carrying the measurements");
   q->add_option("--register-name", flags->register_name,
                 "The model's name in --register (default: -o's file name without .onnx)");
-  q->add_flag("--json", flags->json, "Print the report as one JSON object");
   q->callback([flags, exit_code] { *exit_code = RunQuantize(*flags); });
 
   auto recipe = std::make_shared<RecipeFlags>();
@@ -430,25 +416,10 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   e->add_option("candidate", evaluate->candidate, "The .onnx file to judge")->required();
   e->add_option("--reference", evaluate->reference, "The fp32 .onnx file it replaces")->required();
   e->add_option("--eval", evaluate->eval, "Evaluation samples (.npy or IDX)")->required();
-  e->add_option("--eval-labels", evaluate->eval_labels,
-                "Labels of --eval: top-1 accuracy; without them, top-1 agreement");
-  e->add_option("--eval-samples", evaluate->eval_samples, "Use at most this many (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  e->add_option("--input-scale", evaluate->input_scale,
-                "Integer data (uint8 pixels) times this becomes the fp32 input")
-      ->capture_default_str();
-  e->add_option("--max-accuracy-drop", evaluate->max_accuracy_drop,
-                "The gate: largest accepted drop in points")
-      ->capture_default_str();
+  AddGateFlags(e, &evaluate->gate);
   e->add_option("--threads", evaluate->threads, "Engine threads")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  e->add_option("--time-iterations", evaluate->time_iterations,
-                "Timed runs of each model at batch 1 and 8 (0: no timing)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  e->add_flag("--json", evaluate->json, "Print the report as one JSON object");
   e->callback([evaluate, exit_code] { *exit_code = RunEvaluate(*evaluate); });
 }
 
