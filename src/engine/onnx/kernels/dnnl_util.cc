@@ -48,6 +48,14 @@ absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info) {
   return PlainDesc(info.shape, *type);
 }
 
+bool HasNoPadding(const ValueInfo& info) {
+  const dnnl_memory_desc_t& d = info.layout.desc.data;
+  for (int i = 0; i < d.ndims; ++i) {
+    if (d.padded_dims[i] != d.dims[i]) return false;
+  }
+  return true;
+}
+
 int CanonicalChannelBlock(const ValueInfo& info) {
   if (!info.layout.blocked || info.shape.size() != 4 || info.dtype != DataType::kFp32) return 0;
   for (auto [block, format] : {std::pair{16, dnnl::memory::format_tag::aBcd16b},

@@ -41,6 +41,10 @@ absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info);
 // (Resize, BatchNormalization) walk as [N, C / block, H, W, block].
 int CanonicalChannelBlock(const ValueInfo& info);
 
+// Whether a blocked value's buffer has no padding (every padded dim equals its dim), so that it
+// holds exactly num_elements() elements and elementwise loops may run over it as it is.
+bool HasNoPadding(const ValueInfo& info);
+
 class DnnlCall {
  public:
   DnnlCall() = default;

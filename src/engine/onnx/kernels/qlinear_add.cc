@@ -124,14 +124,6 @@ class QLinearAddKernel final : public OpKernel {
   const int64_t elements_;
 };
 
-bool Unpadded(const ValueInfo& v) {
-  const dnnl_memory_desc_t& d = v.layout.desc.data;
-  for (int i = 0; i < d.ndims; ++i) {
-    if (d.padded_dims[i] != d.dims[i]) return false;
-  }
-  return true;
-}
-
 // Both operands blocked, in one unpadded layout: they are then elementwise-aligned as they are.
 bool TakesBlockedOperands(const Node& /*node*/, size_t input,
                           std::span<const ValueInfo* const> inputs) {
@@ -142,7 +134,7 @@ bool TakesBlockedOperands(const Node& /*node*/, size_t input,
   const ValueInfo& a = *inputs[0];
   const ValueInfo& b = *inputs[3];
   return a.layout.blocked && b.layout.blocked && a.dtype == b.dtype && a.shape == b.shape &&
-         a.layout.desc == b.layout.desc && Unpadded(a);
+         a.layout.desc == b.layout.desc && HasNoPadding(a);
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateQLinearAdd(KernelContext& ctx) {

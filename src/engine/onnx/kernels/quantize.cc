@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "core/status_macros.h"
+#include "engine/onnx/kernels/dnnl_util.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
 
@@ -30,12 +31,7 @@ Q Saturate(double v) {
 bool TakesBlockedUnpadded(const Node& /*node*/, size_t input,
                           std::span<const ValueInfo* const> inputs) {
   if (input != 0 || inputs.size() < 2 || inputs[0] == nullptr || inputs[1] == nullptr) return false;
-  if (inputs[1]->num_elements() != 1) return false;
-  const dnnl_memory_desc_t& d = inputs[0]->layout.desc.data;
-  for (int i = 0; i < d.ndims; ++i) {
-    if (d.padded_dims[i] != d.dims[i]) return false;
-  }
-  return true;
+  return inputs[1]->num_elements() == 1 && HasNoPadding(*inputs[0]);
 }
 
 // The output layout of an elementwise Q/DQ: the input's, with the output's element type.
