@@ -1,6 +1,5 @@
 #include "engine/onnx/kernels/qlinear_dnnl.h"
 
-#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -41,12 +40,12 @@ std::optional<std::vector<float>> Scales(const KernelContext& ctx, size_t input,
 }
 
 // Constant 8-bit weights as s8: s8 with zero point 0 as is, u8 with zero point 128 shifted.
-std::optional<Tensor> SignedWeights(const KernelContext& ctx, size_t w_input, size_t zp_input) {
-  const ValueInfo& w = ctx.input(w_input);
+// `zp_info` is null when the node has no weight zero point.
+std::optional<Tensor> SignedWeights(const ValueInfo& w, const ValueInfo* zp_info) {
   if (w.constant == nullptr || !Is8Bit(w.dtype)) return std::nullopt;
   int expected = w.dtype == DataType::kInt8 ? 0 : 128;
-  if (ctx.has_input(zp_input)) {
-    const ValueInfo& zp = ctx.input(zp_input);
+  if (zp_info != nullptr) {
+    const ValueInfo& zp = *zp_info;
     if (zp.constant == nullptr || zp.dtype != w.dtype) return std::nullopt;
     for (int64_t i = 0; i < zp.num_elements(); ++i) {
       const int v = w.dtype == DataType::kInt8 ? zp.constant->values<int8_t>()[i]
@@ -63,6 +62,11 @@ std::optional<Tensor> SignedWeights(const KernelContext& ctx, size_t w_input, si
   auto dst = shifted->mutable_values<int8_t>();
   for (size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<int8_t>(src[i] - 128);
   return *std::move(shifted);
+}
+
+std::optional<Tensor> SignedWeights(const KernelContext& ctx, size_t w_input, size_t zp_input) {
+  return SignedWeights(ctx.input(w_input),
+                       ctx.has_input(zp_input) ? &ctx.input(zp_input) : nullptr);
 }
 
 // Output scales x_scale · w_scale[c] / y_scale.
@@ -152,26 +156,8 @@ bool TakesBlockedQLinearConv(const Node& node, size_t input,
   }
   const int64_t group = node.attributes.GetInt("group", 1);
   if (group <= 0 || w.shape[0] % group != 0 || w.shape[1] * group != x.shape[1]) return false;
-  // The weights must be s8 with zero point 0, or u8 with zero point 128 (SignedWeights()).
-  const ValueInfo* zp = inputs.size() > 5 ? inputs[5] : nullptr;
-  const int expected = w.dtype == DataType::kInt8 ? 0 : 128;
-  if (zp == nullptr && expected != 0) return false;
-  if (zp != nullptr) {
-    if (zp->constant == nullptr || zp->dtype != w.dtype) return false;
-    for (int64_t i = 0; i < zp->num_elements(); ++i) {
-      const int v = w.dtype == DataType::kInt8 ? zp->constant->values<int8_t>()[i]
-                                               : zp->constant->values<uint8_t>()[i];
-      if (v != expected) return false;
-    }
-  }
-  if (DnnlInt8IsExact()) return true;
-  if (x.dtype != DataType::kUint8) return false;
-  auto fits = [](int v) { return v >= -64 && v <= 64; };
-  if (w.dtype == DataType::kInt8) {
-    return std::ranges::all_of(w.constant->values<int8_t>(), fits);
-  }
-  return std::ranges::all_of(w.constant->values<uint8_t>(),
-                             [&](uint8_t v) { return fits(static_cast<int>(v) - 128); });
+  const std::optional<Tensor> weights = SignedWeights(w, inputs.size() > 5 ? inputs[5] : nullptr);
+  return weights.has_value() && DnnlInt8IsExactFor(x.dtype, *weights);
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx) {
