@@ -92,6 +92,35 @@ std::optional<std::pair<float, float>> ClipBounds(const Graph& graph, const Node
   return bounds;
 }
 
+// What reads a node's single output: an optional Relu (or Clip, when `clip`), then a
+// QuantizeLinear, each the sole reader of what it reads.
+struct QuantizedOutput {
+  Node* activation = nullptr;  // the Relu or Clip, or null
+  Node* quantize = nullptr;
+};
+
+std::optional<QuantizedOutput> QuantizedOutputOf(Graph* graph, const GraphIndex& index,
+                                                 const Node& node, bool clip) {
+  if (node.outputs.size() != 1 || !index.HasSingleConsumer(node.outputs[0])) return std::nullopt;
+  QuantizedOutput tail;
+  ValueId value = node.outputs[0];
+  Node* next = &graph->nodes()[static_cast<size_t>(index.consumers(value)[0])];
+  if (IsOp(*next, "Relu") || (clip && IsOp(*next, "Clip"))) {
+    if (next->input(0) != value || next->outputs.size() != 1 ||
+        !index.HasSingleConsumer(next->outputs[0])) {
+      return std::nullopt;
+    }
+    tail.activation = next;
+    value = next->outputs[0];
+    next = &graph->nodes()[static_cast<size_t>(index.consumers(value)[0])];
+  }
+  if (!IsOp(*next, "QuantizeLinear") || next->outputs.size() != 1 || next->input(0) != value) {
+    return std::nullopt;
+  }
+  tail.quantize = next;
+  return tail;
+}
+
 bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
   const bool conv = IsOp(op, "Conv");
   if (!conv && !IsOp(op, "MatMul")) return false;
@@ -116,27 +145,15 @@ bool FuseQdqAround(Graph* graph, const GraphIndex& index, Node& op) {
     const int64_t axis = w->axis < 0 ? w->axis + static_cast<int64_t>(ws.size()) : w->axis;
     if (axis != (conv ? 0 : 1)) return false;
   }
-  // Output: [Relu →] QuantizeLinear, each the sole reader.
-  if (op.outputs.size() != 1) return false;
-  ValueId out = op.outputs[0];
-  if (!index.HasSingleConsumer(out)) return false;
-  Node* next = &graph->nodes()[static_cast<size_t>(index.consumers(out)[0])];
-  Node* activation = nullptr;
+  // Output: [Relu | Clip →] QuantizeLinear, each the sole reader.
+  const std::optional<QuantizedOutput> tail = QuantizedOutputOf(graph, index, op, /*clip=*/true);
+  if (!tail) return false;
+  Node* activation = tail->activation;
+  Node* next = tail->quantize;
   std::optional<std::pair<float, float>> clip;
-  if (IsOp(*next, "Relu") || IsOp(*next, "Clip")) {
-    if (IsOp(*next, "Clip")) {
-      clip = ClipBounds(*graph, *next);
-      if (!clip) return false;
-    }
-    activation = next;
-    if (activation->outputs.size() != 1 || !index.HasSingleConsumer(activation->outputs[0])) {
-      return false;
-    }
-    next = &graph->nodes()[static_cast<size_t>(index.consumers(activation->outputs[0])[0])];
-  }
-  if (!IsOp(*next, "QuantizeLinear") || next->outputs.size() != 1 ||
-      next->input(0) != (activation ? activation->outputs[0] : out)) {
-    return false;
+  if (activation != nullptr && IsOp(*activation, "Clip")) {
+    clip = ClipBounds(*graph, *activation);
+    if (!clip) return false;
   }
   const auto y = ParamsOf(*graph, *next);
   if (!y || y->scales.size() != 1) return false;
@@ -292,19 +309,10 @@ bool FuseQdqAdd(Graph* graph, const GraphIndex& index, Node& add) {
       *av.shape != *bv.shape) {
     return false;
   }
-  ValueId out = add.outputs[0];
-  if (!index.HasSingleConsumer(out)) return false;
-  Node* next = &graph->nodes()[static_cast<size_t>(index.consumers(out)[0])];
-  Node* relu = nullptr;
-  if (IsOp(*next, "Relu")) {
-    relu = next;
-    if (relu->outputs.size() != 1 || !index.HasSingleConsumer(relu->outputs[0])) return false;
-    next = &graph->nodes()[static_cast<size_t>(index.consumers(relu->outputs[0])[0])];
-  }
-  if (!IsOp(*next, "QuantizeLinear") || next->outputs.size() != 1 ||
-      next->input(0) != (relu ? relu->outputs[0] : out)) {
-    return false;
-  }
+  const std::optional<QuantizedOutput> tail = QuantizedOutputOf(graph, index, add, /*clip=*/false);
+  if (!tail) return false;
+  Node* relu = tail->activation;
+  Node* next = tail->quantize;
   const auto c = ParamsOf(*graph, *next);
   if (!c || c->scales.size() != 1) return false;
   const DataType c_type =
