@@ -2,14 +2,29 @@
 
 #include "core/strings.h"
 #include "engine/onnx/exec/batch_split.h"
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/kernels/registry.h"
 
 namespace brigade::engine::onnx {
 
-absl::StatusOr<std::shared_ptr<CompiledModel>> CompiledModel::Compile(std::string name,
-                                                                      Graph graph) {
+std::optional<ComputePrecision> ParsePrecision(std::string_view name) {
+  if (name == "fp32") return ComputePrecision::kFp32;
+  if (name == "bf16") return ComputePrecision::kBf16;
+  return std::nullopt;
+}
+
+absl::StatusOr<std::shared_ptr<CompiledModel>> CompiledModel::Compile(std::string name, Graph graph,
+                                                                      Options options) {
   auto model = std::make_shared<CompiledModel>(Token{});
   model->name_ = std::move(name);
+  model->precision_ = options.precision;
+  if (options.precision == ComputePrecision::kBf16 && !CpuMultipliesBf16()) {
+    // oneDNN would emulate bf16 here, slower than fp32 and less accurate: keep fp32, say so.
+    model->precision_ = ComputePrecision::kFp32;
+    model->precision_note_ =
+        StrCat("bf16 asked for, fp32 used: oneDNN's ISA on this CPU is ", DnnlCpuIsaName(),
+               ", without native bf16 (AVX-512 BF16 or AMX)");
+  }
   try {
     model->engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
   } catch (const dnnl::error& e) {

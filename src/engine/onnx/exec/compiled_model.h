@@ -6,24 +6,46 @@
 // graph inputs decide shapes through their contents (their values join the plan key), how many
 // readers each value has, and whether its batch rows are independent (so a batch may be split).
 //
+// Precision: Options::precision asks for bf16 multiply-adds (kernel.h, ComputePrecision). On a
+// CPU without native bf16 the model compiles in fp32 instead and precision_note() says why, so a
+// repository that names bf16 still loads on every machine, and the fallback is reported.
+//
 // Thread safety: immutable after Compile() except `weights`, which is internally synchronized.
 // Ownership: instances hold a shared_ptr, so a CompiledModel lives as long as its last instance.
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/onnx/ir/graph.h"
+#include "engine/onnx/kernels/kernel.h"
 #include "engine/onnx/kernels/packed_weights.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace brigade::engine::onnx {
 
+// The model file's metadata_props key that asks for a precision ("fp32" or "bf16"), written by
+// `brigade optimize quantize --mode bf16`; other runtimes ignore it and run the file as fp32.
+inline constexpr std::string_view kPrecisionMetadataKey = "brigade.precision";
+
+// "fp32" / "bf16" → the precision; nullopt for anything else.
+std::optional<ComputePrecision> ParsePrecision(std::string_view name);
+
 class CompiledModel {
  public:
+  struct Options {
+    ComputePrecision precision = ComputePrecision::kFp32;
+  };
+
   // `graph` must contain only ops the kernel registry supports (the loader checks).
-  static absl::StatusOr<std::shared_ptr<CompiledModel>> Compile(std::string name, Graph graph);
+  static absl::StatusOr<std::shared_ptr<CompiledModel>> Compile(std::string name, Graph graph,
+                                                                Options options);
+  static absl::StatusOr<std::shared_ptr<CompiledModel>> Compile(std::string name, Graph graph) {
+    return Compile(std::move(name), std::move(graph), Options{});
+  }
 
   const std::string& name() const { return name_; }
   const Graph& graph() const { return graph_; }
@@ -35,6 +57,10 @@ class CompiledModel {
   const std::vector<int>& use_counts() const { return use_counts_; }
   // True when each output row depends only on the same input row (batch_split.h).
   bool rows_independent() const { return rows_independent_; }
+  // The precision kernels are built with, and why it differs from the one asked for (empty when
+  // it does not).
+  ComputePrecision precision() const { return precision_; }
+  const std::string& precision_note() const { return precision_note_; }
 
  private:
   struct Token {};
@@ -50,6 +76,8 @@ class CompiledModel {
   std::vector<bool> shape_inputs_;
   std::vector<int> use_counts_;
   bool rows_independent_ = false;
+  ComputePrecision precision_ = ComputePrecision::kFp32;
+  std::string precision_note_;
 };
 
 }  // namespace brigade::engine::onnx

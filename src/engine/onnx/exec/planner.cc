@@ -228,6 +228,7 @@ class Planner {
                                 model_.use_counts()[static_cast<size_t>(output)] > 0);
     }
     ctx.threads = threads_;
+    ctx.precision = model_.precision();
     ctx.engine = &model_.engine();
     ctx.weights = &model_.weights();
     ctx.shape_only = shape_only_;

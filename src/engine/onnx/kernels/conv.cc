@@ -1,5 +1,5 @@
 // Conv, ConvTranspose and the fused ai.brigade.FusedConv on oneDNN's convolution and
-// deconvolution primitives (fp32).
+// deconvolution primitives (fp32; convolutions also in bf16, see kernel.h's ComputePrecision).
 //
 // FusedConv(X, W, [B], [post-op inputs...]) is a Conv whose output runs through post-ops (see
 // post_ops.h): bias, activation and the residual Add happen in the convolution's registers.
@@ -67,8 +67,8 @@ dnnl::memory::desc OnnxWeightsDesc(const Shape& w, int64_t group, bool transpose
                             dnnl::memory::dims(strides.begin(), strides.end()));
 }
 
-dnnl::memory::desc AnyWeightsDesc(const dnnl::memory::desc& plain) {
-  return dnnl::memory::desc(plain.dims(), dt::f32, tag::any);
+dnnl::memory::desc AnyWeightsDesc(const dnnl::memory::desc& plain, dt type) {
+  return dnnl::memory::desc(plain.dims(), type, tag::any);
 }
 
 // Output layout policy. Asked for `any`, oneDNN 2.6 gives fp32 2-D convolutions nhwc and its
@@ -162,10 +162,14 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
     }
   }
 
+  // bf16 multiply-adds (ComputePrecision::kBf16): the source is rounded into scratch by the
+  // reorder below, the weights once when packed; bias, post-ops and the output stay fp32.
+  // Transposed convolutions stay fp32.
+  const dt compute = ctx.precision == ComputePrecision::kBf16 && !transposed ? dt::bf16 : dt::f32;
   const dnnl::memory::desc src_plain = PlainDesc(x.shape, dt::f32);
-  const dnnl::memory::desc src_any(ToDnnlDims(x.shape), dt::f32, tag::any);
+  const dnnl::memory::desc src_any(ToDnnlDims(x.shape), compute, tag::any);
   const dnnl::memory::desc w_plain = OnnxWeightsDesc(w.shape, group, transposed);
-  const dnnl::memory::desc w_any = AnyWeightsDesc(w_plain);
+  const dnnl::memory::desc w_any = AnyWeightsDesc(w_plain, compute);
   const dnnl::memory::desc bias_desc =
       has_bias ? PlainDesc(Shape{out_channels}, dt::f32) : dnnl::memory::desc();
   dnnl::memory::desc dst_desc(ToDnnlDims(out_shape), dt::f32, tag::any);
@@ -190,7 +194,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
                      const dnnl::post_ops& ops) -> const dnnl::primitive_desc& {
     dnnl::primitive_attr attr = UserScratchpadAttr();
     attr.set_post_ops(ops);
-    const dnnl::memory::desc& src = src_fixed ? x.layout.desc : src_any;
+    const dnnl::memory::desc src = src_fixed ? WithDataType(x.layout.desc, compute) : src_any;
     if (transposed) {
       deconv_pd = dnnl::deconvolution_forward::primitive_desc(
           dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,

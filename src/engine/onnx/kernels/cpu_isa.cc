@@ -33,6 +33,11 @@ std::string_view DnnlCpuIsaName() {
   return name;
 }
 
+bool CpuMultipliesBf16() {
+  const std::string_view isa = DnnlCpuIsaName();
+  return isa == "avx512_core_bf16" || isa == "avx512_core_amx";
+}
+
 LoopIsa LoopIsaForCpu() {
   static const LoopIsa isa = [] {
     LoopIsa best = LoopIsa::kBaseline;

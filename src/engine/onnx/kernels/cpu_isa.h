@@ -24,6 +24,10 @@ namespace brigade::engine::onnx {
 
 std::string_view DnnlCpuIsaName();
 
+// True when oneDNN runs bf16 dot products natively here (AVX-512 BF16 or AMX), the condition for
+// ComputePrecision::kBf16 to be faster than fp32; elsewhere oneDNN emulates them, slower.
+bool CpuMultipliesBf16();
+
 enum class LoopIsa { kBaseline, kAvx2, kAvx512 };
 LoopIsa LoopIsaForCpu();
 

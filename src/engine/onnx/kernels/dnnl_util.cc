@@ -38,6 +38,13 @@ dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type) {
   return dnnl::memory::desc(dims, type, strides);
 }
 
+dnnl::memory::desc WithDataType(dnnl::memory::desc desc, dnnl::memory::data_type type) {
+  // oneDNN 2.6's C++ API has no setter; the C descriptor is public and its layout fields are
+  // counted in elements, not bytes.
+  desc.data.data_type = dnnl::memory::convert_to_c(type);
+  return desc;
+}
+
 absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info) {
   if (info.layout.blocked) return info.layout.desc;
   const auto type = ToDnnlType(info.dtype);

@@ -33,6 +33,10 @@ dnnl::memory::dims ToDnnlDims(const Shape& shape);
 // Row-major ("abcd...") descriptor for a shape; rank 0 is treated as [1].
 dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type);
 
+// `desc` with its element type replaced, same dims and layout (strides and blocks count elements,
+// so they carry over): the bf16 copy a ComputePrecision::kBf16 kernel reads an fp32 value as.
+dnnl::memory::desc WithDataType(dnnl::memory::desc desc, dnnl::memory::data_type type);
+
 // The descriptor of a value as laid out now: its blocked desc, or the plain one.
 absl::StatusOr<dnnl::memory::desc> DescOf(const ValueInfo& info);
 

@@ -7,8 +7,9 @@
 //   alpha               Y = alpha * A·B + bias; a non-unit alpha needs a constant bias
 //   post_ops            see post_ops.h (activation, residual Add, attention mask Add)
 // Batch dimensions broadcast as in numpy. A constant 2-D B is packed once into oneDNN's
-// preferred layout and shared through PackedWeights. Non-fp32 MatMul (fp64, integers) runs as a
-// plain loop, which only conformance tests use.
+// preferred layout and shared through PackedWeights; with ComputePrecision::kBf16 it is packed as
+// bf16 and A is rounded into scratch per run (fp32 accumulation and output). Non-fp32 MatMul (fp64,
+// integers) runs as a plain loop, which only conformance tests use.
 
 #include <cstring>
 #include <memory>
@@ -60,13 +61,16 @@ struct Spec {
 
 class DnnlMatMulKernel final : public OpKernel {
  public:
-  DnnlMatMulKernel(DnnlCall call, std::vector<std::pair<int, size_t>> bindings, int dst,
-                   int scratch, std::shared_ptr<const Tensor> packed, Tensor bias,
+  DnnlMatMulKernel(DnnlCall call, std::vector<std::pair<int, size_t>> bindings,
+                   std::optional<ScratchReorder> a_reorder, int dst, int scratch,
+                   size_t scratch_offset, std::shared_ptr<const Tensor> packed, Tensor bias,
                    int prefill_input, std::optional<BroadcastPlan> prefill)
       : call_(std::move(call)),
         bindings_(std::move(bindings)),
+        a_reorder_(std::move(a_reorder)),
         dst_(dst),
         scratch_(scratch),
+        scratch_offset_(scratch_offset),
         packed_(std::move(packed)),
         bias_(std::move(bias)),
         prefill_input_(prefill_input),
@@ -82,16 +86,21 @@ class DnnlMatMulKernel final : public OpKernel {
         for (int64_t i = 0; i < length; ++i) y[r * length + i] = c[o[0] + (contiguous ? i : 0)];
       });
     }
+    if (a_reorder_.has_value()) {
+      if (absl::Status s = RunScratchReorder(*a_reorder_, ctx, call_); !s.ok()) return s;
+    }
     for (const auto& [slot, input] : bindings_) call_.SetHandle(slot, ctx.inputs[input]);
     call_.SetHandle(dst_, ctx.outputs[0]);
-    if (scratch_ >= 0) call_.SetHandle(scratch_, ctx.scratch);
+    if (scratch_ >= 0) call_.SetHandle(scratch_, ctx.scratch + scratch_offset_);
     return call_.Execute(*ctx.stream);
   }
 
  private:
   DnnlCall call_;
   const std::vector<std::pair<int, size_t>> bindings_;  // (slot, node input)
+  const std::optional<ScratchReorder> a_reorder_;       // A rounded to bf16
   const int dst_, scratch_;
+  const size_t scratch_offset_;                 // of oneDNN's scratchpad, after a_reorder_'s copy
   const std::shared_ptr<const Tensor> packed_;  // keeps packed weights alive
   const Tensor bias_;                           // keeps a rescaled bias alive
   const int prefill_input_;
@@ -316,8 +325,13 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Build(KernelContext& ctx, const Spec& 
   const dnnl::memory::desc dst_desc(ToDnnlDims(logical), dt::f32,
                                     dnnl::memory::dims(dst_strides.begin(), dst_strides.end()));
   const bool pack_b = b_info.constant != nullptr && b_info.shape.size() == 2 && rank == 2;
+  // bf16 multiply-adds for products with constant weights (the Linear layers, nearly all of a
+  // transformer's work); products of two activations (attention scores) stay fp32.
+  const bool bf16 = pack_b && ctx.precision == ComputePrecision::kBf16;
+  const dt weight_type = bf16 ? dt::bf16 : dt::f32;
+  const dnnl::memory::desc a_compute = bf16 ? PlainDesc(a.dims, dt::bf16) : a_desc;
   const dnnl::memory::desc b_desc =
-      pack_b ? dnnl::memory::desc(ToDnnlDims(b.dims), dt::f32, dnnl::memory::format_tag::any)
+      pack_b ? dnnl::memory::desc(ToDnnlDims(b.dims), weight_type, dnnl::memory::format_tag::any)
              : b_plain;
 
   // Bias: broadcast onto the logical output, optionally rescaled (constant only).
@@ -372,13 +386,20 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Build(KernelContext& ctx, const Spec& 
     dnnl::primitive_attr attr = UserScratchpadAttr();
     attr.set_post_ops(post_ops);
     pd = spec.bias_input >= 0
-             ? dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_desc, b_desc, bias_desc, dst_desc),
-                                            attr, *ctx.engine)
-             : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_desc, b_desc, dst_desc), attr,
+             ? dnnl::matmul::primitive_desc(
+                   dnnl::matmul::desc(a_compute, b_desc, bias_desc, dst_desc), attr, *ctx.engine)
+             : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_compute, b_desc, dst_desc), attr,
                                             *ctx.engine);
     call.set_primitive(dnnl::matmul(pd));
   }));
-  bindings.emplace_back(call.AddArg(DNNL_ARG_SRC, a_desc, *ctx.engine), 0);
+  std::optional<ScratchReorder> a_reorder;
+  const int a_slot = call.AddArg(DNNL_ARG_SRC, a_compute, *ctx.engine);
+  if (bf16) {
+    BRIGADE_ASSIGN_OR_RETURN(a_reorder, MakeScratchReorder(ctx, 0, a_desc, a_compute));
+    a_reorder->target_slot = a_slot;
+  } else {
+    bindings.emplace_back(a_slot, 0);
+  }
   if (pack_b) {
     const dnnl::memory::desc packed_desc = pd.weights_desc();
     const Tensor* source = b_info.constant;
@@ -411,10 +432,11 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Build(KernelContext& ctx, const Spec& 
     if (in.current != in.desc) return ctx.Error("post-op input layout differs from the output's");
     bindings.emplace_back(call.AddArg(in.dnnl_arg, in.desc, *ctx.engine), in.input);
   }
-  scratch = AddScratchpad(pd, ctx, call);
-  return std::make_unique<DnnlMatMulKernel>(std::move(call), std::move(bindings), dst_slot, scratch,
-                                            std::move(packed), std::move(bias_storage),
-                                            spec.prefill_input, std::move(prefill));
+  size_t scratch_offset = 0;
+  scratch = AddScratchpad(pd, ctx, call, &scratch_offset);
+  return std::make_unique<DnnlMatMulKernel>(
+      std::move(call), std::move(bindings), std::move(a_reorder), dst_slot, scratch, scratch_offset,
+      std::move(packed), std::move(bias_storage), spec.prefill_input, std::move(prefill));
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateMatMul(KernelContext& ctx) {
