@@ -11,6 +11,7 @@
 #include "engine/onnx/exec/session.h"
 #include "engine/onnx/loader/model_loader.h"
 #include "engine/onnx/passes/optimizer.h"
+#include "spdlog/spdlog.h"
 
 namespace brigade::engine {
 namespace {
@@ -153,6 +154,25 @@ absl::StatusOr<InputDefaults> TakeInputDefaults(const ModelLoadOptions& options,
   return defaults;
 }
 
+// The precision asked for: the config's `precision` parameter, else the file's metadata
+// (kPrecisionMetadataKey), else fp32.
+absl::StatusOr<CompiledModel::Options> CompileOptionsFor(
+    const ModelLoadOptions& options, const std::map<std::string, std::string>& metadata) {
+  std::string_view source = "parameter 'precision'";
+  auto it = options.parameters.find("precision");
+  if (it == options.parameters.end()) {
+    it = metadata.find(std::string(onnx::kPrecisionMetadataKey));
+    if (it == metadata.end()) return CompiledModel::Options{};
+    source = "model metadata 'brigade.precision'";
+  }
+  const std::optional<onnx::ComputePrecision> precision = onnx::ParsePrecision(it->second);
+  if (!precision.has_value()) {
+    return absl::InvalidArgumentError(StrCat("model '", options.model_name, "': ", source, ": '",
+                                             it->second, "' is not fp32 or bf16"));
+  }
+  return CompiledModel::Options{.precision = *precision};
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions& options) {
@@ -175,6 +195,8 @@ absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions&
           StrCat("model '", options.model_name, "': optimizing: ", report.status().message()));
     }
   }
+  BRIGADE_ASSIGN_OR_RETURN(CompiledModel::Options compile_options,
+                           CompileOptionsFor(options, loaded.metadata));
   ModelSignature signature;
   std::vector<TensorSpec> inputs, outputs;
   for (onnx::ValueId id : loaded.graph.inputs()) inputs.push_back(SpecOf(loaded.graph.value(id)));
@@ -188,8 +210,13 @@ absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions&
   BRIGADE_ASSIGN_OR_RETURN(
       InputDefaults defaults,
       TakeInputDefaults(options, std::move(loaded.input_defaults), &signature));
-  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<CompiledModel> compiled,
-                           CompiledModel::Compile(options.model_name, std::move(loaded.graph)));
+  BRIGADE_ASSIGN_OR_RETURN(
+      std::shared_ptr<CompiledModel> compiled,
+      CompiledModel::Compile(options.model_name, std::move(loaded.graph), compile_options));
+  if (!compiled->precision_note().empty()) {
+    spdlog::warn("model '{}' version {}: {}", options.model_name, options.version,
+                 compiled->precision_note());
+  }
   // Pack the weights now (at load, not on the first request) by planning one batch-1 run. A
   // model whose shapes depend on input contents may refuse zero inputs; its weights are then
   // packed on first use instead.

@@ -8,6 +8,11 @@
 //
 // Config parameters (config.pbtxt `parameters`):
 //   optimize            "true" (default) / "false": run the graph passes
+//   precision           "fp32" / "bf16": multiply-adds of convolutions and constant-weight
+//                       matmuls (kernel.h's ComputePrecision). Default: the model file's
+//                       metadata_props entry "brigade.precision" (`brigade optimize quantize
+//                       --mode bf16` writes it), else fp32. Another value fails the load. On a
+//                       CPU without native bf16 the model runs fp32 and the load logs a warning.
 //
 // The signature comes from the model: input/output names, element types and shapes (symbolic
 // or unknown dims are -1). When the config declares inputs/outputs, names must exist in the

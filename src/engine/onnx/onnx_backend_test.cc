@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/test_util/onnx_builder.h"
 #include "gtest/gtest.h"
 
@@ -147,6 +148,61 @@ TEST_F(OnnxBackendTest, LoadsReportsSignatureAndExecutesBatches) {
       want += static_cast<float>(k + 1) * (-0.5f + 0.1f * static_cast<float>(3 * k + j));
     EXPECT_NEAR(outputs[0].values<float>()[j], want, 1e-5f);
   }
+}
+
+TEST_F(OnnxBackendTest, PrecisionComesFromTheConfigElseTheFileAndABadOneFailsTheLoad) {
+  // logits = x · w with x [batch, 64], w [64, 8] random: bf16 rounding shows in the sums.
+  auto model_with = [](const std::string& metadata) {
+    OnnxBuilder b;
+    b.Input("x", DataType::kFp32, {-1, 64});
+    b.Initializer("w", onnx::RandomTensor({64, 8}, 3));
+    b.Node("MatMul", {"x", "w"}, {"logits"});
+    b.Output("logits", DataType::kFp32, {-1, 8});
+    if (!metadata.empty()) {
+      auto* entry = b.model().add_metadata_props();
+      entry->set_key("brigade.precision");
+      entry->set_value(metadata);
+    }
+    return b;
+  };
+  OnnxBackend backend;
+  const Tensor x = onnx::RandomTensor({2, 64}, 4);
+  auto run = [&](const OnnxBuilder& b, const std::string& parameter) -> absl::StatusOr<Tensor> {
+    ModelLoadOptions options;
+    options.model_name = "clf";
+    options.model_path = Write(b);
+    options.max_batch_size = 8;
+    if (!parameter.empty()) options.parameters["precision"] = parameter;
+    auto model = backend.Load(options);
+    if (!model.ok()) return model.status();
+    auto instance = (*model)->CreateInstance(InstanceOptions{});
+    if (!instance.ok()) return instance.status();
+    std::vector<Tensor> outputs;
+    if (auto status = (*instance)->Execute({&x, 1}, &outputs); !status.ok()) return status;
+    return std::move(outputs[0]);
+  };
+  auto fp32 = run(model_with(""), "");
+  auto from_config = run(model_with(""), "bf16");
+  auto from_file = run(model_with("bf16"), "");
+  auto config_wins = run(model_with("bf16"), "fp32");
+  ASSERT_TRUE(fp32.ok() && from_config.ok() && from_file.ok() && config_wins.ok());
+  EXPECT_EQ(Values(*config_wins), Values(*fp32));
+  EXPECT_EQ(Values(*from_file), Values(*from_config));
+  if (onnx::CpuMultipliesBf16()) {
+    EXPECT_NE(Values(*from_config), Values(*fp32));
+  } else {
+    EXPECT_EQ(Values(*from_config), Values(*fp32));  // fp32 fallback (logged)
+  }
+
+  auto bad_parameter = run(model_with(""), "fp16");
+  EXPECT_EQ(bad_parameter.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_parameter.status().message().find("parameter 'precision': 'fp16'"),
+            std::string::npos)
+      << bad_parameter.status();
+  auto bad_metadata = run(model_with("int4"), "");
+  EXPECT_EQ(bad_metadata.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_metadata.status().message().find("'brigade.precision': 'int4'"), std::string::npos)
+      << bad_metadata.status();
 }
 
 TEST_F(OnnxBackendTest, ConfigContradictingTheModelIsRejected) {

@@ -443,6 +443,7 @@ absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_vi
   loaded.producer_name = model.producer_name();
   loaded.producer_version = model.producer_version();
   loaded.graph_name = model.graph().name();
+  for (const auto& entry : model.metadata_props()) loaded.metadata[entry.key()] = entry.value();
   GraphBuilder builder(model, model_dir, options, &loaded.input_defaults);
   BRIGADE_ASSIGN_OR_RETURN(loaded.graph, builder.Build());
   BRIGADE_RETURN_IF_ERROR(CanonicalizeGraph(&loaded.graph));

@@ -52,6 +52,9 @@ struct LoadedModel {
   std::string producer_name;
   std::string producer_version;
   std::string graph_name;
+  // The model's metadata_props (key → value; a repeated key keeps its last value). Brigade reads
+  // "brigade.precision" (onnx_backend.h).
+  std::map<std::string, std::string> metadata;
   // Defaults of the graph inputs named in LoadOptions::initializer_inputs, by input name.
   std::map<std::string, Tensor> input_defaults;
 };
