@@ -10,7 +10,11 @@
 //            [--profile]        # print time per op type over the timed runs (stderr)
 //            [--split-budget-kib K]  # batch splitting budget (Session::Options); 0 never
 //                               # splits; default half the L3 cache
-//   onnx_run --peak [--threads N]   # this CPU's measured FMA peak on N threads, GFLOP/s
+//            [--precision fp32|bf16]  # multiply-adds of convolutions and constant-weight
+//                               # matmuls (CompiledModel::Options); bf16 falls back to fp32 on
+//                               # CPUs without native bf16, and the JSON says which ran
+//   onnx_run --peak [--threads N]   # this CPU's measured fp32 FMA peak on N threads, GFLOP/s,
+//                                   # on its widest vectors (AVX-512 or AVX2)
 //   onnx_run --inspect --model M.onnx [--batch B]   # what `brigade inspect` prints
 //
 // Inputs are random (fixed seed) unless --compare gives them: floats in [-1, 1), integers in
@@ -47,7 +51,7 @@ using brigade::Tensor;
 namespace onnx = brigade::engine::onnx;
 
 struct Flags {
-  std::string model, compare, dump_outputs;
+  std::string model, compare, dump_outputs, precision = "fp32";
   int threads = 1, batch = 1, runs = 50, warmup = 5, split_budget_kib = -1;
   bool optimize = true, peak = false, inspect = false, profile = false;
 };
@@ -58,8 +62,9 @@ double NowMs() {
       .count();
 }
 
-// FMA throughput of one thread: 12 independent 8-wide FMA chains.
-__attribute__((target("avx2,fma"))) double FmaLoop(int64_t iterations) {
+// FMA throughput of one thread: 12 independent FMA chains on the widest vectors the CPU has
+// (16 floats with AVX-512, else 8 with AVX2), so the peak is the one oneDNN's kernels can reach.
+__attribute__((target("avx2,fma"))) double FmaLoop256(int64_t iterations) {
   __m256 acc[12];
   for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
@@ -71,22 +76,40 @@ __attribute__((target("avx2,fma"))) double FmaLoop(int64_t iterations) {
   return sink;
 }
 
+__attribute__((target("avx512f"))) double FmaLoop512(int64_t iterations) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t n = 0; n < iterations; ++n) {
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm512_cvtss_f32(acc[i]);
+  return sink;
+}
+
+struct Peak {
+  int lanes = 0;  // floats per FMA
+  double gflops = 0;
+};
+
 // Best of many short trials, so a trial that ran undisturbed sets the figure even on a busy
 // machine.
-double MeasurePeak(int threads) {
+Peak MeasurePeak(int threads) {
   constexpr int64_t kIterations = 4'000'000;
-  double best = 0;
+  const bool wide = __builtin_cpu_supports("avx512f");
+  Peak peak{wide ? 16 : 8, 0};
   for (int trial = 0; trial < 30; ++trial) {
     const double start = NowMs();
     double sink = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
-    sink += FmaLoop(kIterations);
+    sink += wide ? FmaLoop512(kIterations) : FmaLoop256(kIterations);
     const double seconds = (NowMs() - start) / 1e3;
-    const double flops = 2.0 * 8 * 12 * static_cast<double>(kIterations) * threads;
+    const double flops = 2.0 * peak.lanes * 12 * static_cast<double>(kIterations) * threads;
     if (sink == 42) std::printf("%f", sink);  // keep the loop alive
-    best = std::max(best, flops / seconds / 1e9);
+    peak.gflops = std::max(peak.gflops, flops / seconds / 1e9);
   }
-  return best;
+  return peak;
 }
 
 std::optional<DataType> FromOrtType(std::string_view type) {
@@ -222,10 +245,21 @@ int Run(const Flags& flags) {
   }
   std::vector<std::string> output_names;
   for (onnx::ValueId id : graph.outputs()) output_names.push_back(graph.value(id).name);
-  auto compiled = onnx::CompiledModel::Compile(flags.model, std::move(graph));
+  onnx::CompiledModel::Options compile_options;
+  if (flags.precision == "bf16") {
+    compile_options.precision = onnx::ComputePrecision::kBf16;
+  } else if (flags.precision != "fp32") {
+    std::fprintf(stderr, "onnx_run: --precision %s: expected fp32 or bf16\n",
+                 flags.precision.c_str());
+    return 2;
+  }
+  auto compiled = onnx::CompiledModel::Compile(flags.model, std::move(graph), compile_options);
   if (!compiled.ok()) {
     std::fprintf(stderr, "onnx_run: %s\n", std::string(compiled.status().message()).c_str());
     return 1;
+  }
+  if (!(*compiled)->precision_note().empty()) {
+    std::fprintf(stderr, "onnx_run: %s\n", (*compiled)->precision_note().c_str());
   }
   onnx::Session::Options options;
   options.threads = flags.threads;
@@ -257,7 +291,9 @@ int Run(const Flags& flags) {
                         : static_cast<int>(inputs[0].shape()[0]);
   std::string result =
       StrCat("{\"engine\":\"brigade\",\"model\":\"", flags.model, "\",\"threads\":", flags.threads,
-             ",\"batch\":", batch, ",\"first_run_ms\":", fmt::format("{:.1f}", first_ms));
+             ",\"batch\":", batch, ",\"precision\":\"",
+             (*compiled)->precision() == onnx::ComputePrecision::kBf16 ? "bf16" : "fp32",
+             "\",\"first_run_ms\":", fmt::format("{:.1f}", first_ms));
   if (!flags.compare.empty()) {
     bool all_ok = true;
     result += ",\"outputs\":[";
@@ -325,6 +361,8 @@ int main(int argc, char** argv) {
       flags.compare = argv[++i];
     } else if (flag == "--dump-outputs" && i + 1 < argc) {
       flags.dump_outputs = argv[++i];
+    } else if (flag == "--precision" && i + 1 < argc) {
+      flags.precision = argv[++i];
     } else if ((flag == "--threads" && next(&flags.threads)) ||
                (flag == "--batch" && next(&flags.batch)) ||
                (flag == "--runs" && next(&flags.runs)) ||
@@ -346,8 +384,9 @@ int main(int argc, char** argv) {
     }
   }
   if (flags.peak) {
-    std::printf("{\"threads\":%d,\"fma_peak_gflops\":%.1f}\n", flags.threads,
-                MeasurePeak(flags.threads));
+    const Peak peak = MeasurePeak(flags.threads);
+    std::printf("{\"threads\":%d,\"fma_lanes\":%d,\"fma_peak_gflops\":%.1f}\n", flags.threads,
+                peak.lanes, peak.gflops);
     return 0;
   }
   if (flags.inspect) {
