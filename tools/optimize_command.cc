@@ -69,8 +69,9 @@ int RunQuantize(const OptimizeFlags& flags) {
   optimize::QuantizeJobOptions o;
   o.model_path = flags.model;
   o.output_path = flags.output;
-  o.quantize.mode =
-      flags.mode == "dynamic" ? optimize::QuantMode::kDynamic : optimize::QuantMode::kStatic;
+  o.quantize.mode = flags.mode == "dynamic" ? optimize::QuantMode::kDynamic
+                    : flags.mode == "bf16"  ? optimize::QuantMode::kBf16
+                                            : optimize::QuantMode::kStatic;
   o.quantize.per_channel = flags.per_channel;
   o.quantize.reduce_range = flags.reduce_range;
   o.quantize.exclude_op_types = flags.exclude_ops;
@@ -318,13 +319,16 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<OptimizeFlags>();
   CLI::App* q = optimize->add_subcommand(
       "quantize",
-      "INT8-quantize an ONNX model (dynamic or static QDQ), checked against fp32 before writing");
+      "INT8-quantize an ONNX model (dynamic or static QDQ), or mark it for bf16, checked "
+      "against fp32 before writing");
   q->add_option("model", flags->model, "The fp32 .onnx file")->required();
-  q->add_option("-o,--output", flags->output, "Where to write the INT8 .onnx file")->required();
+  q->add_option("-o,--output", flags->output, "Where to write the INT8 (or bf16) .onnx file")
+      ->required();
   q->add_option("--mode", flags->mode,
                 "dynamic: MatMul/Gemm weights int8, activations at run time; static: QDQ "
-                "calibrated on --calibration")
-      ->check(CLI::IsMember({"dynamic", "static"}))
+                "calibrated on --calibration; bf16: the fp32 graph marked for bf16 "
+                "multiply-adds (CPUs with AVX-512 BF16 or AMX)")
+      ->check(CLI::IsMember({"dynamic", "static", "bf16"}))
       ->capture_default_str();
   q->add_option("--calibration", flags->calibration,
                 "Calibration samples: .npy or IDX (gzip or not), first dimension = samples");

@@ -51,11 +51,22 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ::onnx::M
     return absl::InvalidArgumentError(
         StrCat("'", label, "': the engine's graph passes failed: ", optimized.status().message()));
   }
-  auto compiled = CompiledModel::Compile(label, std::move(graph));
+  CompiledModel::Options compile;
+  if (auto it = loaded->metadata.find(std::string(engine::onnx::kPrecisionMetadataKey));
+      it != loaded->metadata.end()) {
+    const auto precision = engine::onnx::ParsePrecision(it->second);
+    if (!precision.has_value()) {
+      return absl::InvalidArgumentError(StrCat("'", label, "': metadata '", it->first, "' is '",
+                                               it->second, "', not fp32 or bf16"));
+    }
+    compile.precision = *precision;
+  }
+  auto compiled = CompiledModel::Compile(label, std::move(graph), compile);
   if (!compiled.ok()) {
     return absl::InvalidArgumentError(
         StrCat("'", label, "': the engine cannot compile it: ", compiled.status().message()));
   }
+  runner->precision_note_ = (*compiled)->precision_note();
   Session::Options options;
   options.threads = std::max(1, threads);
   BRIGADE_ASSIGN_OR_RETURN(runner->session_, Session::Create(*compiled, options));

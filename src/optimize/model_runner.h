@@ -6,6 +6,9 @@
 // model with the tensors to calibrate added as outputs; the accuracy gate runs the fp32 and the
 // quantized model on the evaluation set and times both.
 //
+// A model whose metadata asks for bf16 (engine/onnx/exec/compiled_model.h) runs with bf16
+// multiply-adds, as `brigade serve` runs it.
+//
 // Models with one input only (the data set feeds it); a fixed first dimension of that input is
 // the batch size used, a variable one takes the requested batch.
 //
@@ -44,6 +47,9 @@ class ModelRunner {
   // The input's fixed batch dimension, or 0 when it is variable.
   int64_t fixed_batch() const { return fixed_batch_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
+  // Why the engine runs the model in another precision than its metadata asks for (a bf16 model
+  // on a CPU without native bf16); empty when it does not.
+  const std::string& precision_note() const { return precision_note_; }
 
   // Runs `samples` [N, ...] in batches of `batch` rows (the fixed batch when there is one; a
   // last partial batch of a fixed-batch model is dropped), calling `consume` with each batch's
@@ -67,6 +73,7 @@ class ModelRunner {
   std::vector<int64_t> sample_shape_;
   int64_t fixed_batch_ = 0;
   std::vector<std::string> output_names_;
+  std::string precision_note_;
   std::unique_ptr<engine::onnx::Session> session_;
 };
 

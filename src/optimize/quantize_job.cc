@@ -11,6 +11,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/kernels/qlinear_dnnl.h"
 #include "optimize/dataset.h"
 #include "optimize/model_runner.h"
@@ -89,6 +90,23 @@ absl::StatusOr<Tensor> LoadFitted(const std::string& path, int64_t max_samples, 
   return fitted;
 }
 
+std::string_view ModeName(QuantMode mode) {
+  switch (mode) {
+    case QuantMode::kDynamic:
+      return "dynamic";
+    case QuantMode::kStatic:
+      return "static";
+    case QuantMode::kBf16:
+      return "bf16";
+  }
+  return "?";
+}
+
+// What the report calls the candidate model.
+std::string_view CandidateName(QuantMode mode) {
+  return mode == QuantMode::kBf16 ? "bf16" : "int8";
+}
+
 std::string Percent(std::optional<double> v) { return v ? fmt::format("{:.2f}%", *v * 100) : "-"; }
 
 std::string RegisterName(const QuantizeJobOptions& o) {
@@ -100,9 +118,8 @@ std::string RegisterName(const QuantizeJobOptions& o) {
 std::vector<std::pair<std::string, std::string>> QuantizeMeasurements(const QuantizeJobOptions& o,
                                                                       const QuantizeReport& r) {
   std::vector<std::pair<std::string, std::string>> fields;
-  fields.emplace_back(
-      "recipe", StrCat("quantize ", o.quantize.mode == QuantMode::kStatic ? "static" : "dynamic",
-                       o.quantize.reduce_range ? " reduce-range" : ""));
+  fields.emplace_back("recipe", StrCat("quantize ", ModeName(o.quantize.mode),
+                                       o.quantize.reduce_range ? " reduce-range" : ""));
   fields.emplace_back("source_model", o.model_path);
   if (r.comparison.has_value()) {
     const Comparison& c = *r.comparison;
@@ -161,6 +178,11 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
     return absl::InvalidArgumentError(
         "--calibration: static quantization needs a calibration data set (.npy or IDX)");
   }
+  const bool bf16 = options.quantize.mode == QuantMode::kBf16;
+  if (bf16 && (options.sensitivity || options.fallback)) {
+    return absl::InvalidArgumentError(
+        "--sensitivity / --fallback: bf16 is the whole model's precision, not a layer's");
+  }
   if (!options.eval_labels_path.empty() && options.eval_path.empty()) {
     return absl::InvalidArgumentError("--eval-labels: needs --eval (the samples they label)");
   }
@@ -175,6 +197,7 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
       std::unique_ptr<ModelRunner> fp32,
       ModelRunner::Create(c.model, options.model_path, c.model_dir, options.threads));
   QuantizeReport report;
+  report.mode = options.quantize.mode;
   Tensor calibration;
   if (!options.calibration_path.empty()) {
     BRIGADE_ASSIGN_OR_RETURN(calibration,
@@ -260,6 +283,7 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
     BRIGADE_ASSIGN_OR_RETURN(Tensor input,
                              one.SliceRows(0, fp32->fixed_batch() > 0 ? fp32->fixed_batch() : 1));
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> int8, RunnerFor(c, report.quantized));
+    if (!int8->precision_note().empty()) report.quantized.notes.push_back(int8->precision_note());
     BRIGADE_ASSIGN_OR_RETURN(report.fp32_us,
                              fp32->MedianRunMicros(input, options.time_iterations, options.clock));
     BRIGADE_ASSIGN_OR_RETURN(report.int8_us,
@@ -294,15 +318,22 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
     fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
   };
   add("model       {}\n", options.model_path);
-  add("mode        {}{}{}\n",
-      options.quantize.mode == QuantMode::kStatic ? "static (QDQ)" : "dynamic (MatMulInteger)",
-      options.quantize.per_channel ? ", per-channel weights" : ", per-tensor weights",
-      options.quantize.reduce_range ? ", reduce-range (7-bit weights)" : "");
+  const QuantMode mode = options.quantize.mode;
+  const std::string_view candidate = CandidateName(mode);
+  if (mode == QuantMode::kBf16) {
+    add("mode        bf16 (multiply-adds of Conv, MatMul, Gemm; fp32 accumulation)\n");
+  } else {
+    add("mode        {}{}{}\n",
+        mode == QuantMode::kStatic ? "static (QDQ)" : "dynamic (MatMulInteger)",
+        options.quantize.per_channel ? ", per-channel weights" : ", per-tensor weights",
+        options.quantize.reduce_range ? ", reduce-range (7-bit weights)" : "");
+  }
   int quantized = 0;
   for (const NodeDecision& d : this->quantized.decisions) quantized += d.quantized;
-  add("layers      {} of {} quantized\n", quantized, this->quantized.decisions.size());
+  add("layers      {} of {} {}\n", quantized, this->quantized.decisions.size(),
+      mode == QuantMode::kBf16 ? "in bf16" : "quantized");
   for (const NodeDecision& d : this->quantized.decisions) {
-    add("    {:<5} {:<6} {}{}\n", d.quantized ? "int8" : "fp32", d.op_type, d.node,
+    add("    {:<5} {:<6} {}{}\n", d.quantized ? candidate : "fp32", d.op_type, d.node,
         d.quantized ? "" : StrCat("  (", d.reason, ")"));
   }
   if (!this->quantized.other_ops.empty()) {
@@ -310,7 +341,8 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
     for (const auto& [op, n] : this->quantized.other_ops) {
       ops += StrCat(ops.empty() ? "" : ", ", op, " x", n);
     }
-    add("left fp32   {} (no INT8 form here)\n", ops);
+    add("left fp32   {} ({})\n", ops,
+        mode == QuantMode::kBf16 ? "no multiply-adds to round" : "no INT8 form here");
   }
   for (const std::string& note : this->quantized.notes) add("note        {}\n", note);
   add("size        {:.1f} KiB -> {:.1f} KiB\n", static_cast<double>(fp32_bytes) / 1024,
@@ -318,8 +350,8 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
   if (comparison.has_value()) {
     const Comparison& c = *comparison;
     if (c.reference_top1.has_value()) {
-      add("accuracy    fp32 {}  int8 {}  drop {:.2f} points  ({} labelled rows)\n",
-          Percent(c.reference_top1), Percent(c.candidate_top1), c.drop_points(), c.rows);
+      add("accuracy    fp32 {}  {} {}  drop {:.2f} points  ({} labelled rows)\n",
+          Percent(c.reference_top1), candidate, Percent(c.candidate_top1), c.drop_points(), c.rows);
     }
     add("agreement   top-1 {:.2f}%  cosine mean {:.5f} min {:.5f}  max |diff| {:.4g}  ({} rows)\n",
         c.top1_agreement * 100, c.mean_cosine, c.min_cosine, c.max_abs_diff, c.rows);
@@ -340,13 +372,18 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
     add("fallback    kept in fp32: {}\n", layers);
   }
   if (fp32_us.has_value() && int8_us.has_value()) {
-    add("latency     fp32 {:.1f} us  int8 {:.1f} us  ({:.2f}x, batch 1, {} thread{}, engine)\n",
-        *fp32_us, *int8_us, *int8_us > 0 ? *fp32_us / *int8_us : 0.0, options.threads,
+    add("latency     fp32 {:.1f} us  {} {:.1f} us  ({:.2f}x, batch 1, {} thread{}, engine)\n",
+        *fp32_us, candidate, *int8_us, *int8_us > 0 ? *fp32_us / *int8_us : 0.0, options.threads,
         options.threads == 1 ? "" : "s");
     if (slower) {
       const bool is_static = options.quantize.mode == QuantMode::kStatic;
       std::string why;
-      if (!is_static) {
+      if (mode == QuantMode::kBf16) {
+        why = engine::onnx::CpuMultipliesBf16()
+                  ? ": rounding the activations to bf16 costs more than the products save here"
+                  : ": this CPU has no native bf16 (AVX-512 BF16 or AMX), so the engine runs "
+                    "the model in fp32";
+      } else if (!is_static) {
         why = ": the engine runs MatMulInteger as plain integer loops, not oneDNN";
       } else if (!engine::onnx::DnnlInt8IsExact() && !options.quantize.reduce_range) {
         why =
@@ -358,7 +395,8 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
             ": the Quantize/Dequantize steps between the INT8 layers cost more than the "
             "layers save at this size";
       }
-      add("warning     INT8 is not faster than fp32 here{}\n", why);
+      add("warning     {} is not faster than fp32 here{}\n",
+          mode == QuantMode::kBf16 ? "bf16" : "INT8", why);
     }
   }
   if (!evaluated) {
@@ -395,6 +433,7 @@ std::string QuantizeReport::Json() const {
                           d.quantized ? "true" : "false");
   }
   layers += "]";
+  field("mode", fmt::format("\"{}\"", ModeName(mode)));
   field("quantized_layers", fmt::format("{}", n));
   field("layers", layers);
   if (comparison) {

@@ -8,6 +8,9 @@
 //   --eval (labels: top-1; else agreement) ─► [per-layer sensitivity] ─► [fallback: keep the
 //   most sensitive layers fp32 until the gate holds] ─► time both on the engine ─► gate ─► write
 //
+// --mode bf16 follows the same steps with the bf16-marked model (quantizer.h) as the candidate:
+// no calibration, no per-layer steps (the precision is the whole model's).
+//
 // The gate: the INT8 model is written only when its drop (evaluate.h) is at most
 // max_accuracy_drop points, or with `force`. Without evaluation data the drop is unknown and
 // the model is written only with `force`. The output is written to a temporary file in the
@@ -77,12 +80,14 @@ struct QuantizeReport {
   std::optional<Comparison> comparison;
   std::vector<LayerSensitivity> sensitivity;  // most sensitive first
   std::vector<std::string> fallback_fp32;     // layers the fallback kept in fp32
-  std::optional<double> fp32_us, int8_us;     // median at batch 1
+  QuantMode mode = QuantMode::kStatic;
+  // int8_*: the candidate's (the INT8 model, or the bf16 one in mode kBf16).
+  std::optional<double> fp32_us, int8_us;  // median at batch 1
   int64_t fp32_bytes = 0, int8_bytes = 0;
   bool gate_passed = false;
   bool evaluated = false;
   bool written = false;
-  bool slower = false;  // INT8 not faster than fp32 on the engine
+  bool slower = false;  // the candidate not faster than fp32 on the engine
   std::optional<Registration> registration;
   std::string not_registered;  // why, when --register was asked and it did not happen
 

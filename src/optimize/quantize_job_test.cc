@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/test_util/onnx_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -109,6 +110,58 @@ TEST_F(QuantizeJobTest, DynamicModeWithoutDataNeedsForce) {
   EXPECT_FALSE(report->evaluated);
   EXPECT_FALSE(report->written);
   EXPECT_THAT(report->Text(options_), HasSubstr("not evaluated"));
+}
+
+TEST_F(QuantizeJobTest, Bf16MarksTheFp32GraphAndGoesThroughTheSameGate) {
+  options_.quantize.mode = QuantMode::kBf16;
+  options_.calibration_path.clear();
+  options_.eval_path = data_;
+  auto report = RunQuantizeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->gate_passed) << report->Text(options_);
+  ASSERT_TRUE(report->written);
+  ASSERT_TRUE(report->comparison.has_value());
+  EXPECT_EQ(report->comparison->rows, 64);
+  EXPECT_GT(report->comparison->mean_cosine, 0.999);
+  // The written file is the same graph, with the metadata entry the engine reads.
+  ::onnx::ModelProto written;
+  std::ifstream in(options_.output_path, std::ios::binary);
+  ASSERT_TRUE(written.ParseFromIstream(&in));
+  ASSERT_EQ(written.metadata_props_size(), 1);
+  EXPECT_EQ(written.metadata_props(0).key(), "brigade.precision");
+  EXPECT_EQ(written.metadata_props(0).value(), "bf16");
+  EXPECT_EQ(written.graph().node_size(), 3);
+  const std::string text = report->Text(options_);
+  EXPECT_THAT(text, HasSubstr("2 of 2 in bf16"));
+  EXPECT_THAT(text, HasSubstr("bf16  Gemm"));
+  EXPECT_THAT(report->Json(), HasSubstr("\"mode\":\"bf16\""));
+  if (engine::onnx::CpuMultipliesBf16()) {
+    // bf16 rounding moves the outputs, a little.
+    EXPECT_GT(report->comparison->max_abs_diff, 0.0);
+  } else {
+    EXPECT_EQ(report->comparison->max_abs_diff, 0.0);
+    EXPECT_THAT(text, HasSubstr("fp32 used"));
+  }
+
+  // Marking a marked file keeps one entry.
+  options_.model_path = options_.output_path;
+  options_.output_path = Path("again.onnx");
+  ASSERT_TRUE(RunQuantizeJob(options_).ok());
+  std::ifstream again_in(options_.output_path, std::ios::binary);
+  ASSERT_TRUE(written.ParseFromIstream(&again_in));
+  EXPECT_EQ(written.metadata_props_size(), 1);
+}
+
+TEST_F(QuantizeJobTest, Bf16RefusesPerLayerChoices) {
+  options_.quantize.mode = QuantMode::kBf16;
+  QuantizeJobOptions o = options_;
+  o.fallback = true;
+  EXPECT_THAT(RunQuantizeJob(o).status().message(), HasSubstr("--fallback"));
+  o = options_;
+  o.quantize.exclude_nodes = {"n0"};
+  auto excluded = RunQuantizeJob(o);
+  EXPECT_EQ(excluded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(excluded.status().message(), HasSubstr("--exclude-node"));
 }
 
 TEST_F(QuantizeJobTest, RegisterPlacesTheWrittenModelInARepositoryUnlessItIsSlower) {

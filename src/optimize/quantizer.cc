@@ -8,6 +8,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/onnx/exec/compiled_model.h"
 #include "engine/onnx/loader/tensor_proto.h"
 
 namespace brigade::optimize {
@@ -553,9 +554,45 @@ std::vector<std::string> TensorsToCalibrate(const ModelProto& model,
   return static_rewriter.ActivationTensors(static_rewriter.Scan());
 }
 
+// bf16: the model as it is, marked for the engine; the decisions say which layers it rounds.
+absl::StatusOr<QuantizeResult> MarkBf16(const ModelProto& model, const QuantizeOptions& options) {
+  if (!options.exclude_op_types.empty() || !options.exclude_nodes.empty() ||
+      !options.only_nodes.empty()) {
+    return absl::InvalidArgumentError(
+        "--exclude-op / --exclude-node: bf16 is the whole model's precision, not a layer's");
+  }
+  QuantizeResult result;
+  result.model = model;
+  auto* props = result.model.mutable_metadata_props();
+  for (int i = props->size(); i-- > 0;) {
+    if (props->Get(i).key() == engine::onnx::kPrecisionMetadataKey) props->DeleteSubrange(i, 1);
+  }
+  ::onnx::StringStringEntryProto* entry = props->Add();
+  entry->set_key(std::string(engine::onnx::kPrecisionMetadataKey));
+  entry->set_value("bf16");
+  std::set<std::string> constants;
+  for (const auto& init : model.graph().initializer()) constants.insert(init.name());
+  for (const NodeProto& node : model.graph().node()) {
+    const std::string& op = node.op_type();
+    const bool known_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!known_domain || (op != "Conv" && op != "MatMul" && op != "Gemm")) {
+      ++result.other_ops[known_domain ? op : StrCat(node.domain(), ".", op)];
+      continue;
+    }
+    NodeDecision d{node.name(), op, true, ""};
+    if (op != "Conv" && (node.input_size() < 2 || !constants.contains(node.input(1)))) {
+      d.quantized = false;
+      d.reason = "weights not constant: products of two activations stay fp32";
+    }
+    result.decisions.push_back(d);
+  }
+  return result;
+}
+
 absl::StatusOr<QuantizeResult> QuantizeModel(const ModelProto& model,
                                              const QuantizeOptions& options, const RangeMap& ranges,
                                              const std::string& model_dir) {
+  if (options.mode == QuantMode::kBf16) return MarkBf16(model, options);
   Rewriter rewriter(model, options, ranges, model_dir);
   return rewriter.Run();
 }

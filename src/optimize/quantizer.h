@@ -3,7 +3,7 @@
 
 // INT8 quantization of an ONNX model, as a rewrite of its ModelProto into standard ONNX that any
 // runtime runs (Brigade's engine fuses it into u8s8 kernels where the CPU computes them exactly;
-// ONNX Runtime fuses it too). Two modes:
+// ONNX Runtime fuses it too). Two INT8 modes, and bf16:
 //
 //   dynamic  MatMul / Gemm with constant weights: the weights become int8 (per output channel
 //            by default), the activation is quantized at run time:
@@ -14,6 +14,11 @@
 //            can fuse Conv+Relu+requantize), constant weights stored as int8 behind a
 //            DequantizeLinear, Conv biases as int32 (scale x_scale · w_scale). Activation ranges
 //            come from calibration (calibration.h): asymmetric uint8.
+//   bf16     no rewrite: the graph stays fp32 and the model's metadata_props gets
+//            brigade.precision = bf16, which Brigade's engine runs with bf16 multiply-adds in
+//            its convolutions and constant-weight MatMul / Gemm (fp32 accumulation, on CPUs with
+//            AVX-512 BF16 or AMX; fp32 elsewhere). Other runtimes run the file as fp32. The
+//            precision is the whole model's: exclusions and per-layer choices do not apply.
 //
 // Weights are symmetric int8 (zero point 0) in [-127, 127], or [-64, 64] with reduce_range:
 // 7-bit weights keep the pairwise u8·s8 sums of AVX2's vpmaddubsw inside int16, which CPUs
@@ -35,7 +40,7 @@
 
 namespace brigade::optimize {
 
-enum class QuantMode { kDynamic, kStatic };
+enum class QuantMode { kDynamic, kStatic, kBf16 };
 
 struct QuantizeOptions {
   QuantMode mode = QuantMode::kStatic;
