@@ -224,21 +224,64 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateDequantize(KernelContext& ctx) {
   return std::make_unique<DequantizeKernel>(x.dtype, g, ctx.has_input(2));
 }
 
+// The range of x[0, n) widened to include 0, as DynamicQuantizeLinear defines it. Sixteen
+// running minima and maxima the compiler keeps in vector registers: `v < lo ? v : lo` is exactly
+// what minps computes, so this vectorizes without fast-math (std::min's reduction does not).
+// NaNs are skipped, as std::min(lo, v) skipped them.
+void RangeWithZero(const float* x, int64_t n, float* lo_out, float* hi_out) {
+  constexpr int kLanes = 16;
+  float lo[kLanes] = {}, hi[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const float v = x[i + j];
+      lo[j] = v < lo[j] ? v : lo[j];
+      hi[j] = v > hi[j] ? v : hi[j];
+    }
+  }
+  float l = 0, h = 0;
+  for (int j = 0; j < kLanes; ++j) {
+    l = lo[j] < l ? lo[j] : l;
+    h = hi[j] > h ? hi[j] : h;
+  }
+  for (; i < n; ++i) {
+    l = x[i] < l ? x[i] : l;
+    h = x[i] > h ? x[i] : h;
+  }
+  *lo_out = l;
+  *hi_out = h;
+}
+
+// Two passes over x, each split across threads: its range, then QuantizeRow with the scale and
+// zero point that range gives (a dynamic quantization's activation: BERT's [128, 768] inputs of
+// every Linear; the scalar loops took 25% of an INT8 DistilBERT run).
 class DynamicQuantizeKernel final : public OpKernel {
  public:
   explicit DynamicQuantizeKernel(int64_t count) : count_(count) {}
   absl::Status Run(const RunContext& ctx) override {
     const float* x = ctx.in<float>(0);
-    float lo = 0, hi = 0;
-    for (int64_t i = 0; i < count_; ++i) {
-      lo = std::min(lo, x[i]);
-      hi = std::max(hi, x[i]);
-    }
-    const float scale = (hi - lo) / 255.0f;
-    const uint8_t zp = scale == 0 ? 0 : Saturate<uint8_t>(std::nearbyint(-lo / scale));
+    const int64_t parts = std::clamp<int64_t>(count_ / kQuantizeGrain, 1, kMaxParts);
+    float lo[kMaxParts], hi[kMaxParts];
+    ParallelFor(ctx.threads, parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t part = b; part < e; ++part) {
+        const int64_t begin = count_ * part / parts, end = count_ * (part + 1) / parts;
+        RangeWithZero(x + begin, end - begin, &lo[part], &hi[part]);
+      }
+    });
+    const float low = *std::min_element(lo, lo + parts);
+    const float high = *std::max_element(hi, hi + parts);
+    const float scale = (high - low) / 255.0f;
+    const uint8_t zp = scale == 0 ? 0 : Saturate<uint8_t>(std::nearbyint(-low / scale));
     uint8_t* y = ctx.out<uint8_t>(0);
-    for (int64_t i = 0; i < count_; ++i) {
-      y[i] = scale == 0 ? zp : Saturate<uint8_t>(std::nearbyint(x[i] / scale) + zp);
+    if (scale == 0) {
+      std::fill(y, y + count_, zp);
+    } else {
+      ParallelFor(ctx.threads, parts, 1, [&](int64_t b, int64_t e) {
+        for (int64_t part = b; part < e; ++part) {
+          const int64_t begin = count_ * part / parts, end = count_ * (part + 1) / parts;
+          QuantizeRow(x + begin, end - begin, scale, zp, y + begin);
+        }
+      });
     }
     *ctx.out<float>(1) = scale;
     *ctx.out<uint8_t>(2) = zp;
@@ -246,6 +289,7 @@ class DynamicQuantizeKernel final : public OpKernel {
   }
 
  private:
+  static constexpr int64_t kMaxParts = 64;
   const int64_t count_;
 };
 
