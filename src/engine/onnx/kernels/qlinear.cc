@@ -169,6 +169,8 @@ class IntMatMulKernel final : public OpKernel {
 };
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateMatMulInteger(KernelContext& ctx) {
+  BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> fast, TryDnnlMatMulInteger(ctx));
+  if (fast != nullptr) return fast;
   const ValueInfo& a = ctx.input(0);
   const ValueInfo& b = ctx.input(1);
   if (!IsQuantType(a.dtype) || !IsQuantType(b.dtype)) return ctx.Error("A and B must be 8-bit");

@@ -116,6 +116,71 @@ absl::StatusOr<std::shared_ptr<const Tensor>> Pack(KernelContext& ctx, const std
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlMatMulInteger(KernelContext& ctx) {
+  const ValueInfo& a = ctx.input(0);
+  const ValueInfo& b = ctx.input(1);
+  if (!Is8Bit(a.dtype) || a.shape.size() < 2 || b.shape.size() != 2 || a.layout.blocked ||
+      a.shape.back() != b.shape[0]) {
+    return std::unique_ptr<OpKernel>();
+  }
+  std::optional<Tensor> weights = SignedWeights(ctx, 1, 3);
+  if (!weights || !DnnlInt8IsExactFor(a.dtype, *weights)) return std::unique_ptr<OpKernel>();
+  // A's zero point: absent (0), a constant, or a one-element run-time value.
+  const bool has_zp = ctx.has_input(2);
+  if (has_zp && (ctx.input(2).num_elements() != 1 || ctx.input(2).dtype != a.dtype)) {
+    return std::unique_ptr<OpKernel>();
+  }
+  const std::optional<double> constant_zp = has_zp ? Scalar(ctx, 2) : std::optional<double>(0);
+  const int64_t k = b.shape[0], n = b.shape[1];
+  const int64_t rows = DimProduct(a.shape, 0, a.shape.size() - 1);
+  Shape out(a.shape.begin(), a.shape.end() - 1);
+  out.push_back(n);
+  ctx.SetOutput(0, DataType::kInt32, out);
+  if (ctx.shape_only) return std::unique_ptr<OpKernel>();
+
+  const dnnl::memory::desc a_desc = PlainDesc(Shape{rows, k}, *ToDnnlType(a.dtype));
+  const dnnl::memory::desc b_plain = PlainDesc(Shape{k, n}, dt::s8);
+  const dnnl::memory::desc b_any(ToDnnlDims(Shape{k, n}), dt::s8, tag::any);
+  const dnnl::memory::desc dst_desc = PlainDesc(Shape{rows, n}, dt::s32);
+  const bool runtime_zp = has_zp && !constant_zp.has_value();
+  const auto zp = static_cast<int32_t>(constant_zp.value_or(0));
+  dnnl::primitive_attr attr = UserScratchpadAttr();
+  if (runtime_zp || zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  dnnl::matmul::primitive_desc pd;
+  DnnlCall call;
+  const absl::Status created = CatchDnnl(ctx, "int8 matmul", [&] {
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_desc, b_any, dst_desc), attr,
+                                      *ctx.engine);
+    call.set_primitive(dnnl::matmul(pd));
+  });
+  if (!created.ok()) return std::unique_ptr<OpKernel>();
+  std::vector<DnnlKernel::Binding> bindings;
+  bindings.push_back({call.AddArg(DNNL_ARG_SRC, a_desc, *ctx.engine), 0});
+  BRIGADE_ASSIGN_OR_RETURN(
+      std::shared_ptr<const Tensor> packed,
+      Pack(ctx, StrCat(ctx.node->name, "/B8"), b_plain, *weights, pd.weights_desc()));
+  call.AddArg(DNNL_ARG_WEIGHTS, pd.weights_desc(), *ctx.engine, packed->data());
+  const int dst_slot = call.AddArg(DNNL_ARG_DST, dst_desc, *ctx.engine);
+  std::vector<std::shared_ptr<const Tensor>> keep{packed};
+  std::vector<ScratchReorder> reorders;
+  if (runtime_zp) {
+    // The 8-bit zero point widened to the s32 oneDNN reads, by a reorder into scratch per run.
+    const dnnl::memory::desc zp_s32 = PlainDesc(Shape{1}, dt::s32);
+    const int zp_slot = call.AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_s32, *ctx.engine);
+    BRIGADE_ASSIGN_OR_RETURN(
+        ScratchReorder r,
+        MakeScratchReorder(ctx, 2, PlainDesc(Shape{1}, *ToDnnlType(a.dtype)), zp_s32));
+    r.target_slot = zp_slot;
+    reorders.push_back(std::move(r));
+  } else {
+    AddZeroPoints(ctx, call, zp, 0, &keep);
+  }
+  size_t scratchpad_offset = 0;
+  const int scratchpad = AddScratchpad(pd, ctx, call, &scratchpad_offset);
+  return std::make_unique<DnnlKernel>(std::move(call), std::move(bindings), std::move(reorders),
+                                      dst_slot, scratchpad, scratchpad_offset, std::move(keep));
+}
+
 bool DnnlInt8IsExact() {
   static const bool exact = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());

@@ -1,8 +1,8 @@
 #ifndef BRIGADE_ENGINE_ONNX_KERNELS_QLINEAR_DNNL_H_
 #define BRIGADE_ENGINE_ONNX_KERNELS_QLINEAR_DNNL_H_
 
-// oneDNN int8 (u8s8) kernels for QLinearConv and QLinearMatMul — including the ones the QDQ
-// fusion pass builds from DequantizeLinear → Conv/MatMul → QuantizeLinear groups.
+// oneDNN int8 (u8s8) kernels for QLinearConv, QLinearMatMul and MatMulInteger — including the ones
+// the QDQ fusion pass builds from DequantizeLinear → Conv/MatMul → QuantizeLinear groups.
 //
 // The primitive computes, in one pass with s32 accumulation,
 //   y = saturate(round(x_scale · w_scale[c] / y_scale · (Σ (x − x_zp)·w + b)) + y_zp)
@@ -52,6 +52,10 @@ bool TakesBlockedQLinearConv(const Node& node, size_t input,
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx);
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ctx);
+// MatMulInteger with constant weights (zero point 0, or 128 for u8) and a scalar A zero point,
+// constant or computed at run time (dynamic quantization's DynamicQuantizeLinear → MatMulInteger):
+// oneDNN's u8s8s32 / s8s8s32 matmul, under the same exactness condition.
+absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlMatMulInteger(KernelContext& ctx);
 
 }  // namespace brigade::engine::onnx
 

@@ -220,6 +220,67 @@ TEST(QLinearKernelsTest, OneDnnMatMulMatchesTheIntegerDefinitionExactly) {
   }
 }
 
+// Dynamic quantization as the quantizer writes it: DynamicQuantizeLinear's run-time zero point
+// feeds MatMulInteger, which runs on oneDNN when the weights are constant.
+OnnxBuilder DynamicMatMul(bool constant_weights, const Tensor& w) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {2, 3, 16});
+  if (constant_weights) {
+    b.Initializer("w", w);
+  } else {
+    b.Input("w", DataType::kInt8, {16, 8});
+  }
+  b.Node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xzp"});
+  b.Node("MatMulInteger", {"xq", "w", "xzp"}, {"y"});
+  b.Output("y", DataType::kInt32, {2, 3, 8});
+  return b;
+}
+
+TEST(QLinearKernelsTest, OneDnnMatMulIntegerTakesARunTimeZeroPointExactly) {
+  const Tensor w = Pattern<int8_t>({16, 8}, 29, 5);
+  // Mostly positive values, so the zero point is far from 0 and matters.
+  Tensor x = RandomTensor({2, 3, 16}, 3);
+  for (float& v : x.mutable_values<float>()) v = 3 * v + 2;
+  const auto fast = RunChecked(DynamicMatMul(true, w), {&x, 1}, true);
+  const Tensor loop_inputs[] = {x, w};
+  const auto loop = RunChecked(DynamicMatMul(false, w), loop_inputs, false);
+  ASSERT_EQ(fast.size(), 1u);
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < int64_t{2} * 3 * 8; ++i) {
+    EXPECT_EQ(fast[0].values<int32_t>()[i], loop[0].values<int32_t>()[i]) << i;
+    nonzero += fast[0].values<int32_t>()[i] != 0;
+  }
+  EXPECT_GT(nonzero, 40);
+}
+
+// DynamicQuantizeLinear over a tensor long enough to be split across threads and vector lanes:
+// the range includes 0, and every element rounds as the definition says.
+TEST(QuantizeLinearKernelTest, DynamicQuantizationOfALongTensorFollowsTheDefinition) {
+  constexpr int64_t kCount = (int64_t{1} << 17) + 37;
+  Tensor x = RandomTensor({kCount}, 11);
+  for (float& v : x.mutable_values<float>()) v = 4 * v + 3;  // [-1, 7): 0 inside, min < 0
+  x.mutable_values<float>()[kCount - 1] = 9.5f;              // the maximum in the scalar tail
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {kCount});
+  b.Node("DynamicQuantizeLinear", {"x"}, {"y", "s", "zp"});
+  b.Output("y", DataType::kUint8, {kCount});
+  b.Output("s", DataType::kFp32, {});
+  b.Output("zp", DataType::kUint8, {});
+  const auto out = RunGraph(LoadGraph(b), {&x, 1}, 2);
+  ASSERT_EQ(out.size(), 3u);
+  const auto xs = x.values<float>();
+  const float lo = std::min(0.0f, *std::min_element(xs.begin(), xs.end()));
+  const float hi = std::max(0.0f, *std::max_element(xs.begin(), xs.end()));
+  const float scale = (hi - lo) / 255.0f;
+  EXPECT_EQ(out[1].values<float>()[0], scale);
+  const auto zp = static_cast<uint8_t>(std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f));
+  EXPECT_EQ(out[2].values<uint8_t>()[0], zp);
+  for (int64_t i = 0; i < kCount; ++i) {
+    const float q = std::clamp(std::nearbyint(xs[i] / scale) + zp, 0.0f, 255.0f);
+    ASSERT_EQ(out[0].values<uint8_t>()[i], static_cast<uint8_t>(q)) << i;
+  }
+}
+
 // QuantizeLinear's vectorized loop: half to even (x.5 steps), saturation at both ends, and a
 // tensor long enough to be split across threads.
 TEST(QuantizeLinearKernelTest, RoundsHalfToEvenAndSaturatesOverLongTensors) {
