@@ -47,6 +47,7 @@ struct OptimizeFlags {
   std::string calibration;
   int64_t calibration_samples = 256;
   std::string eval;
+  int64_t eval_random = 0;
   bool per_channel = true;
   bool reduce_range = false;
   std::vector<std::string> exclude_ops;
@@ -84,6 +85,7 @@ int RunQuantize(const OptimizeFlags& flags) {
   o.calibration_path = flags.calibration;
   o.calibration_samples = flags.calibration_samples;
   o.eval_path = flags.eval;
+  o.eval_random = flags.eval_random;
   o.eval_labels_path = flags.gate.eval_labels;
   o.eval_samples = flags.gate.eval_samples;
   o.integer_scale = flags.gate.input_scale;
@@ -350,6 +352,10 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   q->add_option("--exclude-node", flags->exclude_nodes, "Keep the node of this name in fp32");
   q->add_option("--eval", flags->eval,
                 "Evaluation samples (.npy or IDX); default: the calibration samples");
+  q->add_option("--eval-random", flags->eval_random,
+                "Instead of --eval: agreement on N random samples of every input (floats in "
+                "[-1, 1), ids in [0, 1000), masks all ones), for models with several inputs")
+      ->check(CLI::NonNegativeNumber);
   AddGateFlags(q, &flags->gate);
   q->add_flag("--force", flags->force, "Write the model even when it misses the gate");
   q->add_flag("--sensitivity", flags->sensitivity,

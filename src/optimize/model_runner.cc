@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -29,20 +30,26 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ::onnx::M
         StrCat("'", label, "': the engine cannot load it: ", loaded.status().message()));
   }
   engine::onnx::Graph& graph = loaded->graph;
-  if (graph.inputs().size() != 1) {
-    return absl::InvalidArgumentError(StrCat("'", label, "' has ", graph.inputs().size(),
-                                             " inputs; quantization data feeds models with one"));
+  if (graph.inputs().empty()) {
+    return absl::InvalidArgumentError(StrCat("'", label, "' has no inputs"));
   }
   auto runner = std::unique_ptr<ModelRunner>(new ModelRunner());
   runner->label_ = label;
-  const engine::onnx::Value& input = graph.value(graph.inputs()[0]);
-  runner->input_name_ = input.name;
-  if (input.dtype != DataType::kFp32 || !input.shape.has_value() || input.shape->empty()) {
-    return absl::InvalidArgumentError(StrCat("'", label, "': input '", input.name,
-                                             "' must be fp32 with a known rank (batch first)"));
+  for (engine::onnx::ValueId id : graph.inputs()) {
+    const engine::onnx::Value& input = graph.value(id);
+    if (!input.shape.has_value() || input.shape->empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("'", label, "': input '", input.name, "' must have a known rank (batch first)"));
+    }
+    runner->inputs_.push_back({input.name, input.dtype,
+                               std::vector<int64_t>(input.shape->begin() + 1, input.shape->end())});
   }
-  runner->fixed_batch_ = (*input.shape)[0] > 0 ? (*input.shape)[0] : 0;
-  runner->sample_shape_.assign(input.shape->begin() + 1, input.shape->end());
+  const engine::onnx::Value& first = graph.value(graph.inputs()[0]);
+  if (graph.inputs().size() == 1 && first.dtype != DataType::kFp32) {
+    return absl::InvalidArgumentError(
+        StrCat("'", label, "': input '", first.name, "' must be fp32 (a data set feeds it)"));
+  }
+  runner->fixed_batch_ = (*first.shape)[0] > 0 ? (*first.shape)[0] : 0;
   for (engine::onnx::ValueId id : graph.outputs()) {
     runner->output_names_.push_back(graph.value(id).name);
   }
@@ -73,18 +80,75 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ::onnx::M
   return runner;
 }
 
+absl::StatusOr<std::vector<Tensor>> ModelRunner::RandomSamples(int64_t rows, uint32_t seed) const {
+  std::mt19937 rng(seed);
+  std::vector<Tensor> samples;
+  for (const Input& input : inputs_) {
+    Shape shape{rows};
+    for (int64_t d : input.sample_shape) {
+      if (d <= 0) {
+        return absl::InvalidArgumentError(
+            StrCat("'", label_, "': input '", input.name,
+                   "' has a variable dimension after the batch; random samples need fixed ones"));
+      }
+      shape.push_back(d);
+    }
+    const bool mask = input.name.find("mask") != std::string::npos;
+    switch (input.dtype) {
+      case DataType::kFp32: {
+        BRIGADE_ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(DataType::kFp32, shape));
+        std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+        for (float& v : t.mutable_values<float>()) v = value(rng);
+        samples.push_back(std::move(t));
+        break;
+      }
+      case DataType::kInt64:
+      case DataType::kInt32: {
+        BRIGADE_ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(input.dtype, shape));
+        std::uniform_int_distribution<int32_t> id(0, 999);
+        auto fill = [&]<typename T>(std::span<T> values) {
+          for (T& v : values) v = mask ? T{1} : static_cast<T>(id(rng));
+        };
+        if (input.dtype == DataType::kInt64) {
+          fill(t.mutable_values<int64_t>());
+        } else {
+          fill(t.mutable_values<int32_t>());
+        }
+        samples.push_back(std::move(t));
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(StrCat("'", label_, "': input '", input.name, "' is ",
+                                                 DataTypeName(input.dtype),
+                                                 "; random samples are fp32, int32 or int64"));
+    }
+  }
+  return samples;
+}
+
 absl::Status ModelRunner::RunBatches(
-    const Tensor& samples, int64_t batch,
+    std::span<const Tensor> samples, int64_t batch,
     const std::function<absl::Status(std::span<const Tensor>, int64_t)>& consume) {
-  const int64_t n = samples.shape()[0];
+  if (samples.size() != inputs_.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("'", label_, "' has ", inputs_.size(), " inputs; the data gives ", samples.size()));
+  }
+  const int64_t n = samples[0].shape()[0];
+  for (const Tensor& s : samples) {
+    if (s.shape().empty() || s.shape()[0] != n) {
+      return absl::InvalidArgumentError(
+          StrCat("'", label_, "': every input's samples need the same number of rows"));
+    }
+  }
   const int64_t step = fixed_batch_ > 0 ? fixed_batch_ : std::max<int64_t>(1, batch);
-  std::vector<Tensor> outputs;
+  std::vector<Tensor> outputs, inputs(samples.size());
   for (int64_t row = 0; row < n; row += step) {
     const int64_t count = std::min(step, n - row);
     if (fixed_batch_ > 0 && count < fixed_batch_) break;
-    BRIGADE_ASSIGN_OR_RETURN(Tensor input, samples.SliceRows(row, count));
+    for (size_t i = 0; i < samples.size(); ++i) {
+      BRIGADE_ASSIGN_OR_RETURN(inputs[i], samples[i].SliceRows(row, count));
+    }
     outputs.clear();
-    const Tensor inputs[] = {std::move(input)};
     const absl::Status run = session_->Run(inputs, &outputs);
     if (!run.ok()) {
       return absl::InvalidArgumentError(StrCat("'", label_, "': the engine failed on rows ", row,
@@ -95,7 +159,7 @@ absl::Status ModelRunner::RunBatches(
   return absl::OkStatus();
 }
 
-absl::StatusOr<Tensor> ModelRunner::RunAll(const Tensor& samples, int64_t batch) {
+absl::StatusOr<Tensor> ModelRunner::RunAll(std::span<const Tensor> samples, int64_t batch) {
   std::vector<float> values;
   Shape shape;
   BRIGADE_RETURN_IF_ERROR(
@@ -116,10 +180,9 @@ absl::StatusOr<Tensor> ModelRunner::RunAll(const Tensor& samples, int64_t batch)
   return Tensor::FromValues<float>(shape, std::span<const float>(values));
 }
 
-absl::StatusOr<double> ModelRunner::MedianRunMicros(const Tensor& input, int iterations,
+absl::StatusOr<double> ModelRunner::MedianRunMicros(std::span<const Tensor> inputs, int iterations,
                                                     const Clock* clock) {
   std::vector<Tensor> outputs;
-  const Tensor inputs[] = {input};
   std::vector<double> times;
   for (int i = 0; i < iterations + 2; ++i) {
     const int64_t start_ns = clock->NowNs();

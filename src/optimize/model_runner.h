@@ -9,8 +9,10 @@
 // A model whose metadata asks for bf16 (engine/onnx/exec/compiled_model.h) runs with bf16
 // multiply-adds, as `brigade serve` runs it.
 //
-// Models with one input only (the data set feeds it); a fixed first dimension of that input is
-// the batch size used, a variable one takes the requested batch.
+// A data set feeds a model with one input; a model with several (a text encoder's ids and
+// mask) runs on RandomSamples(), for agreement between two versions of it. A fixed first
+// dimension of the (first) input is the batch size used, a variable one takes the requested
+// batch.
 //
 // Thread safety: one thread at a time (it owns one engine Session).
 // Errors: INVALID_ARGUMENT naming `label` (the model's file) when the engine cannot load or run
@@ -41,9 +43,11 @@ class ModelRunner {
                                                              const std::string& model_dir,
                                                              int threads, bool run_checker = true);
 
-  const std::string& input_name() const { return input_name_; }
-  // Dimensions of one sample (the input's shape after the batch dimension; -1 unknown).
-  const std::vector<int64_t>& sample_shape() const { return sample_shape_; }
+  // The first input's name and the dimensions of one sample of it (its shape after the batch
+  // dimension; -1 unknown).
+  const std::string& input_name() const { return inputs_[0].name; }
+  const std::vector<int64_t>& sample_shape() const { return inputs_[0].sample_shape; }
+  size_t num_inputs() const { return inputs_.size(); }
   // The input's fixed batch dimension, or 0 when it is variable.
   int64_t fixed_batch() const { return fixed_batch_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
@@ -51,26 +55,49 @@ class ModelRunner {
   // on a CPU without native bf16); empty when it does not.
   const std::string& precision_note() const { return precision_note_; }
 
-  // Runs `samples` [N, ...] in batches of `batch` rows (the fixed batch when there is one; a
-  // last partial batch of a fixed-batch model is dropped), calling `consume` with each batch's
-  // outputs and its first row.
+  // `rows` samples for every input, drawn from `seed` as onnx_run draws them: floats uniform in
+  // [-1, 1), integers in [0, 1000) (token ids of any vocabulary of at least that size), and all
+  // ones for an integer input whose name contains "mask". INVALID_ARGUMENT naming the input when
+  // a dimension after the batch is not fixed, or the type is neither.
+  absl::StatusOr<std::vector<Tensor>> RandomSamples(int64_t rows, uint32_t seed) const;
+
+  // Runs `samples` (one [N, ...] tensor per input, in input order) in batches of `batch` rows
+  // (the fixed batch when there is one; a last partial batch of a fixed-batch model is dropped),
+  // calling `consume` with each batch's outputs and its first row.
+  absl::Status RunBatches(
+      std::span<const Tensor> samples, int64_t batch,
+      const std::function<absl::Status(std::span<const Tensor>, int64_t)>& consume);
   absl::Status RunBatches(
       const Tensor& samples, int64_t batch,
-      const std::function<absl::Status(std::span<const Tensor>, int64_t)>& consume);
+      const std::function<absl::Status(std::span<const Tensor>, int64_t)>& consume) {
+    return RunBatches(std::span<const Tensor>(&samples, 1), batch, consume);
+  }
 
   // The first output over all rows, [N, ...] (fp32), N rounded down to whole fixed batches.
-  absl::StatusOr<Tensor> RunAll(const Tensor& samples, int64_t batch);
+  absl::StatusOr<Tensor> RunAll(std::span<const Tensor> samples, int64_t batch);
+  absl::StatusOr<Tensor> RunAll(const Tensor& samples, int64_t batch) {
+    return RunAll(std::span<const Tensor>(&samples, 1), batch);
+  }
 
-  // Median time of one run on `input` over `iterations` runs after two warm-up runs, read from
-  // `clock` (borrowed for the call).
-  absl::StatusOr<double> MedianRunMicros(const Tensor& input, int iterations, const Clock* clock);
+  // Median time of one run on `inputs` (one tensor per input) over `iterations` runs after two
+  // warm-up runs, read from `clock` (borrowed for the call).
+  absl::StatusOr<double> MedianRunMicros(std::span<const Tensor> inputs, int iterations,
+                                         const Clock* clock);
+  absl::StatusOr<double> MedianRunMicros(const Tensor& input, int iterations, const Clock* clock) {
+    return MedianRunMicros(std::span<const Tensor>(&input, 1), iterations, clock);
+  }
 
  private:
   ModelRunner() = default;
 
+  struct Input {
+    std::string name;
+    DataType dtype = DataType::kInvalid;
+    std::vector<int64_t> sample_shape;
+  };
+
   std::string label_;
-  std::string input_name_;
-  std::vector<int64_t> sample_shape_;
+  std::vector<Input> inputs_;  // at least one
   int64_t fixed_batch_ = 0;
   std::vector<std::string> output_names_;
   std::string precision_note_;

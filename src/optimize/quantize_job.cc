@@ -44,7 +44,7 @@ struct Context {
   ::onnx::ModelProto model;
   std::string model_dir;
   RangeMap ranges;
-  Tensor eval;
+  std::vector<Tensor> eval;  // one [N, ...] tensor per model input; empty: no evaluation
   std::vector<int64_t> labels;
   Tensor reference;  // fp32 outputs on `eval`
 };
@@ -61,7 +61,11 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> RunnerFor(const Context& c, const Q
 
 absl::StatusOr<Comparison> Evaluate(const Context& c, const QuantizeResult& q, int64_t rows) {
   BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, RunnerFor(c, q));
-  BRIGADE_ASSIGN_OR_RETURN(Tensor subset, c.eval.SliceRows(0, std::min(rows, c.eval.shape()[0])));
+  std::vector<Tensor> subset;
+  for (const Tensor& input : c.eval) {
+    BRIGADE_ASSIGN_OR_RETURN(subset.emplace_back(),
+                             input.SliceRows(0, std::min(rows, input.shape()[0])));
+  }
   BRIGADE_ASSIGN_OR_RETURN(Tensor out, runner->RunAll(subset, c.options.batch));
   const std::span<const int64_t> labels(c.labels);
   return Compare(
@@ -71,6 +75,11 @@ absl::StatusOr<Comparison> Evaluate(const Context& c, const QuantizeResult& q, i
 
 absl::StatusOr<Tensor> LoadFitted(const std::string& path, int64_t max_samples, double scale,
                                   const ModelRunner& runner, const char* flag) {
+  if (runner.num_inputs() != 1) {
+    return absl::InvalidArgumentError(StrCat(
+        flag, ": the model has ", runner.num_inputs(),
+        " inputs and a data set feeds one; --eval-random N evaluates on random inputs instead"));
+  }
   DatasetOptions d;
   d.max_samples = max_samples;
   d.integer_scale = scale;
@@ -183,6 +192,9 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
     return absl::InvalidArgumentError(
         "--sensitivity / --fallback: bf16 is the whole model's precision, not a layer's");
   }
+  if (options.eval_random > 0 && !options.eval_path.empty()) {
+    return absl::InvalidArgumentError("--eval-random: give it or --eval, not both");
+  }
   if (!options.eval_labels_path.empty() && options.eval_path.empty()) {
     return absl::InvalidArgumentError("--eval-labels: needs --eval (the samples they label)");
   }
@@ -205,23 +217,31 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
                                         options.integer_scale, *fp32, "--calibration"));
   }
   if (!options.eval_path.empty()) {
-    BRIGADE_ASSIGN_OR_RETURN(c.eval, LoadFitted(options.eval_path, options.eval_samples,
-                                                options.integer_scale, *fp32, "--eval"));
+    BRIGADE_ASSIGN_OR_RETURN(c.eval.emplace_back(),
+                             LoadFitted(options.eval_path, options.eval_samples,
+                                        options.integer_scale, *fp32, "--eval"));
+    const int64_t eval_rows = c.eval[0].shape()[0];
     if (!options.eval_labels_path.empty()) {
-      auto labels = LoadLabels(options.eval_labels_path, c.eval.shape()[0]);
+      auto labels = LoadLabels(options.eval_labels_path, eval_rows);
       if (!labels.ok()) {
         return absl::Status(labels.status().code(),
                             StrCat("--eval-labels: ", labels.status().message()));
       }
-      if (static_cast<int64_t>(labels->size()) < c.eval.shape()[0]) {
+      if (static_cast<int64_t>(labels->size()) < eval_rows) {
         return absl::InvalidArgumentError(
             StrCat("--eval-labels: '", options.eval_labels_path, "' has ", labels->size(),
-                   " labels for ", c.eval.shape()[0], " samples in '", options.eval_path, "'"));
+                   " labels for ", eval_rows, " samples in '", options.eval_path, "'"));
       }
       c.labels = *std::move(labels);
     }
+  } else if (options.eval_random > 0) {
+    auto random = fp32->RandomSamples(options.eval_random, 1);
+    if (!random.ok()) {
+      return absl::InvalidArgumentError(StrCat("--eval-random: ", random.status().message()));
+    }
+    c.eval = *std::move(random);
   } else if (!calibration.empty()) {
-    c.eval = calibration;
+    c.eval = {calibration};
   }
   report.evaluated = !c.eval.empty();
   if (report.evaluated) {
@@ -236,7 +256,7 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
   QuantizeOptions quantize = options.quantize;
   BRIGADE_ASSIGN_OR_RETURN(report.quantized,
                            QuantizeModel(c.model, quantize, c.ranges, c.model_dir));
-  const int64_t all_rows = report.evaluated ? c.eval.shape()[0] : 0;
+  const int64_t all_rows = report.evaluated ? c.eval[0].shape()[0] : 0;
   if (report.evaluated) {
     BRIGADE_ASSIGN_OR_RETURN(report.comparison, Evaluate(c, report.quantized, all_rows));
   } else {
@@ -274,14 +294,23 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
   }
   report.gate_passed = gate();
   if (options.time_iterations > 0) {
-    Tensor one = report.evaluated ? c.eval : calibration;
-    if (one.empty()) {
-      Shape shape{1};
-      for (int64_t d : fp32->sample_shape()) shape.push_back(std::max<int64_t>(d, 1));
-      BRIGADE_ASSIGN_OR_RETURN(one, Tensor::Zeros(DataType::kFp32, shape));
+    // One batch of the model's inputs: the first rows of the evaluation data, else of the
+    // calibration data, else zeros (a single fp32 input) or random samples.
+    std::vector<Tensor> source = report.evaluated ? c.eval : std::vector<Tensor>{calibration};
+    if (source[0].empty()) {
+      if (fp32->num_inputs() == 1) {
+        Shape shape{1};
+        for (int64_t d : fp32->sample_shape()) shape.push_back(std::max<int64_t>(d, 1));
+        BRIGADE_ASSIGN_OR_RETURN(source[0], Tensor::Zeros(DataType::kFp32, shape));
+      } else {
+        BRIGADE_ASSIGN_OR_RETURN(source, fp32->RandomSamples(1, 1));
+      }
     }
-    BRIGADE_ASSIGN_OR_RETURN(Tensor input,
-                             one.SliceRows(0, fp32->fixed_batch() > 0 ? fp32->fixed_batch() : 1));
+    std::vector<Tensor> input;
+    for (const Tensor& s : source) {
+      BRIGADE_ASSIGN_OR_RETURN(input.emplace_back(),
+                               s.SliceRows(0, fp32->fixed_batch() > 0 ? fp32->fixed_batch() : 1));
+    }
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> int8, RunnerFor(c, report.quantized));
     if (!int8->precision_note().empty()) report.quantized.notes.push_back(int8->precision_note());
     BRIGADE_ASSIGN_OR_RETURN(report.fp32_us,

@@ -48,9 +48,13 @@ struct QuantizeJobOptions {
   CalibrationOptions calibration;
   std::string calibration_path;  // required in static mode
   int64_t calibration_samples = 256;
-  std::string eval_path;               // empty: the calibration data (agreement only)
-  std::string eval_labels_path;        // empty: agreement
-  int64_t eval_samples = 0;            // 0: all
+  std::string eval_path;         // empty: the calibration data (agreement only)
+  std::string eval_labels_path;  // empty: agreement
+  int64_t eval_samples = 0;      // 0: all
+  // > 0: evaluate by agreement on this many random samples of every input
+  // (ModelRunner::RandomSamples), for models a data set cannot feed (several inputs); not with
+  // eval_path.
+  int64_t eval_random = 0;
   double integer_scale = 1.0 / 255.0;  // integer data → fp32 (dataset.h)
   double max_accuracy_drop = 1.0;      // points
   bool force = false;

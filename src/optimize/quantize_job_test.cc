@@ -152,6 +152,39 @@ TEST_F(QuantizeJobTest, Bf16MarksTheFp32GraphAndGoesThroughTheSameGate) {
   EXPECT_EQ(written.metadata_props_size(), 1);
 }
 
+TEST_F(QuantizeJobTest, ATwoInputModelIsJudgedOnRandomSamples) {
+  // a, b [-1, 16] → Add → MatMul(16→4): a data set feeds one input, so --eval cannot serve it.
+  OnnxBuilder b;
+  b.Input("a", DataType::kFp32, {-1, 16});
+  b.Input("b", DataType::kFp32, {-1, 16});
+  b.Initializer("w", RandomTensor({16, 4}, 5));
+  b.Node("Add", {"a", "b"}, {"s"});
+  b.Node("MatMul", {"s", "w"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 4});
+  options_.model_path = Path("two.onnx");
+  std::ofstream(options_.model_path, std::ios::binary) << b.Serialize();
+  options_.quantize.mode = QuantMode::kDynamic;
+  options_.calibration_path.clear();
+
+  QuantizeJobOptions with_data = options_;
+  with_data.eval_path = data_;
+  auto refused = RunQuantizeJob(with_data);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("--eval-random"));
+  with_data.eval_random = 8;
+  EXPECT_THAT(RunQuantizeJob(with_data).status().message(), HasSubstr("not both"));
+
+  options_.eval_random = 40;
+  auto report = RunQuantizeJob(options_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->evaluated);
+  ASSERT_TRUE(report->comparison.has_value());
+  EXPECT_EQ(report->comparison->rows, 40);
+  EXPECT_GT(report->comparison->mean_cosine, 0.99);
+  EXPECT_TRUE(report->written) << report->Text(options_);
+  EXPECT_TRUE(report->fp32_us.has_value());
+}
+
 TEST_F(QuantizeJobTest, Bf16RefusesPerLayerChoices) {
   options_.quantize.mode = QuantMode::kBf16;
   QuantizeJobOptions o = options_;
