@@ -3,8 +3,9 @@
 //
 //   onnx_run --model M.onnx [--threads N] [--batch B] [--runs R] [--warmup W]
 //            [--compare DIR]    # inputs and expected outputs from ort-run.js --dump DIR:
-//                               # reports max abs / rel error per output and whether every
-//                               # element is within 1e-5 abs + 1e-4 rel of ONNX Runtime's
+//                               # reports max abs / rel error per output, the largest expected
+//                               # |value|, rows whose argmax agrees ([N, C] outputs) and whether
+//                               # every element is within 1e-5 abs + 1e-4 rel of ONNX Runtime's
 //            [--no-optimize]    # skip the graph passes
 //            [--dump-outputs DIR]  # also write each output as DIR/output_<name>.bin (raw)
 //            [--profile]        # print time per op type over the timed runs (stderr)
@@ -306,21 +307,36 @@ int Run(const Flags& flags) {
                      output_names[j].c_str());
         return 1;
       }
-      double max_abs = 0, max_rel = 0;
+      double max_abs = 0, max_rel = 0, max_want = 0;
       int64_t violations = 0;
       const auto got = outputs[j].values<float>();
       const auto want = it->tensor.values<float>();
       for (size_t i = 0; i < got.size(); ++i) {
         const double diff = std::abs(static_cast<double>(got[i]) - want[i]);
         max_abs = std::max(max_abs, diff);
+        max_want = std::max(max_want, std::abs(static_cast<double>(want[i])));
         max_rel = std::max(max_rel, diff / std::max(1e-6, std::abs(static_cast<double>(want[i]))));
         if (!(diff <= 1e-5 + 1e-4 * std::abs(static_cast<double>(want[i])))) ++violations;
       }
       all_ok = all_ok && violations == 0;
+      // Rows of a [N, C] output (classifier logits) whose argmax agrees with the expected one.
+      int64_t rows = 0, top1_agree = 0;
+      if (outputs[j].shape().size() == 2 && outputs[j].shape()[1] > 1) {
+        const auto width = static_cast<size_t>(outputs[j].shape()[1]);
+        rows = outputs[j].shape()[0];
+        for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+          const auto row_got = got.subspan(r * width, width);
+          const auto row_want = want.subspan(r * width, width);
+          top1_agree += std::max_element(row_got.begin(), row_got.end()) - row_got.begin() ==
+                        std::max_element(row_want.begin(), row_want.end()) - row_want.begin();
+        }
+      }
       result += fmt::format(
           "{}{{\"name\":\"{}\",\"max_abs_err\":{:.3g},\"max_rel_err\":{:.3g},"
-          "\"outside_1e-4rel_1e-5abs\":{}}}",
-          j == 0 ? "" : ",", output_names[j], max_abs, max_rel, violations);
+          "\"max_abs_expected\":{:.3g},\"outside_1e-4rel_1e-5abs\":{},\"rows\":{},"
+          "\"top1_agree\":{}}}",
+          j == 0 ? "" : ",", output_names[j], max_abs, max_rel, max_want, violations, rows,
+          top1_agree);
     }
     result += fmt::format("],\"match\":{}}}", all_ok ? "true" : "false");
     std::printf("%s\n", result.c_str());
