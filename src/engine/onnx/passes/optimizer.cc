@@ -7,6 +7,7 @@
 #include "engine/onnx/passes/batchnorm_folding.h"
 #include "engine/onnx/passes/constant_folding.h"
 #include "engine/onnx/passes/dead_node_elimination.h"
+#include "engine/onnx/passes/dynamic_quant_matmul_fusion.h"
 #include "engine/onnx/passes/gelu_fusion.h"
 #include "engine/onnx/passes/layernorm_fusion.h"
 #include "engine/onnx/passes/matmul_fusion.h"
@@ -28,6 +29,7 @@ std::vector<std::unique_ptr<GraphPass>> DefaultPasses(const OptimizeOptions& opt
   passes.push_back(std::make_unique<ShapeFolding>());
   passes.push_back(std::make_unique<ConstantFolding>(options.fold_budget_bytes));
   passes.push_back(std::make_unique<DeadNodeElimination>());
+  passes.push_back(std::make_unique<DynamicQuantMatMulFusion>());
   passes.push_back(std::make_unique<BatchNormFolding>());
   passes.push_back(std::make_unique<LayerNormFusion>());
   passes.push_back(std::make_unique<GeluFusion>());
