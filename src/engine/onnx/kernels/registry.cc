@@ -25,6 +25,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterResizeKernels(r);
     RegisterQuantizeKernels(r);
     RegisterQLinearAddKernel(r);
+    RegisterRnnKernels(r);
     return table;
   }();
   return registry;
