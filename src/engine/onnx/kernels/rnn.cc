@@ -16,9 +16,13 @@
 //   The two directions of a bidirectional node are independent: with two threads or more each
 //   runs on its own OpenMP thread, with its own stream, primitives and scratch, and no barrier
 //   per step; otherwise they run in turn and the matmuls take the threads.
-// oneDNN's own RNN primitives were not used: they fix the activations, have no peepholes or
-// clip for GRU, and oneDNN 2.6 takes sequence lengths only as equal lengths; one general path
-// keeps the semantics in one place (bench/results/onnx.md has the timings against ONNX Runtime).
+// oneDNN's own RNN primitives (lstm_forward, lbr_gru_forward) are not used: they cover only part
+// of the attributes (fixed LSTM/GRU activations; no clip, input_forget or sequence_lens; Y in
+// another order for two directions), and on the bench models' layers (kernels/rnn_benchmark.cc,
+// 2026-12-07, bench/results/onnx.md) they took 1–14% less CPU at one thread for GRU and for LSTM at
+// batch 8 but 1.2–1.6× more for LSTM at batch 1, and at two threads their barrier per step made
+// them several times slower on the shared machine, where this path (one direction per thread) has
+// no barrier. One path keeps the semantics in one place.
 //
 // sequence_lens: at step t a batch row with t >= its length is inactive: its state stays as it
 // is and its Y row is zero, so Y_h / Y_c hold the state after its last valid step (the reverse
@@ -32,7 +36,9 @@
 // factory answers INVALID_ARGUMENT naming the node and the attribute or input at fault (a bad
 // direction, activation, hidden_size, clip or layout, a shape that does not match), UNIMPLEMENTED
 // for element types other than fp32; Run() fails only on a sequence_lens entry outside
-// [0, seq_length] or a oneDNN error. Run() allocates nothing: every buffer is scratch.
+// [0, seq_length] or a oneDNN error. Run() allocates nothing itself (every buffer is scratch);
+// oneDNN's execute builds its small per-call argument map, so a run makes a few small
+// allocations per matmul call, one or two calls per step and direction.
 
 #include <omp.h>
 
