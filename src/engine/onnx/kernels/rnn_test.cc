@@ -26,6 +26,7 @@ struct Case {
   int64_t seq = 5, batch = 3, input = 4, hidden = 6;
   bool bias = true, lens = false, init_h = false, init_c = false, peephole = false;
   bool runtime_weights = false;  // W, R, B as graph inputs instead of initializers
+  bool hidden_size_attr = true;  // false: the kernel takes hidden_size from R's shape
   float clip = 0;
   int64_t input_forget = 0, lbr = 0;
   std::vector<std::string> acts;
@@ -258,7 +259,7 @@ OnnxBuilder Build(const Case& c, const Inputs& in) {
   if (c.op == "LSTM") outputs.emplace_back("yc");
   auto& node = b.Node(c.op, inputs, outputs);
   node.set_name("rnn");
-  OnnxBuilder::SetInt(node, "hidden_size", n);
+  if (c.hidden_size_attr) OnnxBuilder::SetInt(node, "hidden_size", n);
   OnnxBuilder::SetString(node, "direction", c.direction);
   if (c.layout != 0) OnnxBuilder::SetInt(node, "layout", c.layout);
   if (c.clip > 0) OnnxBuilder::SetFloat(node, "clip", c.clip);
@@ -413,6 +414,16 @@ TEST(RnnKernelTest, WeightsGivenAtRunTime) {
       c.lbr = 1;
       ExpectMatchesReference(c);
     }
+  }
+}
+
+TEST(RnnKernelTest, HiddenSizeDefaultsToRsShape) {
+  for (const char* op : {"LSTM", "GRU", "RNN"}) {
+    Case c;
+    c.op = op;
+    c.hidden_size_attr = false;
+    c.direction = "bidirectional";
+    ExpectMatchesReference(c);
   }
 }
 
