@@ -481,6 +481,17 @@ void CombineBias(const RnnShape& g, const float* b, float* bias, float* rbh) {
   }
 }
 
+// What the factory builds for a kernel: the matmuls, the combined bias when B is known, and
+// where each buffer lies in the kernel's scratch.
+struct RnnPlan {
+  RnnGemm projection;  // XW = X · Wᵀ + bias
+  std::array<RnnDirection, 2> dirs;
+  std::vector<float> bias, rbh;  // from a constant or absent B (CombineBias)
+  bool bias_in_scratch = false;  // B known only at run time: combined into scratch
+  size_t xw = 0, bias_offset = 0, rbh_offset = 0;     // scratch offsets
+  std::vector<std::shared_ptr<const Tensor>> packed;  // keeps packed W and R alive
+};
+
 // Whether the node has input `i` in this run (the span ends at the node's last input).
 bool Present(const RunContext& ctx, size_t i) {
   return i < ctx.inputs.size() && ctx.inputs[i] != nullptr;
@@ -488,7 +499,8 @@ bool Present(const RunContext& ctx, size_t i) {
 
 class RnnKernel final : public OpKernel {
  public:
-  RnnKernel(std::string name, RnnShape shape) : name_(std::move(name)), g_(std::move(shape)) {}
+  RnnKernel(std::string name, RnnShape shape, RnnPlan plan)
+      : name_(std::move(name)), g_(std::move(shape)), p_(std::move(plan)) {}
 
   absl::Status Run(const RunContext& ctx) override {
     const int64_t n = g_.hidden, batch = g_.batch, seq = g_.seq, dirs = g_.dirs;
@@ -506,18 +518,18 @@ class RnnKernel final : public OpKernel {
         max_len = std::max<int64_t>(max_len, lens[b]);
       }
     }
-    const float* bias = bias_.data();
-    const float* rbh = rbh_.data();
-    if (bias_in_scratch_) {
-      float* b = at(bias_offset_);
-      float* r = at(rbh_offset_);
+    const float* bias = p_.bias.data();
+    const float* rbh = p_.rbh.data();
+    if (p_.bias_in_scratch) {
+      float* b = at(p_.bias_offset);
+      float* r = at(p_.rbh_offset);
       CombineBias(g_, ctx.in<float>(kInB), b, r);
       bias = b;
       rbh = r;
     }
-    float* xw = at(xw_offset_);
+    float* xw = at(p_.xw);
     if (seq > 0) {
-      RnnGemm& p = projection_;
+      RnnGemm& p = p_.projection;
       p.call.SetHandle(p.src, ctx.inputs[kInX]);
       if (p.weights >= 0) p.call.SetHandle(p.weights, ctx.inputs[kInW]);
       p.call.SetHandle(p.bias, bias);
@@ -529,7 +541,7 @@ class RnnKernel final : public OpKernel {
     // Initial states, and the per-direction step template.
     std::array<RnnStep, 2> steps;
     for (int64_t d = 0; d < dirs; ++d) {
-      RnnDirection& dir = dirs_[static_cast<size_t>(d)];
+      RnnDirection& dir = p_.dirs[static_cast<size_t>(d)];
       float* h = at(dir.h);
       float* c = g_.cell == RnnCell::kLstm ? at(dir.c) : nullptr;
       InitState(ctx, kInH0, d, h);
@@ -563,7 +575,7 @@ class RnnKernel final : public OpKernel {
     float* y = ctx.outputs.size() > 0 ? ctx.out<float>(0) : nullptr;
     const RnnStepFn step_fn = RnnStepForCpu();
     auto run_direction = [&](int64_t d, dnnl::stream& stream) -> absl::Status {
-      RnnDirection& dir = dirs_[static_cast<size_t>(d)];
+      RnnDirection& dir = p_.dirs[static_cast<size_t>(d)];
       RnnStep s = steps[static_cast<size_t>(d)];
       const bool reverse = g_.reverse || d == 1;
       for (int64_t i = 0; i < seq; ++i) {
@@ -605,7 +617,7 @@ class RnnKernel final : public OpKernel {
       for (int d = 0; d < 2; ++d) {
         // The matmuls inside run on this thread alone (oneDNN sees a nested region anyway).
         omp_set_num_threads(1);
-        status[static_cast<size_t>(d)] = run_direction(d, *dirs_[static_cast<size_t>(d)].stream);
+        status[static_cast<size_t>(d)] = run_direction(d, *p_.dirs[static_cast<size_t>(d)].stream);
       }
       BRIGADE_RETURN_IF_ERROR(status[0]);
       BRIGADE_RETURN_IF_ERROR(status[1]);
@@ -618,7 +630,7 @@ class RnnKernel final : public OpKernel {
       if (ctx.outputs[k] == nullptr) continue;
       float* out = ctx.out<float>(k);
       for (int64_t d = 0; d < dirs; ++d) {
-        const RnnDirection& dir = dirs_[static_cast<size_t>(d)];
+        const RnnDirection& dir = p_.dirs[static_cast<size_t>(d)];
         const float* state = at(k == 1 ? dir.h : dir.c);
         for (int64_t b = 0; b < batch; ++b) {
           float* row = out + (g_.layout == 0 ? d * batch + b : b * dirs + d) * n;
@@ -633,6 +645,8 @@ class RnnKernel final : public OpKernel {
     return absl::OkStatus();
   }
 
+ private:
+  // The state of direction `d` from initial_h / initial_c (node input `input`), or zeros.
   void InitState(const RunContext& ctx, size_t input, int64_t d, float* state) const {
     const int64_t n = g_.hidden;
     const size_t row_bytes = static_cast<size_t>(n) * sizeof(float);
@@ -647,17 +661,9 @@ class RnnKernel final : public OpKernel {
     }
   }
 
-  // Filled by the factory.
-  RnnGemm projection_;
-  std::array<RnnDirection, 2> dirs_;
-  std::vector<float> bias_, rbh_;  // from a constant or absent B
-  bool bias_in_scratch_ = false;   // B known only at run time
-  size_t xw_offset_ = 0, bias_offset_ = 0, rbh_offset_ = 0;
-  std::vector<std::shared_ptr<const Tensor>> packed_;  // keeps packed W and R alive
-
- private:
   const std::string name_;
   const RnnShape g_;
+  RnnPlan p_;
 };
 
 // Reserves `floats` floats at the end of ctx's scratch; returns the byte offset.
@@ -825,27 +831,28 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateRnnKernel(KernelContext& ctx, Rn
   BRIGADE_RETURN_IF_ERROR(CheckShapeSize(ctx, Shape{g.seq, g.batch, g.xw_width()}));
   if (ctx.shape_only) return std::unique_ptr<OpKernel>();
 
-  auto kernel = std::make_unique<RnnKernel>(ctx.node->name, g);
-  if (g.batch == 0) return kernel;  // every output is empty: the planner never runs it
+  RnnPlan plan;
+  // Every output is empty: the planner never runs the kernel, which needs no matmuls.
+  if (g.batch == 0) return std::make_unique<RnnKernel>(ctx.node->name, g, std::move(plan));
   const ValueInfo* b_info = ctx.has_input(kInB) ? &ctx.input(kInB) : nullptr;
   if (b_info != nullptr && b_info->constant == nullptr) {
-    kernel->bias_in_scratch_ = true;
-    kernel->bias_offset_ = ReserveFloats(ctx, g.xw_width());
-    kernel->rbh_offset_ = ReserveFloats(ctx, dirs * n);
+    plan.bias_in_scratch = true;
+    plan.bias_offset = ReserveFloats(ctx, g.xw_width());
+    plan.rbh_offset = ReserveFloats(ctx, dirs * n);
   } else {
-    kernel->bias_.resize(static_cast<size_t>(g.xw_width()));
-    kernel->rbh_.resize(static_cast<size_t>(dirs * n));
+    plan.bias.resize(static_cast<size_t>(g.xw_width()));
+    plan.rbh.resize(static_cast<size_t>(dirs * n));
     CombineBias(g, b_info == nullptr ? nullptr : b_info->constant->values<float>().data(),
-                kernel->bias_.data(), kernel->rbh_.data());
+                plan.bias.data(), plan.rbh.data());
   }
-  kernel->xw_offset_ = ReserveFloats(ctx, g.seq * g.batch * g.xw_width());
+  plan.xw = ReserveFloats(ctx, g.seq * g.batch * g.xw_width());
   const std::string& name = ctx.node->name;
   if (g.seq > 0) {
     BRIGADE_RETURN_IF_ERROR(BuildGemm(ctx, kInW, 0, g.seq * g.batch, g.input, g.xw_width(), true,
-                                      StrCat(name, "/W"), &kernel->projection_, &kernel->packed_));
+                                      StrCat(name, "/W"), &plan.projection, &plan.packed));
   }
   for (int64_t d = 0; d < dirs; ++d) {
-    RnnDirection& dir = kernel->dirs_[static_cast<size_t>(d)];
+    RnnDirection& dir = plan.dirs[static_cast<size_t>(d)];
     dir.h = ReserveFloats(ctx, g.batch * n);
     dir.c = ReserveFloats(ctx, lstm ? g.batch * n : 0);
     dir.gates = ReserveFloats(ctx, g.batch * gw);
@@ -854,22 +861,20 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateRnnKernel(KernelContext& ctx, Rn
       dir.hr2 = ReserveFloats(ctx, g.batch * n);
       dir.rh = ReserveFloats(ctx, g.batch * n);
       BRIGADE_RETURN_IF_ERROR(BuildGemm(ctx, kInR, d * gw, g.batch, n, 2 * n, false,
-                                        StrCat(name, "/R", d, "zr"), &dir.gemm[0],
-                                        &kernel->packed_));
+                                        StrCat(name, "/R", d, "zr"), &dir.gemm[0], &plan.packed));
       BRIGADE_RETURN_IF_ERROR(BuildGemm(ctx, kInR, d * gw + 2 * n, g.batch, n, n, false,
-                                        StrCat(name, "/R", d, "h"), &dir.gemm[1],
-                                        &kernel->packed_));
+                                        StrCat(name, "/R", d, "h"), &dir.gemm[1], &plan.packed));
     } else {
       dir.hr = ReserveFloats(ctx, g.batch * gw);
       BRIGADE_RETURN_IF_ERROR(BuildGemm(ctx, kInR, d * gw, g.batch, n, gw, false,
-                                        StrCat(name, "/R", d), &dir.gemm[0], &kernel->packed_));
+                                        StrCat(name, "/R", d), &dir.gemm[0], &plan.packed));
     }
     if (dirs == 2) {
       BRIGADE_RETURN_IF_ERROR(CatchDnnl(
           ctx, "stream", [&] { dir.stream = std::make_unique<dnnl::stream>(*ctx.engine); }));
     }
   }
-  return kernel;
+  return std::make_unique<RnnKernel>(ctx.node->name, std::move(g), std::move(plan));
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateLstm(KernelContext& ctx) {
