@@ -26,6 +26,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterQuantizeKernels(r);
     RegisterQLinearAddKernel(r);
     RegisterDynamicQuantMatMulKernel(r);
+    RegisterRnnKernels(r);
     return table;
   }();
   return registry;
