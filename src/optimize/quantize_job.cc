@@ -412,8 +412,14 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
                   ? ": rounding the activations to bf16 costs more than the products save here"
                   : ": this CPU has no native bf16 (AVX-512 BF16 or AMX), so the engine runs "
                     "the model in fp32";
+      } else if (!is_static && !engine::onnx::DnnlInt8IsExact() &&
+                 !options.quantize.reduce_range) {
+        why =
+            ": this CPU has no VNNI, so the engine runs 8-bit-weight MatMulInteger as exact "
+            "integer loops (oneDNN's saturate without it); --reduce-range (7-bit weights) runs "
+            "them on oneDNN exactly";
       } else if (!is_static) {
-        why = ": the engine runs MatMulInteger as plain integer loops, not oneDNN";
+        why = ": quantizing the activations at run time costs more than the layers save here";
       } else if (!engine::onnx::DnnlInt8IsExact() && !options.quantize.reduce_range) {
         why =
             ": this CPU has no VNNI, so the engine runs 8-bit-weight QDQ layers in float "
