@@ -144,8 +144,9 @@ TEST_F(OnnxBackendTest, LoadsReportsSignatureAndExecutesBatches) {
   // Row 0: [1,2,3,4] · w + b, w[k][j] = -0.5 + 0.1 * (3k + j), b = [1,2,3].
   for (int j = 0; j < 3; ++j) {
     float want = 1.0f + static_cast<float>(j);
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < 4; ++k) {
       want += static_cast<float>(k + 1) * (-0.5f + 0.1f * static_cast<float>(3 * k + j));
+    }
     EXPECT_NEAR(outputs[0].values<float>()[j], want, 1e-5f);
   }
 }

@@ -24,7 +24,7 @@ OnnxBuilder ConvDenseModel() {
   OnnxBuilder b;
   b.Input("x", DataType::kFp32, {1, 16, 8, 8});
   b.Initializer("w", RandomTensor({32, 16, 3, 3}, 7));
-  b.Initializer("dense", RandomTensor({32 * 8 * 8, 10}, 8));
+  b.Initializer("dense", RandomTensor({int64_t{32} * 8 * 8, 10}, 8));
   auto& conv = b.Node("Conv", {"x", "w"}, {"c"});
   OnnxBuilder::SetInts(conv, "pads", {1, 1, 1, 1});
   b.Node("Relu", {"c"}, {"r"});

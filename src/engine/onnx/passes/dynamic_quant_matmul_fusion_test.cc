@@ -13,6 +13,7 @@ namespace {
 // int8 weights [16, 8] with values spread over [-127, 127].
 Tensor Int8Weights() {
   std::vector<int8_t> v;
+  v.reserve(size_t{16} * 8);
   for (int i = 0; i < 16 * 8; ++i) v.push_back(static_cast<int8_t>((i * 37) % 255 - 127));
   return *Tensor::FromValues<int8_t>(Shape{16, 8}, v);
 }
@@ -30,6 +31,7 @@ OnnxBuilder DynamicLinear(const Form& f) {
   b.Input("x", DataType::kFp32, {2, 3, 16});
   b.Initializer("w", Int8Weights());
   std::vector<float> scales;
+  scales.reserve(8);
   for (int i = 0; i < (f.per_channel ? 8 : 1); ++i) scales.push_back(0.01f + 0.002f * i);
   b.Initializer("w_scale", *Tensor::FromValues<float>(Shape{f.per_channel ? 8 : 1}, scales));
   b.Initializer("bias", RandomTensor({8}, 4));
