@@ -105,6 +105,7 @@ void RegisterQLinearKernels(KernelRegistry* registry);
 void RegisterQLinearAddKernel(KernelRegistry* registry);
 void RegisterDynamicQuantMatMulKernel(KernelRegistry* registry);
 void RegisterRnnKernels(KernelRegistry* registry);
+void RegisterControlFlowKernels(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 
