@@ -128,6 +128,37 @@ def seeds():
     yield "initializer_input", model(
         [helper.make_node("Mul", ["x", "k"], ["y"])],
         [fp32("x", [2]), fp32("k", [2])], [fp32("y", [2])], [weights("k", [2])])
+    # Control flow: a Loop whose trip count comes from a shape, an If in its body reading values
+    # of both enclosing graphs, a scan output, and a Scan over it.
+    then_branch = helper.make_graph([helper.make_node("Mul", ["h", "two"], ["doubled"])], "then",
+                                    [], [fp32("doubled", ["N", 4])])
+    else_branch = helper.make_graph([helper.make_node("Add", ["h", "one"], ["shifted"])], "else",
+                                    [], [fp32("shifted", ["N", 4])])
+    body = helper.make_graph(
+        [helper.make_node("ReduceSum", ["h"], ["total"], keepdims=0),
+         helper.make_node("Greater", ["total", "zero"], ["positive"]),
+         helper.make_node("If", ["positive"], ["h_out"], then_branch=then_branch,
+                          else_branch=else_branch),
+         helper.make_node("Identity", ["h_out"], ["step"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []), fp32("h", ["N", 4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), fp32("h_out", ["N", 4]),
+         fp32("step", ["N", 4])])
+    scan_body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "y_t"], ["s_out"])], "scan_body",
+        [fp32("s_in", ["N", 4]), fp32("y_t", ["N", 4])], [fp32("s_out", ["N", 4])])
+    yield "loop_if_scan", model(
+        [helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("Gather", ["shape", "one_i"], ["trip"], axis=0),
+         helper.make_node("Loop", ["trip", "", "x"], ["y", "ys"], body=body),
+         helper.make_node("Scan", ["x", "ys"], ["z"], body=scan_body, num_scan_inputs=1)],
+        [fp32("x", ["N", 4])], [fp32("y", ["N", 4]), fp32("z", ["N", 4])],
+        [numpy_helper.from_array(np.array(1, dtype=np.int64), "one_i"),
+         numpy_helper.from_array(np.array(2, dtype=np.float32), "two"),
+         numpy_helper.from_array(np.array(1, dtype=np.float32), "one"),
+         numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")])
     # What the loader refuses, each for its own reason.
     yield "refused_opset_18", model(
         [helper.make_node("Relu", ["x"], ["y"])], [fp32("x", [2])], [fp32("y", [2])], opset=18)

@@ -28,6 +28,20 @@ void AppendOps(const Graph& graph, std::string* out) {
   for (const auto& [n, op] : sorted) {
     fmt::format_to(std::back_inserter(*out), "    {:>5}  {}\n", -n, op);
   }
+  // Subgraphs (If branches, Loop and Scan bodies), each with its ops on one line.
+  for (const Node& node : graph.nodes()) {
+    for (const auto& [name, attribute] : node.attributes.entries()) {
+      if (attribute.kind != Attribute::Kind::kGraph || attribute.g == nullptr) continue;
+      std::map<std::string, int> inner;
+      for (const Node& inner_node : attribute.g->nodes()) ++inner[OpName(inner_node)];
+      std::string ops;
+      for (const auto& [op, count] : inner) {
+        ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", count, op);
+      }
+      fmt::format_to(std::back_inserter(*out), "           {} {}: {} nodes ({})\n", node.name, name,
+                     attribute.g->nodes().size(), ops);
+    }
+  }
 }
 
 void AppendTensors(const Graph& graph, const std::vector<ValueId>& ids, std::string* out) {

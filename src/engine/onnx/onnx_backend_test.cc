@@ -250,5 +250,61 @@ TEST_F(OnnxBackendTest, InstancesOutliveTheModel) {
   EXPECT_TRUE(instance->Execute({&x, 1}, &outputs).ok());
 }
 
+TEST_F(OnnxBackendTest, ServesAModelWithLoopAndIf) {
+  // What torch.jit.script exports for control flow (bench/models/make_models.py control_flow,
+  // in small): h = x; for _ in range(x.shape[1]): h = h + w; then 2·h if mean(h) > 0 else -h.
+  OnnxBuilder body;
+  body.Input("i", DataType::kInt64, {});
+  body.Input("cond_in", DataType::kBool, {});
+  body.Input("h", DataType::kFp32, {-1, 4});
+  body.Node("Add", {"h", "w"}, {"h_out"});
+  body.Node("Identity", {"go"}, {"cond_out"});
+  body.Output("cond_out", DataType::kBool, {});
+  body.Output("h_out", DataType::kFp32, {-1, 4});
+  OnnxBuilder then_branch;
+  then_branch.Node("Mul", {"h_end", "two"}, {"then_y"});
+  then_branch.Output("then_y", DataType::kFp32, {-1, 4});
+  OnnxBuilder else_branch;
+  else_branch.Node("Neg", {"h_end"}, {"else_y"});
+  else_branch.Output("else_y", DataType::kFp32, {-1, 4});
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 4});
+  b.Initializer("w", Ramp({4}, 0.25f, 0.0f));
+  b.Initializer("two", *Tensor::FromValues<float>(Shape{}, std::vector<float>{2}));
+  b.Initializer("zero", *Tensor::FromValues<float>(Shape{}, std::vector<float>{0}));
+  const bool go = true;
+  b.Initializer("go", *Tensor::FromValues<bool>(Shape{}, std::span<const bool>(&go, 1)));
+  b.Initializer("one", *Tensor::FromValues<int64_t>(Shape{}, std::vector<int64_t>{1}));
+  b.Node("Shape", {"x"}, {"shape"});
+  OnnxBuilder::SetInt(b.Node("Gather", {"shape", "one"}, {"trip"}), "axis", 0);
+  OnnxBuilder::SetGraph(b.Node("Loop", {"trip", "go", "x"}, {"h_end"}), "body", body);
+  OnnxBuilder::SetInt(b.Node("ReduceMean", {"h_end"}, {"mean"}), "keepdims", 0);
+  b.Node("Greater", {"mean", "zero"}, {"positive"});
+  auto& branch = b.Node("If", {"positive"}, {"y"});
+  OnnxBuilder::SetGraph(branch, "then_branch", then_branch);
+  OnnxBuilder::SetGraph(branch, "else_branch", else_branch);
+  b.Output("y", DataType::kFp32, {-1, 4});
+
+  OnnxBackend backend;
+  ModelLoadOptions options;
+  options.model_name = "control_flow";
+  options.model_path = Write(b);
+  options.max_batch_size = 8;
+  auto model = backend.Load(options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto instance = (*model)->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  // Four iterations add 1 to every element: mean(x) + 1 decides the branch.
+  for (float start : {0.5f, -3.0f}) {
+    const Tensor x = Ramp({2, 4}, start, 0.0f);
+    std::vector<Tensor> outputs;
+    ASSERT_TRUE((*instance)->Execute({&x, 1}, &outputs).ok());
+    ASSERT_EQ(outputs.size(), 1u);
+    ASSERT_EQ(outputs[0].shape(), (Shape{2, 4}));
+    const float h = start + 1.0f;
+    EXPECT_EQ(Values(outputs[0]), std::vector<float>(8, h > 0 ? 2 * h : -h)) << "x = " << start;
+  }
+}
+
 }  // namespace
 }  // namespace brigade::engine

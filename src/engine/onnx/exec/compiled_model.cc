@@ -32,19 +32,29 @@ absl::StatusOr<std::shared_ptr<CompiledModel>> CompiledModel::Compile(std::strin
   }
   model->weights_ = std::make_unique<PackedWeights>();
 
-  const KernelRegistry& registry = KernelRegistry::Get();
-  const size_t n = graph.num_values();
-  model->use_counts_.assign(n, 0);
+  model->use_counts_ = CountUses(graph);
+  model->shape_inputs_ = ShapeDecidingInputs(graph);
+  model->rows_independent_ = RowsAreIndependent(graph);
+  model->graph_ = std::move(graph);
+  return model;
+}
+
+std::vector<int> CountUses(const Graph& graph) {
+  std::vector<int> counts(graph.num_values(), 0);
   for (const Node& node : graph.nodes()) {
     for (ValueId input : node.inputs) {
-      if (input != kNoValue) ++model->use_counts_[static_cast<size_t>(input)];
+      if (input != kNoValue) ++counts[static_cast<size_t>(input)];
     }
   }
-  for (ValueId output : graph.outputs()) ++model->use_counts_[static_cast<size_t>(output)];
+  for (ValueId output : graph.outputs()) ++counts[static_cast<size_t>(output)];
+  return counts;
+}
 
+std::vector<bool> ShapeDecidingInputs(const Graph& graph) {
   // Walk backwards from every input position whose contents decide a shape: anything feeding it
   // must be known at plan time, and graph inputs reached that way join the plan key.
-  std::vector<bool> needed(n, false);
+  const KernelRegistry& registry = KernelRegistry::Get();
+  std::vector<bool> needed(graph.num_values(), false);
   const auto& nodes = graph.nodes();
   for (size_t i = nodes.size(); i-- > 0;) {
     const Node& node = nodes[i];
@@ -54,20 +64,19 @@ absl::StatusOr<std::shared_ptr<CompiledModel>> CompiledModel::Compile(std::strin
     for (ValueId output : node.outputs) {
       if (output != kNoValue && needed[static_cast<size_t>(output)]) outputs_needed = true;
     }
+    const std::vector<bool> value_inputs = def->ValueInputs(node);
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId input = node.inputs[k];
       if (input == kNoValue) continue;
-      if (def->NeedsValue(k) || (outputs_needed && def->reads_input_data)) {
+      if ((k < value_inputs.size() && value_inputs[k]) ||
+          (outputs_needed && def->reads_input_data)) {
         needed[static_cast<size_t>(input)] = true;
       }
     }
   }
-  for (ValueId input : graph.inputs()) {
-    model->shape_inputs_.push_back(needed[static_cast<size_t>(input)]);
-  }
-  model->rows_independent_ = RowsAreIndependent(graph);
-  model->graph_ = std::move(graph);
-  return model;
+  std::vector<bool> inputs;
+  for (ValueId input : graph.inputs()) inputs.push_back(needed[static_cast<size_t>(input)]);
+  return inputs;
 }
 
 }  // namespace brigade::engine::onnx

@@ -80,6 +80,14 @@ class CompiledModel {
   std::string precision_note_;
 };
 
+// Per value of `graph`: the nodes reading it plus one per graph output slot naming it.
+std::vector<int> CountUses(const Graph& graph);
+
+// Per graph input of `graph`: whether its contents (not only its shape) decide some shape, so
+// that the planner must know them (CompiledModel::shape_inputs; for a subgraph, which of its
+// inputs the enclosing node must know at plan time).
+std::vector<bool> ShapeDecidingInputs(const Graph& graph);
+
 }  // namespace brigade::engine::onnx
 
 #endif  // BRIGADE_ENGINE_ONNX_EXEC_COMPILED_MODEL_H_

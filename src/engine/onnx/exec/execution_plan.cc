@@ -22,6 +22,32 @@ absl::Status ExecutionPlan::Run(std::span<const Tensor> inputs, std::byte* arena
     BRIGADE_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(output_types[j], output_shapes[j]));
     outputs->push_back(std::move(tensor));
   }
+  run_inputs_.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) run_inputs_[i] = inputs[i].data();
+  run_outputs_.resize(outputs->size());
+  for (size_t j = 0; j < outputs->size(); ++j) run_outputs_[j] = (*outputs)[j].mutable_data();
+  return Execute(run_inputs_, run_outputs_, arena, stream, threads, step_ns,
+                 /*copy_same_as=*/false);
+}
+
+absl::Status ExecutionPlan::RunOnBuffers(std::span<const std::byte* const> inputs,
+                                         std::span<std::byte* const> outputs, std::byte* arena,
+                                         dnnl::stream& stream, int threads) {
+  return Execute(inputs, outputs, arena, stream, threads, nullptr, /*copy_same_as=*/true);
+}
+
+absl::Status ExecutionPlan::Execute(std::span<const std::byte* const> inputs,
+                                    std::span<std::byte* const> outputs, std::byte* arena,
+                                    dnnl::stream& stream, int threads,
+                                    std::vector<int64_t>* step_ns, bool copy_same_as) {
+  if (output_bytes_.size() != output_types.size()) {
+    output_bytes_.clear();
+    for (size_t j = 0; j < output_types.size(); ++j) {
+      int64_t count = 1;
+      for (int64_t d : output_shapes[j]) count *= d;
+      output_bytes_.push_back(static_cast<size_t>(count) * DataTypeSize(output_types[j]));
+    }
+  }
   slot_ptrs_.resize(slots.size());
   for (size_t i = 0; i < slots.size(); ++i) {
     const Slot& slot = slots[i];
@@ -31,10 +57,10 @@ absl::Status ExecutionPlan::Run(std::span<const Tensor> inputs, std::byte* arena
         break;
       case Slot::Kind::kInput:
         // Kernels never write to their inputs; the cast only fits the common pointer table.
-        slot_ptrs_[i] = const_cast<std::byte*>(inputs[slot.index].data());
+        slot_ptrs_[i] = const_cast<std::byte*>(inputs[slot.index]);
         break;
       case Slot::Kind::kOutput:
-        slot_ptrs_[i] = (*outputs)[slot.index].mutable_data();
+        slot_ptrs_[i] = outputs[slot.index];
         break;
       case Slot::Kind::kConstant:
         slot_ptrs_[i] = const_cast<std::byte*>(slot.constant);
@@ -70,9 +96,18 @@ absl::Status ExecutionPlan::Run(std::span<const Tensor> inputs, std::byte* arena
   }
   for (size_t j = 0; j < output_bindings.size(); ++j) {
     if (output_bindings[j].kind != OutputBinding::Kind::kCopy) continue;
-    Tensor& out = (*outputs)[j];
-    if (out.byte_size() > 0) {
-      std::memcpy(out.mutable_data(), slot_ptrs_[output_bindings[j].source], out.byte_size());
+    const std::byte* source = slot_ptrs_[static_cast<size_t>(output_bindings[j].source)];
+    if (output_bytes_[j] > 0 && source != outputs[j]) {
+      std::memcpy(outputs[j], source, output_bytes_[j]);
+    }
+  }
+  if (copy_same_as) {
+    for (size_t j = 0; j < output_bindings.size(); ++j) {
+      if (output_bindings[j].kind != OutputBinding::Kind::kSameAs || output_bytes_[j] == 0) {
+        continue;
+      }
+      std::memcpy(outputs[j], outputs[static_cast<size_t>(output_bindings[j].source)],
+                  output_bytes_[j]);
     }
   }
   return absl::OkStatus();

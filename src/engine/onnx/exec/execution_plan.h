@@ -7,8 +7,9 @@
 //
 // Run() allocates the output tensors (they leave with the caller) and nothing else: every
 // intermediate lives at its planned offset in the caller's arena, and the per-step pointer
-// arrays are reused. Values computed at plan time (shape subgraphs, folded results) are owned by
-// the plan and never recomputed.
+// arrays are reused. RunOnBuffers() allocates nothing at all: a subgraph's plan (an If branch,
+// a Loop body run once per iteration) reads and writes buffers its node planned. Values computed at
+// plan time (shape subgraphs, folded results) are owned by the plan and never recomputed.
 //
 // Thread safety: a plan belongs to one instance; Run() is not reentrant (it reuses pointer
 // arrays).
@@ -74,8 +75,23 @@ class ExecutionPlan {
                    int threads, std::vector<Tensor>* outputs,
                    std::vector<int64_t>* step_ns = nullptr);
 
+  // Runs the plan on caller-owned buffers: `inputs` per graph input (as planned), `outputs` per
+  // graph output, each of output_types/output_shapes (distinct buffers, none inside the arena
+  // region the plan uses). Errors name the failing node.
+  absl::Status RunOnBuffers(std::span<const std::byte* const> inputs,
+                            std::span<std::byte* const> outputs, std::byte* arena,
+                            dnnl::stream& stream, int threads);
+
  private:
+  // The common part; `copy_same_as` copies outputs bound kSameAs (Run shares their tensor).
+  absl::Status Execute(std::span<const std::byte* const> inputs,
+                       std::span<std::byte* const> outputs, std::byte* arena, dnnl::stream& stream,
+                       int threads, std::vector<int64_t>* step_ns, bool copy_same_as);
+
   std::vector<std::byte*> slot_ptrs_;
+  std::vector<const std::byte*> run_inputs_;  // reused by Run
+  std::vector<std::byte*> run_outputs_;       // reused by Run
+  std::vector<size_t> output_bytes_;          // per output, computed on the first run
 };
 
 }  // namespace brigade::engine::onnx

@@ -38,12 +38,27 @@ struct PlanValue {
   std::string name;
 };
 
+// What a planner plans: a model's main graph or a subgraph, with what its kernels share.
+struct PlanTarget {
+  const Graph& graph;
+  const std::vector<int>& use_counts;  // CountUses(graph)
+  const dnnl::engine& engine;
+  PackedWeights& weights;
+  // The model's; a subgraph's kernels use their enclosing node's.
+  ComputePrecision precision = ComputePrecision::kFp32;
+  // Main graph: known inputs are request tensors, copied into the plan. Subgraph: they point
+  // into the enclosing plan (which outlives this one), and the inputs are checked against the
+  // subgraph's declared types and shapes, which its passes relied on.
+  bool subgraph = false;
+};
+
 class Planner {
  public:
-  Planner(const CompiledModel& model, std::span<const Tensor> inputs, int threads,
+  // `inputs` describe the graph's inputs; those with contents are known at plan time.
+  Planner(const PlanTarget& target, std::span<const ValueInfo> inputs, int threads,
           dnnl::stream& stream, bool shape_only)
-      : model_(model),
-        graph_(model.graph()),
+      : target_(target),
+        graph_(target.graph),
         inputs_(inputs),
         threads_(threads),
         stream_(stream),
@@ -56,7 +71,7 @@ class Planner {
       values_[i].name = graph_.value(static_cast<ValueId>(i)).name;
     }
     BRIGADE_RETURN_IF_ERROR(BindInputsAndConstants());
-    remaining_uses_ = model_.use_counts();
+    remaining_uses_ = target_.use_counts;
     for (const Node& node : graph_.nodes()) BRIGADE_RETURN_IF_ERROR(PlanNode(node));
     if (shape_only_) return std::move(plan_);
     BRIGADE_RETURN_IF_ERROR(BindOutputs());
@@ -73,6 +88,18 @@ class Planner {
       }
     }
     return shapes;
+  }
+
+  // After Build(): each graph output's description, with its contents when known at plan time
+  // (owned by the plan Build() returned, or by the graph).
+  std::vector<ValueInfo> OutputInfos() const {
+    std::vector<ValueInfo> infos;
+    for (ValueId id : graph_.outputs()) {
+      const PlanValue& v = values_[static_cast<size_t>(id)];
+      infos.push_back(v.info);
+      if (!v.known) infos.back().constant = nullptr;
+    }
+    return infos;
   }
 
  private:
@@ -113,12 +140,17 @@ class Planner {
     }
     for (size_t i = 0; i < graph_inputs.size(); ++i) {
       PlanValue& v = values_[static_cast<size_t>(graph_inputs[i])];
-      v.info.dtype = inputs_[i].dtype();
-      v.info.shape = inputs_[i].shape();
+      if (target_.subgraph) BRIGADE_RETURN_IF_ERROR(CheckDeclared(graph_inputs[i], inputs_[i]));
+      v.info.dtype = inputs_[i].dtype;
+      v.info.shape = inputs_[i].shape;
       v.defined = true;
-      if (model_.shape_inputs()[i]) {
-        BRIGADE_ASSIGN_OR_RETURN(Tensor copy, inputs_[i].Clone());
-        v.info.constant = Own(std::move(copy));
+      if (inputs_[i].constant != nullptr) {
+        if (target_.subgraph) {
+          v.info.constant = inputs_[i].constant;
+        } else {
+          BRIGADE_ASSIGN_OR_RETURN(Tensor copy, inputs_[i].constant->Clone());
+          v.info.constant = Own(std::move(copy));
+        }
         v.known = true;
         v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, v.info.constant->data()});
       } else {
@@ -139,6 +171,24 @@ class Planner {
     return absl::OkStatus();
   }
 
+  // A subgraph input must have the type and shape its graph declares: the subgraph's passes
+  // (shape folding, fusions) relied on them, as the main graph's rely on the session's checks.
+  absl::Status CheckDeclared(ValueId id, const ValueInfo& given) const {
+    const Value& spec = graph_.value(id);
+    bool ok = spec.dtype == DataType::kInvalid || spec.dtype == given.dtype;
+    if (ok && spec.shape.has_value()) {
+      ok = spec.shape->size() == given.shape.size();
+      for (size_t d = 0; ok && d < given.shape.size(); ++d) {
+        ok = (*spec.shape)[d] < 0 || (*spec.shape)[d] == given.shape[d];
+      }
+    }
+    if (ok) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        StrCat("subgraph input '", spec.name, "' is declared ", DataTypeName(spec.dtype), " ",
+               spec.shape.has_value() ? ShapeToString(*spec.shape) : "[?]", " but receives ",
+               DataTypeName(given.dtype), " ", ShapeToString(given.shape)));
+  }
+
   // The plain-layout version of value `index`, adding a reorder step the first time.
   absl::StatusOr<size_t> Plain(size_t index) {
     PlanValue& v = values_[index];
@@ -148,7 +198,7 @@ class Planner {
     if (!type.has_value()) return absl::InternalError("blocked value of a non-oneDNN type");
     const dnnl::memory::desc plain = PlainDesc(v.info.shape, *type);
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
-                             MakeReorderKernel(model_.engine(), v.info.layout.desc, plain));
+                             MakeReorderKernel(target_.engine, v.info.layout.desc, plain));
     PlanValue copy;
     copy.info.dtype = v.info.dtype;
     copy.info.shape = v.info.shape;
@@ -191,6 +241,7 @@ class Planner {
       as_read.push_back(defined ? &values_[static_cast<size_t>(id)].info : nullptr);
     }
     bool all_known = true;
+    const std::vector<bool> value_inputs = def->ValueInputs(node);
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId id = node.inputs[k];
       if (id == kNoValue) continue;
@@ -207,7 +258,7 @@ class Planner {
       input_index[k] = index;
       present[k] = true;
       if (!values_[index].known && def->reads_input_data) all_known = false;
-      if (def->NeedsValue(k) && !values_[index].known) {
+      if (k < value_inputs.size() && value_inputs[k] && !values_[index].known) {
         return absl::InvalidArgumentError(
             StrCat("node '", node.name, "' (", node.op_type, "): input ", k, " ('",
                    values_[index].name, "') decides a shape but is only known at run time"));
@@ -225,12 +276,12 @@ class Planner {
     ctx.outputs.resize(node.outputs.size());
     for (ValueId output : node.outputs) {
       ctx.output_used.push_back(output != kNoValue &&
-                                model_.use_counts()[static_cast<size_t>(output)] > 0);
+                                target_.use_counts[static_cast<size_t>(output)] > 0);
     }
     ctx.threads = threads_;
-    ctx.precision = model_.precision();
-    ctx.engine = &model_.engine();
-    ctx.weights = &model_.weights();
+    ctx.precision = target_.precision;
+    ctx.engine = &target_.engine;
+    ctx.weights = &target_.weights;
     ctx.shape_only = shape_only_;
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->create(ctx));
     for (size_t k = 0; k < node.outputs.size(); ++k) {
@@ -431,7 +482,7 @@ class Planner {
         const auto type = ToDnnlType(v.info.dtype);
         BRIGADE_ASSIGN_OR_RETURN(
             std::unique_ptr<OpKernel> kernel,
-            MakeReorderKernel(model_.engine(), v.info.layout.desc, PlainDesc(v.info.shape, *type)));
+            MakeReorderKernel(target_.engine, v.info.layout.desc, PlainDesc(v.info.shape, *type)));
         Use(v.slot);
         const int out_slot = AddSlot(Slot{Slot::Kind::kOutput, j, nullptr});
         AppendStep(std::move(kernel), {v.slot}, {out_slot}, -1, StrCat(v.name, "/output"),
@@ -463,9 +514,9 @@ class Planner {
     }
   }
 
-  const CompiledModel& model_;
+  const PlanTarget& target_;
   const Graph& graph_;
-  const std::span<const Tensor> inputs_;
+  const std::span<const ValueInfo> inputs_;
   const int threads_;
   dnnl::stream& stream_;
   const bool shape_only_;
@@ -482,12 +533,26 @@ class Planner {
   std::set<int> shared_slots_;
 };
 
+// The main graph's input descriptions for `inputs`: the contents of shape inputs are known.
+std::vector<ValueInfo> DescribeInputs(const CompiledModel& model, std::span<const Tensor> inputs) {
+  std::vector<ValueInfo> infos(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    infos[i].dtype = inputs[i].dtype();
+    infos[i].shape = inputs[i].shape();
+    if (i < model.shape_inputs().size() && model.shape_inputs()[i]) infos[i].constant = &inputs[i];
+  }
+  return infos;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& model,
                                                          std::span<const Tensor> inputs,
                                                          int threads, dnnl::stream& stream) {
-  Planner planner(model, inputs, threads, stream, /*shape_only=*/false);
+  const PlanTarget target{model.graph(), model.use_counts(), model.engine(), model.weights(),
+                          model.precision()};
+  const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
+  Planner planner(target, infos, threads, stream, /*shape_only=*/false);
   return planner.Build();
 }
 
@@ -495,9 +560,35 @@ absl::StatusOr<std::vector<std::optional<Shape>>> PropagateShapes(const Compiled
                                                                   std::span<const Tensor> inputs) {
   try {
     dnnl::stream stream(model.engine());
-    Planner planner(model, inputs, 1, stream, /*shape_only=*/true);
+    const PlanTarget target{model.graph(), model.use_counts(), model.engine(), model.weights(),
+                            model.precision()};
+    const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
+    Planner planner(target, infos, 1, stream, /*shape_only=*/true);
     BRIGADE_RETURN_IF_ERROR(planner.Build().status());
     return planner.Shapes();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(StrCat("oneDNN stream: ", e.what()));
+  }
+}
+
+absl::StatusOr<SubgraphPlan> PlanSubgraph(const Graph& graph, std::span<const ValueInfo> inputs,
+                                          const KernelContext& ctx) {
+  const std::vector<int> use_counts = CountUses(graph);
+  const PlanTarget target{.graph = graph,
+                          .use_counts = use_counts,
+                          .engine = *ctx.engine,
+                          .weights = *ctx.weights,
+                          .precision = ctx.precision,
+                          .subgraph = true};
+  try {
+    // Plan-time evaluation inside the subgraph runs on a stream of its own: kernel factories
+    // are not handed the enclosing planner's.
+    dnnl::stream stream(*ctx.engine);
+    Planner planner(target, inputs, ctx.threads, stream, ctx.shape_only);
+    SubgraphPlan result;
+    BRIGADE_ASSIGN_OR_RETURN(result.plan, planner.Build());
+    result.outputs = planner.OutputInfos();
+    return result;
   } catch (const dnnl::error& e) {
     return absl::InternalError(StrCat("oneDNN stream: ", e.what()));
   }

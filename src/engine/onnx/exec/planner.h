@@ -16,6 +16,10 @@
 // Only the inputs' shapes matter, except for the model's shape inputs (see CompiledModel), whose
 // contents are baked into the plan.
 //
+// Subgraphs (If branches, Loop and Scan bodies) are planned by their node's kernel factory with
+// PlanSubgraph: a plan of their own, whose arena the kernel takes as scratch of the enclosing
+// plan, so that it is sized and placed at plan time like any other buffer.
+//
 // Thread safety: BuildPlan reads the CompiledModel (thread-safe) and uses `stream` for plan-time
 // evaluation; call it from the thread that owns the stream.
 // Errors: INVALID_ARGUMENT / UNIMPLEMENTED naming the node, op and reason.
@@ -41,6 +45,22 @@ absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& mo
 // shape subgraphs are still evaluated. For static shape inference.
 absl::StatusOr<std::vector<std::optional<Shape>>> PropagateShapes(const CompiledModel& model,
                                                                   std::span<const Tensor> inputs);
+
+// A subgraph's plan for one set of input descriptions.
+struct SubgraphPlan {
+  // No steps in shape-only mode; owns the plan-time values `outputs` may point into.
+  std::unique_ptr<ExecutionPlan> plan;
+  // Each graph output's type and shape, with its contents when known at plan time.
+  std::vector<ValueInfo> outputs;
+};
+
+// Plans `graph`, a subgraph of the node `ctx` describes, for inputs described by `inputs` (the
+// subgraph's input order: formal inputs, then captured ones); an input with contents is planned
+// as known, and those contents must outlive the plan. Uses ctx's engine, packed weights, threads
+// and shape_only mode. Errors name the subgraph's failing node, or an input that contradicts the
+// type or shape the subgraph declares (INVALID_ARGUMENT).
+absl::StatusOr<SubgraphPlan> PlanSubgraph(const Graph& graph, std::span<const ValueInfo> inputs,
+                                          const KernelContext& ctx);
 
 }  // namespace brigade::engine::onnx
 

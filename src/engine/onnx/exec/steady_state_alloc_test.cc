@@ -129,5 +129,38 @@ TEST(SteadyStateAllocationTest, OneDnnStepsAddOnlyTheLibrarysPerCallArgumentMap)
   EXPECT_LE(large, 2 + 5 * 8);
 }
 
+TEST(SteadyStateAllocationTest, LoopIterationsAndIfBranchesAllocateNothing) {
+  // y = If(sum(h) > 0, h * 2, h - 1) after 16 iterations of h = h * w + w: each iteration runs
+  // the body's plan on the Loop's scratch, the taken branch writes straight into the output.
+  OnnxBuilder body;
+  body.Input("i", DataType::kInt64, {});
+  body.Input("cond_in", DataType::kBool, {});
+  body.Input("h", DataType::kFp32, {-1, 8});
+  body.Node("Mul", {"h", "w"}, {"hw"});
+  body.Node("Add", {"hw", "w"}, {"h_out"});
+  body.Node("Identity", {"cond_in"}, {"cond_out"});
+  body.Output("cond_out", DataType::kBool, {});
+  body.Output("h_out", DataType::kFp32, {-1, 8});
+  OnnxBuilder then_branch;
+  then_branch.Node("Mul", {"h16", "two"}, {"then_y"});
+  then_branch.Output("then_y", DataType::kFp32, {-1, 8});
+  OnnxBuilder else_branch;
+  else_branch.Node("Sub", {"h16", "two"}, {"else_y"});
+  else_branch.Output("else_y", DataType::kFp32, {-1, 8});
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {-1, 8});
+  b.Initializer("w", RandomTensor({8}, 1));
+  b.Initializer("two", *Tensor::FromValues<float>(Shape{}, std::vector<float>{2}));
+  b.Initializer("m", *Tensor::FromValues<int64_t>(Shape{}, std::vector<int64_t>{16}));
+  OnnxBuilder::SetGraph(b.Node("Loop", {"m", "", "x"}, {"h16"}), "body", body);
+  OnnxBuilder::SetInt(b.Node("ReduceSum", {"h16"}, {"s"}), "keepdims", 0);
+  b.Node("Greater", {"s", "two"}, {"c"});
+  auto& node = b.Node("If", {"c"}, {"y"});
+  OnnxBuilder::SetGraph(node, "then_branch", then_branch);
+  OnnxBuilder::SetGraph(node, "else_branch", else_branch);
+  b.Output("y", DataType::kFp32, {-1, 8});
+  EXPECT_LE(SteadyStateAllocations(LoadGraph(b), RandomTensor({2, 8}, 3)), 2);
+}
+
 }  // namespace
 }  // namespace brigade::engine::onnx

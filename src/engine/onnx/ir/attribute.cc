@@ -2,11 +2,32 @@
 
 #include <utility>
 
+#include "engine/onnx/ir/graph.h"
+
 namespace brigade::engine::onnx {
+
+SubgraphPtr::SubgraphPtr() = default;
+SubgraphPtr::SubgraphPtr(Graph graph) : graph_(std::make_unique<Graph>(std::move(graph))) {}
+SubgraphPtr::SubgraphPtr(const SubgraphPtr& other)
+    : graph_(other.graph_ == nullptr ? nullptr : std::make_unique<Graph>(*other.graph_)) {}
+SubgraphPtr& SubgraphPtr::operator=(const SubgraphPtr& other) {
+  if (this != &other) {
+    graph_ = other.graph_ == nullptr ? nullptr : std::make_unique<Graph>(*other.graph_);
+  }
+  return *this;
+}
+SubgraphPtr::SubgraphPtr(SubgraphPtr&& other) noexcept = default;
+SubgraphPtr& SubgraphPtr::operator=(SubgraphPtr&& other) noexcept = default;
+SubgraphPtr::~SubgraphPtr() = default;
 
 bool AttributeMap::Has(std::string_view name) const { return Find(name) != nullptr; }
 
 const Attribute* AttributeMap::Find(std::string_view name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+Attribute* AttributeMap::FindMutable(std::string_view name) {
   auto it = entries_.find(name);
   return it == entries_.end() ? nullptr : &it->second;
 }
@@ -47,6 +68,11 @@ std::span<const std::string> AttributeMap::GetStrings(std::string_view name) con
 const Tensor* AttributeMap::GetTensor(std::string_view name) const {
   const Attribute* a = Find(name);
   return a != nullptr && a->kind == Attribute::Kind::kTensor ? &a->t : nullptr;
+}
+
+const Attribute* AttributeMap::GetGraph(std::string_view name) const {
+  const Attribute* a = Find(name);
+  return a != nullptr && a->kind == Attribute::Kind::kGraph && a->g != nullptr ? a : nullptr;
 }
 
 void AttributeMap::Set(std::string_view name, Attribute value) {

@@ -153,6 +153,26 @@ size_t Graph::live_node_count() const {
       std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return !n.removed; }));
 }
 
+std::vector<Attribute*> Subgraphs(Node& node) {
+  std::vector<Attribute*> graphs;
+  for (const auto& [name, attribute] : node.attributes.entries()) {
+    if (attribute.kind == Attribute::Kind::kGraph && attribute.g != nullptr) {
+      graphs.push_back(node.attributes.FindMutable(name));
+    }
+  }
+  return graphs;
+}
+
+std::vector<const Attribute*> Subgraphs(const Node& node) {
+  std::vector<const Attribute*> graphs;
+  for (const auto& [name, attribute] : node.attributes.entries()) {
+    if (attribute.kind == Attribute::Kind::kGraph && attribute.g != nullptr) {
+      graphs.push_back(&attribute);
+    }
+  }
+  return graphs;
+}
+
 GraphIndex::GraphIndex(const Graph& graph)
     : graph_(graph), producers_(graph.num_values(), -1), consumers_(graph.num_values()) {
   const auto& nodes = graph.nodes();

@@ -121,6 +121,11 @@ class Graph {
   int64_t name_counter_ = 0;
 };
 
+// The subgraph attributes of `node` (If's branches, Loop's and Scan's body), in attribute-name
+// order; empty for every other op.
+std::vector<Attribute*> Subgraphs(Node& node);
+std::vector<const Attribute*> Subgraphs(const Node& node);
+
 // Producer and consumers of every value, computed from a graph. Invalidated by any change to
 // the graph's nodes; passes rebuild it after each rewrite.
 class GraphIndex {

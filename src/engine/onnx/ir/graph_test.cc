@@ -103,5 +103,28 @@ TEST(GraphTest, UniqueNameNeverRepeatsAnExistingName) {
   EXPECT_EQ(g.FindValue(fresh), kNoValue);
 }
 
+TEST(GraphTest, CopiesOwnTheirSubgraphs) {
+  // The passes rewrite subgraphs in place: a copy of a graph (of a node) must not share them.
+  Graph body;
+  Value x;
+  x.name = "x";
+  body.inputs().push_back(body.AddValue(x));
+  Attribute attribute;
+  attribute.kind = Attribute::Kind::kGraph;
+  attribute.g = SubgraphPtr(std::move(body));
+  Node loop;
+  loop.name = "loop";
+  loop.op_type = "Loop";
+  loop.attributes.Set("body", std::move(attribute));
+  Graph graph;
+  graph.nodes().push_back(std::move(loop));
+
+  Graph copy = graph;
+  Subgraphs(copy.nodes()[0])[0]->g->inputs().clear();
+  ASSERT_EQ(Subgraphs(graph.nodes()[0]).size(), 1u);
+  EXPECT_EQ(Subgraphs(graph.nodes()[0])[0]->g->inputs().size(), 1u);
+  EXPECT_TRUE(Subgraphs(copy.nodes()[0])[0]->g->inputs().empty());
+}
+
 }  // namespace
 }  // namespace brigade::engine::onnx

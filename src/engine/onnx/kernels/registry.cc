@@ -27,6 +27,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterQLinearAddKernel(r);
     RegisterDynamicQuantMatMulKernel(r);
     RegisterRnnKernels(r);
+    RegisterControlFlowKernels(r);
     return table;
   }();
   return registry;

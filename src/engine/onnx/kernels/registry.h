@@ -49,6 +49,18 @@ struct KernelDef {
     return AcceptsBlocked(input) &&
            (takes_blocked == nullptr || takes_blocked(node, input, inputs));
   }
+  // When set, decides per node which inputs must be known at plan time (one entry per node
+  // input), instead of `value_inputs`: a Loop needs its trip count then only when it has scan
+  // outputs, and a control-flow node needs a captured value when its subgraph does. Called once
+  // per node, so that an analysis of nested subgraphs stays linear in their size.
+  std::vector<bool> (*value_inputs_of)(const Node& node) = nullptr;
+  // Per input of `node`: whether it must be known at plan time.
+  std::vector<bool> ValueInputs(const Node& node) const {
+    if (value_inputs_of != nullptr) return value_inputs_of(node);
+    std::vector<bool> needed(node.inputs.size());
+    for (size_t k = 0; k < needed.size(); ++k) needed[k] = NeedsValue(k);
+    return needed;
+  }
 };
 
 class KernelRegistry {
@@ -93,6 +105,7 @@ void RegisterQLinearKernels(KernelRegistry* registry);
 void RegisterQLinearAddKernel(KernelRegistry* registry);
 void RegisterDynamicQuantMatMulKernel(KernelRegistry* registry);
 void RegisterRnnKernels(KernelRegistry* registry);
+void RegisterControlFlowKernels(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 

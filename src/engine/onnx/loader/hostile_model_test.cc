@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <random>
+#include <string>
 
+#include "core/strings.h"
 #include "engine/onnx/exec/compiled_model.h"
 #include "engine/onnx/exec/session.h"
 #include "engine/onnx/loader/model_loader.h"
@@ -82,6 +84,44 @@ TEST(HostileModelTest, TruncationsAndGarbageNeverCrash) {
     for (char& c : garbage) c = static_cast<char>(rng() & 0xff);
     Exercise(garbage);
   }
+}
+
+// If nodes nested `depth` deep (each branch holds the next If), the innermost branches returning
+// x; every level reads c and x from the main graph.
+OnnxBuilder NestedIfs(int depth) {
+  OnnxBuilder leaf;
+  leaf.Node("Identity", {"x"}, {"leaf_y"});
+  leaf.Output("leaf_y", DataType::kFp32, {2});
+  OnnxBuilder branch = leaf;
+  for (int level = depth; level-- > 1;) {
+    OnnxBuilder outer;
+    const std::string y = StrCat("y", level);
+    auto& node = outer.Node("If", {"c"}, {y});
+    OnnxBuilder::SetGraph(node, "then_branch", branch);
+    OnnxBuilder::SetGraph(node, "else_branch", branch);
+    outer.Output(y, DataType::kFp32, {2});
+    branch = std::move(outer);
+  }
+  OnnxBuilder b;
+  b.Input("c", DataType::kBool, {});
+  b.Input("x", DataType::kFp32, {2});
+  auto& node = b.Node("If", {"c"}, {"y"});
+  OnnxBuilder::SetGraph(node, "then_branch", branch);
+  OnnxBuilder::SetGraph(node, "else_branch", branch);
+  b.Output("y", DataType::kFp32, {2});
+  return b;
+}
+
+TEST(HostileModelTest, SubgraphsNestedTooDeepAreRefused) {
+  auto deep = LoadOnnxBytes(NestedIfs(kMaxSubgraphDepth + 1).Serialize(), "");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(deep.status().message().find("subgraphs nest deeper than 8 levels"),
+            std::string_view::npos)
+      << deep.status();
+  // At the bound the model loads, and runs.
+  const std::string bytes = NestedIfs(kMaxSubgraphDepth).Serialize();
+  EXPECT_EQ(Exercise(bytes), 3) << "a model nested " << kMaxSubgraphDepth << " deep";
 }
 
 }  // namespace

@@ -105,9 +105,13 @@ bool RawDataMatchesDims(const ::onnx::TensorProto& tensor) {
 // not need (though some fusions do). The same rules divide by strides and dilations and multiply
 // kernel sizes by dilations unchecked, so any window attribute out of range skips inference too;
 // the engine's kernels refuse those nodes with a message naming the attribute.
-bool MakeShapeInferenceSafe(::onnx::ModelProto* model) {
-  ::onnx::GraphProto* graph = model->mutable_graph();
-  std::unordered_map<std::string, const ::onnx::TensorProto*> initializers;
+//
+// Subgraphs (If branches, Loop bodies) get the same treatment, recursively, with the enclosing
+// graphs' initializers in scope; nesting beyond kMaxSubgraphDepth skips inference (the builder
+// then refuses the model).
+bool MakeGraphShapeInferenceSafe(
+    ::onnx::GraphProto* graph,
+    std::unordered_map<std::string, const ::onnx::TensorProto*> initializers, int depth) {
   for (const auto& init : graph->initializer()) initializers[init.name()] = &init;
   std::unordered_map<std::string, const ::onnx::NodeProto*> producers;
   for (const auto& node : graph->node()) {
@@ -118,8 +122,13 @@ bool MakeShapeInferenceSafe(::onnx::ModelProto* model) {
     if (!RawDataMatchesDims(init)) return false;
   }
   for (auto& node : *graph->mutable_node()) {
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.has_g() || attribute.graphs_size() > 0) return false;
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.graphs_size() > 0) return false;
+      if (attribute.has_g() &&
+          (depth >= kMaxSubgraphDepth ||
+           !MakeGraphShapeInferenceSafe(attribute.mutable_g(), initializers, depth + 1))) {
+        return false;
+      }
       if (attribute.has_t() && !RawDataMatchesDims(attribute.t())) return false;
       for (const auto& t : attribute.tensors()) {
         if (!RawDataMatchesDims(t)) return false;
@@ -166,6 +175,10 @@ bool MakeShapeInferenceSafe(::onnx::ModelProto* model) {
     if (!WindowAttributeInRange(*kernel)) return false;
   }
   return true;
+}
+
+bool MakeShapeInferenceSafe(::onnx::ModelProto* model) {
+  return MakeGraphShapeInferenceSafe(model->mutable_graph(), {}, 0);
 }
 
 absl::StatusOr<std::optional<Shape>> ShapeOf(const ::onnx::TypeProto& type) {
@@ -222,28 +235,33 @@ absl::Status ConvertAttribute(const ::onnx::AttributeProto& proto, std::string_v
 
 class GraphBuilder {
  public:
-  // `input_defaults` (borrowed for the call to Build) receives the initializers that became
-  // defaults of graph inputs (LoadOptions::initializer_inputs).
+  // The model's main graph. `input_defaults` (borrowed for the call to Build) receives the
+  // initializers that became defaults of graph inputs (LoadOptions::initializer_inputs).
   GraphBuilder(const ::onnx::ModelProto& model, std::string_view model_dir,
                const LoadOptions& options, std::map<std::string, Tensor>* input_defaults)
-      : model_(model), model_dir_(model_dir), options_(options), input_defaults_(input_defaults) {}
-
-  absl::StatusOr<Graph> Build() {
-    const ::onnx::GraphProto& g = model_.graph();
-    for (const auto& opset : model_.opset_import()) {
+      : proto_(model.graph()),
+        model_dir_(model_dir),
+        options_(options),
+        input_defaults_(input_defaults) {
+    for (const auto& opset : model.opset_import()) {
       graph_.opsets()[NormalizeDomain(opset.domain())] = static_cast<int>(opset.version());
     }
+  }
+
+  absl::StatusOr<Graph> Build() {
+    const ::onnx::GraphProto& g = proto_;
     std::set<std::string_view> graph_inputs;
     for (const auto& input : g.input()) graph_inputs.insert(input.name());
     // Initializers are constants (even when also listed as graph inputs: requests do not override
     // weights), except those the caller asks to serve as inputs: their initializer is the default.
     for (const auto& init : g.initializer()) {
-      if (graph_.FindValue(init.name()) != kNoValue || input_defaults_->contains(init.name())) {
+      if (graph_.FindValue(init.name()) != kNoValue ||
+          (input_defaults_ != nullptr && input_defaults_->contains(init.name()))) {
         return absl::InvalidArgumentError(
             StrCat("initializer '", init.name(), "' is defined twice"));
       }
       BRIGADE_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(init, model_dir_));
-      if (graph_inputs.contains(init.name()) &&
+      if (input_defaults_ != nullptr && graph_inputs.contains(init.name()) &&
           std::find(options_.initializer_inputs.begin(), options_.initializer_inputs.end(),
                     init.name()) != options_.initializer_inputs.end()) {
         input_defaults_->emplace(init.name(), std::move(t));
@@ -257,7 +275,13 @@ class GraphBuilder {
       graph_.AddValue(std::move(value));
     }
     for (const auto& input : g.input()) {
-      if (graph_.FindValue(input.name()) != kNoValue) continue;  // an initializer
+      if (graph_.FindValue(input.name()) != kNoValue) {
+        // An initializer of the main graph; a subgraph's formal inputs are positional, so a
+        // repeated name there is a malformed body.
+        if (parent_ == nullptr) continue;
+        return absl::InvalidArgumentError(
+            StrCat("subgraph input '", input.name(), "' is defined twice"));
+      }
       BRIGADE_ASSIGN_OR_RETURN(ValueId id, AddTyped(input, "graph input"));
       graph_.inputs().push_back(id);
     }
@@ -290,15 +314,22 @@ class GraphBuilder {
     }
     for (int i = 0; i < g.node_size(); ++i) BRIGADE_RETURN_IF_ERROR(AddNode(g.node(i), i));
     for (const auto& output : g.output()) {
-      const ValueId id = graph_.FindValue(output.name());
+      // A subgraph may return an enclosing graph's value as it is.
+      BRIGADE_ASSIGN_OR_RETURN(const ValueId id, Resolve(output.name()));
       if (id == kNoValue) {
         return absl::InvalidArgumentError(
             StrCat("graph output '", output.name(), "' is not produced by any node"));
       }
       Value& v = graph_.value(id);
-      if (v.dtype == DataType::kInvalid && output.type().has_tensor_type()) {
-        v.dtype =
-            FromOnnxDataType(output.type().tensor_type().elem_type()).value_or(DataType::kInvalid);
+      if (output.type().has_tensor_type()) {
+        if (v.dtype == DataType::kInvalid) {
+          v.dtype = FromOnnxDataType(output.type().tensor_type().elem_type())
+                        .value_or(DataType::kInvalid);
+        }
+        // Subgraph outputs are what the If check and the control-flow kernels compare.
+        if (parent_ != nullptr && !v.shape.has_value()) {
+          BRIGADE_ASSIGN_OR_RETURN(v.shape, ShapeOf(output.type()));
+        }
       }
       graph_.outputs().push_back(id);
     }
@@ -306,8 +337,54 @@ class GraphBuilder {
   }
 
  private:
-  static std::string NodeName(const ::onnx::NodeProto& node, int index) {
-    return node.name().empty() ? StrCat(node.op_type(), "_", index) : node.name();
+  // A subgraph: attribute `attribute` of `owner`, the node `parent` is building. The subgraph's
+  // outer-scope reads become captured inputs (attribute.h), appended to `owner`'s inputs.
+  GraphBuilder(GraphBuilder* parent, const ::onnx::GraphProto& proto, Node* owner,
+               size_t owner_formal_inputs, Attribute* attribute, std::string_view attribute_name)
+      : proto_(proto),
+        model_dir_(parent->model_dir_),
+        options_(parent->options_),
+        input_defaults_(nullptr),
+        parent_(parent),
+        owner_(owner),
+        owner_formal_inputs_(owner_formal_inputs),
+        attribute_(attribute),
+        depth_(parent->depth_ + 1),
+        prefix_(StrCat(owner->name, "/", attribute_name)) {
+    graph_.opsets() = parent->graph_.opsets();
+  }
+
+  std::string NodeName(const ::onnx::NodeProto& node, int index) const {
+    std::string name =
+        node.name().empty() ? StrCat(node.op_type(), "_", index) : std::string(node.name());
+    // Subgraph nodes carry their enclosing node's path: names key packed weights and profiles,
+    // and ONNX only makes them unique within one graph.
+    if (parent_ == nullptr) return name;
+    return name.starts_with('/') ? StrCat(prefix_, name) : StrCat(prefix_, "/", name);
+  }
+
+  // The value `name` as this graph sees it: its own, or an enclosing graph's, captured (once) as
+  // an input of this graph and of every graph in between. kNoValue when no scope defines it.
+  absl::StatusOr<ValueId> Resolve(const std::string& name) {
+    const ValueId local = graph_.FindValue(name);
+    if (local != kNoValue || parent_ == nullptr) return local;
+    BRIGADE_ASSIGN_OR_RETURN(const ValueId outer, parent_->Resolve(name));
+    if (outer == kNoValue) return kNoValue;
+    const Value& outer_value = parent_->graph_.value(outer);
+    Value value;
+    value.name = name;
+    value.dtype = outer_value.dtype;
+    value.shape = outer_value.shape;
+    const ValueId id = graph_.AddValue(std::move(value));
+    graph_.inputs().push_back(id);
+    // Captured values follow the op's own inputs, once each, even when one of those is the same
+    // value: passes rebuild that tail (optimizer.cc).
+    std::vector<ValueId>& inputs = owner_->inputs;
+    auto it = std::find(inputs.begin() + static_cast<std::ptrdiff_t>(owner_formal_inputs_),
+                        inputs.end(), outer);
+    if (it == inputs.end()) it = inputs.insert(inputs.end(), outer);
+    attribute_->captures.push_back(static_cast<int>(it - inputs.begin()));
+    return id;
   }
 
   absl::StatusOr<ValueId> AddTyped(const ::onnx::ValueInfoProto& info, std::string_view what) {
@@ -328,6 +405,23 @@ class GraphBuilder {
     return graph_.AddValue(std::move(value));
   }
 
+  // Builds subgraph attribute `proto` of `node` (whose formal inputs are already set).
+  absl::Status AddSubgraph(const ::onnx::AttributeProto& proto, Node* node, size_t formal_inputs) {
+    if (depth_ + 1 > kMaxSubgraphDepth) {
+      return absl::InvalidArgumentError(
+          StrCat("subgraphs nest deeper than ", kMaxSubgraphDepth, " levels"));
+    }
+    Attribute attribute;
+    attribute.kind = Attribute::Kind::kGraph;
+    GraphBuilder child(this, proto.g(), node, formal_inputs, &attribute, proto.name());
+    BRIGADE_ASSIGN_OR_RETURN(Graph graph, child.Build());
+    BRIGADE_RETURN_IF_ERROR(CanonicalizeGraph(&graph));
+    BRIGADE_RETURN_IF_ERROR(graph.SortTopologically());
+    attribute.g = SubgraphPtr(std::move(graph));
+    node->attributes.Set(proto.name(), std::move(attribute));
+    return absl::OkStatus();
+  }
+
   absl::Status AddNode(const ::onnx::NodeProto& proto, int index) {
     Node node;
     node.name = NodeName(proto, index);
@@ -345,7 +439,7 @@ class GraphBuilder {
         node.inputs.push_back(kNoValue);
         continue;
       }
-      const ValueId id = graph_.FindValue(name);
+      BRIGADE_ASSIGN_OR_RETURN(const ValueId id, Resolve(name));
       if (id == kNoValue) {
         return absl::InvalidArgumentError(StrCat("node '", node.name, "' (", node.op_type,
                                                  "): input '", name, "' is not defined"));
@@ -356,21 +450,70 @@ class GraphBuilder {
       node.outputs.push_back(name.empty() ? kNoValue : graph_.FindValue(name));
     }
     for (const auto& attr : proto.attribute()) {
-      absl::Status status = ConvertAttribute(attr, model_dir_, &node.attributes);
+      absl::Status status = attr.type() == ::onnx::AttributeProto::GRAPH
+                                ? AddSubgraph(attr, &node, static_cast<size_t>(proto.input_size()))
+                                : ConvertAttribute(attr, model_dir_, &node.attributes);
       if (!status.ok()) {
         return absl::Status(status.code(),
                             StrCat("node '", node.name, "' (", node.op_type, "): attribute '",
                                    attr.name(), "': ", status.message()));
       }
     }
+    if (node.domain.empty() && node.op_type == "If") BRIGADE_RETURN_IF_ERROR(CheckIfBranches(node));
     graph_.nodes().push_back(std::move(node));
     return absl::OkStatus();
   }
 
-  const ::onnx::ModelProto& model_;
+  // The planner gives every value one type and shape, so both branches of an If must produce
+  // the same ones (ONNX allows them to differ). What the files declare is compared here, at
+  // load; the planner compares the concrete shapes again.
+  static absl::Status CheckIfBranches(const Node& node) {
+    const Attribute* then_branch = node.attributes.GetGraph("then_branch");
+    const Attribute* else_branch = node.attributes.GetGraph("else_branch");
+    if (then_branch == nullptr || else_branch == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("node '", node.name, "' (If): needs subgraphs then_branch and else_branch"));
+    }
+    const Graph& a = *then_branch->g;
+    const Graph& b = *else_branch->g;
+    if (a.outputs().size() != b.outputs().size() || a.outputs().size() != node.outputs.size()) {
+      return absl::InvalidArgumentError(
+          StrCat("node '", node.name, "' (If): then_branch has ", a.outputs().size(),
+                 " outputs, else_branch ", b.outputs().size(), ", the node ", node.outputs.size()));
+    }
+    for (size_t k = 0; k < a.outputs().size(); ++k) {
+      const Value& x = a.value(a.outputs()[k]);
+      const Value& y = b.value(b.outputs()[k]);
+      bool same =
+          x.dtype == DataType::kInvalid || y.dtype == DataType::kInvalid || x.dtype == y.dtype;
+      if (same && x.shape.has_value() && y.shape.has_value()) {
+        same = x.shape->size() == y.shape->size();
+        for (size_t d = 0; same && d < x.shape->size(); ++d) {
+          same = (*x.shape)[d] < 0 || (*y.shape)[d] < 0 || (*x.shape)[d] == (*y.shape)[d];
+        }
+      }
+      if (!same) {
+        return absl::UnimplementedError(StrCat(
+            "node '", node.name, "' (If): output ", k, " is ", DataTypeName(x.dtype), " ",
+            x.shape.has_value() ? ShapeToString(*x.shape) : "[?]", " in then_branch but ",
+            DataTypeName(y.dtype), " ", y.shape.has_value() ? ShapeToString(*y.shape) : "[?]",
+            " in else_branch; Brigade plans one type and shape per value, so both branches must "
+            "agree"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const ::onnx::GraphProto& proto_;
   const std::string_view model_dir_;
   const LoadOptions& options_;
-  std::map<std::string, Tensor>* input_defaults_;
+  std::map<std::string, Tensor>* input_defaults_;  // null for subgraphs
+  GraphBuilder* const parent_ = nullptr;           // null for the main graph
+  Node* const owner_ = nullptr;
+  const size_t owner_formal_inputs_ = 0;
+  Attribute* const attribute_ = nullptr;
+  const int depth_ = 0;
+  const std::string prefix_;
   Graph graph_;
 };
 
@@ -383,6 +526,9 @@ absl::Status CheckSupport(const Graph& graph) {
   }
   const KernelRegistry& registry = KernelRegistry::Get();
   for (const Node& node : graph.nodes()) {
+    for (const Attribute* subgraph : Subgraphs(node)) {
+      BRIGADE_RETURN_IF_ERROR(CheckSupport(*subgraph->g));
+    }
     if (registry.Find(node.domain, node.op_type, node.opset) != nullptr) continue;
     const std::string op =
         node.domain.empty() ? node.op_type : StrCat(node.domain, ".", node.op_type);

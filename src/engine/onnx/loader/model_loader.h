@@ -14,6 +14,10 @@
 // * External data is read only from inside the model's directory (tensor_proto.h).
 // * Opsets 7–17 of the default domain are accepted. Every node must have a kernel
 //   (LoadOptions::require_supported), else the error names the node, its op and why.
+// * Subgraphs (If branches, Loop and Scan bodies) become Graphs of their own (attribute.h), each
+//   outer-scope value they read made a captured input, their node names prefixed with the
+//   enclosing node's ("/Loop/body/Add"); nesting is bounded by kMaxSubgraphDepth. An If whose
+//   branches declare different output types or shapes is UNIMPLEMENTED (attribute.h, planner).
 // * A corrupt or hostile file yields an error status, never a crash: sizes are validated before
 //   use, cycles and undefined inputs are reported, protobuf's recursion limit bounds nesting.
 //
@@ -33,6 +37,10 @@ namespace brigade::engine::onnx {
 
 inline constexpr int kMinOnnxOpset = 7;
 inline constexpr int kMaxOnnxOpset = 17;
+// Deepest nesting of subgraphs (an If inside a Loop's body is 2). Exported models nest two or
+// three levels; the bound keeps the loader's, the passes' and the planner's recursion shallow
+// whatever a hostile file nests (protobuf's recursion limit alone allows about 30 levels).
+inline constexpr int kMaxSubgraphDepth = 8;
 
 struct LoadOptions {
   // Refuse nodes without a kernel (serving). Off for tools that only describe models.

@@ -5,7 +5,10 @@
 // which `brigade inspect` prints).
 //
 // Order matters: folding first (so patterns see constants), then pattern recognition
-// (LayerNorm, GELU, attention), then fusion into oneDNN post-ops, then a final sweep.
+// (LayerNorm, GELU, attention), then fusion into oneDNN post-ops, then a final sweep. Subgraphs
+// (If branches, Loop and Scan bodies) then get the same pipeline, each on its own, after the
+// outer constants they read have become theirs; the passes treat a node's captured values as the
+// ordinary inputs they are (attribute.h), so a value only a subgraph reads stays live.
 // Thread safety: free functions.
 
 #include <memory>

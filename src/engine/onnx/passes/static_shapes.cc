@@ -50,6 +50,11 @@ std::optional<std::vector<std::optional<Shape>>> Probe(const Graph& graph, int64
 }  // namespace
 
 absl::StatusOr<bool> StaticShapes::Run(Graph* graph) const {
+  // The probes' inputs are zeros: shapes computed from an input's contents (a Loop body's
+  // iteration number slicing, a shape input) would come out static and wrong.
+  for (bool deciding : ShapeDecidingInputs(*graph)) {
+    if (deciding) return false;
+  }
   const auto ones = Probe(*graph, 1);
   if (!ones.has_value()) return false;
   const auto twos = Probe(*graph, 2);

@@ -100,6 +100,15 @@ void OnnxBuilder::SetString(::onnx::NodeProto& node, const std::string& name,
   a->set_s(value);
 }
 
+void OnnxBuilder::SetGraph(::onnx::NodeProto& node, const std::string& name,
+                           const OnnxBuilder& body) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body.model_.graph();
+  a->mutable_g()->set_name(name);
+}
+
 std::string OnnxBuilder::Serialize() const { return model_.SerializeAsString(); }
 
 OnnxBuilder AddBiasGraph() {

@@ -39,6 +39,9 @@ class OnnxBuilder {
   static void SetInts(::onnx::NodeProto& node, const std::string& name,
                       std::vector<int64_t> values);
   static void SetString(::onnx::NodeProto& node, const std::string& name, const std::string& value);
+  // A subgraph attribute (If branch, Loop/Scan body): `body`'s graph, named `name`. Its inputs,
+  // outputs and nodes are what `body` declared; its opset imports are the enclosing model's.
+  static void SetGraph(::onnx::NodeProto& node, const std::string& name, const OnnxBuilder& body);
 
   ::onnx::ModelProto& model() { return model_; }
   std::string Serialize() const;
