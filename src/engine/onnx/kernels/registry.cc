@@ -25,6 +25,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterResizeKernels(r);
     RegisterQuantizeKernels(r);
     RegisterQLinearAddKernel(r);
+    RegisterScatterKernels(r);
     return table;
   }();
   return registry;

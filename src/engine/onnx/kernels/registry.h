@@ -91,6 +91,7 @@ void RegisterResizeKernels(KernelRegistry* registry);
 void RegisterQuantizeKernels(KernelRegistry* registry);
 void RegisterQLinearKernels(KernelRegistry* registry);
 void RegisterQLinearAddKernel(KernelRegistry* registry);
+void RegisterScatterKernels(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 
