@@ -26,6 +26,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterQuantizeKernels(r);
     RegisterQLinearAddKernel(r);
     RegisterScatterKernels(r);
+    RegisterCumSumTriluKernels(r);
     return table;
   }();
   return registry;

@@ -92,6 +92,7 @@ void RegisterQuantizeKernels(KernelRegistry* registry);
 void RegisterQLinearKernels(KernelRegistry* registry);
 void RegisterQLinearAddKernel(KernelRegistry* registry);
 void RegisterScatterKernels(KernelRegistry* registry);
+void RegisterCumSumTriluKernels(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 
