@@ -27,6 +27,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterQLinearAddKernel(r);
     RegisterScatterKernels(r);
     RegisterCumSumTriluKernels(r);
+    RegisterEinsumKernels(r);
     return table;
   }();
   return registry;

@@ -93,6 +93,7 @@ void RegisterQLinearKernels(KernelRegistry* registry);
 void RegisterQLinearAddKernel(KernelRegistry* registry);
 void RegisterScatterKernels(KernelRegistry* registry);
 void RegisterCumSumTriluKernels(KernelRegistry* registry);
+void RegisterEinsumKernels(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 
