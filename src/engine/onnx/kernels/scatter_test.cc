@@ -175,5 +175,25 @@ TEST(ScatterElementsKernelTest, OutOfRangeIndexFailsTheRunAndNegativeOnesCountFr
   EXPECT_EQ(Values(outputs[0]), (std::vector<float>{-2, 1, -1, -4, -3, 5}));
 }
 
+// GatherND (slice_gather.cc), ScatterND's read side, checks its indices the same way.
+TEST(GatherNDKernelTest, OutOfRangeIndexFailsTheRunAndNegativeOnesCountFromTheEnd) {
+  OnnxBuilder b;
+  b.Input("x", DataType::kFp32, {2, 3, 2});
+  b.Input("indices", DataType::kInt64, {2, 1, 1});
+  OnnxBuilder::SetInt(b.Node("GatherND", {"x", "indices"}, {"y"}), "batch_dims", 1);
+  b.Output("y", DataType::kFp32, {2, 1, 2});
+  std::unique_ptr<Session> session = MakeSession(LoadGraph(b));
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> outputs;
+  const std::vector<Tensor> bad{Ramp({2, 3, 2}), Indices({2, 1, 1}, {0, 3})};
+  const absl::Status status = session->Run(bad, &outputs);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("GatherND_0"), std::string::npos) << status;
+  const std::vector<Tensor> good{Ramp({2, 3, 2}), Indices({2, 1, 1}, {-1, 1})};
+  ASSERT_TRUE(session->Run(good, &outputs).ok());
+  // Batch 0 takes its row 2 ({4, 5}), batch 1 its row 1 ({8, 9}).
+  EXPECT_EQ(Values(outputs[0]), (std::vector<float>{4, 5, 8, 9}));
+}
+
 }  // namespace
 }  // namespace brigade::engine::onnx
