@@ -28,6 +28,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterScatterKernels(r);
     RegisterCumSumTriluKernels(r);
     RegisterEinsumKernels(r);
+    RegisterSpaceDepthKernels(r);
     return table;
   }();
   return registry;

@@ -94,6 +94,7 @@ void RegisterQLinearAddKernel(KernelRegistry* registry);
 void RegisterScatterKernels(KernelRegistry* registry);
 void RegisterCumSumTriluKernels(KernelRegistry* registry);
 void RegisterEinsumKernels(KernelRegistry* registry);
+void RegisterSpaceDepthKernels(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 
