@@ -28,6 +28,10 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterDynamicQuantMatMulKernel(r);
     RegisterRnnKernels(r);
     RegisterControlFlowKernels(r);
+    RegisterScatterKernels(r);
+    RegisterCumSumTriluKernels(r);
+    RegisterEinsumKernels(r);
+    RegisterSpaceDepthKernels(r);
     return table;
   }();
   return registry;

@@ -106,6 +106,10 @@ void RegisterQLinearAddKernel(KernelRegistry* registry);
 void RegisterDynamicQuantMatMulKernel(KernelRegistry* registry);
 void RegisterRnnKernels(KernelRegistry* registry);
 void RegisterControlFlowKernels(KernelRegistry* registry);
+void RegisterScatterKernels(KernelRegistry* registry);
+void RegisterCumSumTriluKernels(KernelRegistry* registry);
+void RegisterEinsumKernels(KernelRegistry* registry);
+void RegisterSpaceDepthKernels(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 

@@ -135,7 +135,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateIdentity(KernelContext& ctx) {
   return MakeView(ctx, ctx.input(0).shape);
 }
 
-// Dropout at inference is the identity; its optional mask output is all true.
+// Dropout at inference (or in training mode at ratio 0) is the identity; its optional mask output
+// is all true.
 class DropoutKernel final : public OpKernel {
  public:
   DropoutKernel(size_t bytes, int64_t mask_count) : bytes_(bytes), mask_count_(mask_count) {}
@@ -156,7 +157,20 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateDropout(KernelContext& ctx) {
   const ValueInfo& x = ctx.input(0);
   if (ctx.has_input(2) && ctx.input(2).constant != nullptr) {
     BRIGADE_ASSIGN_OR_RETURN(double training, ConstantScalar(ctx, 2));
-    if (training != 0) return ctx.Unsupported("training mode");
+    // Training mode drops each element with probability `ratio` (default 0.5): random masks,
+    // which an inference engine does not draw. At ratio 0 it drops nothing and scales by 1, the
+    // identity with an all-true mask, and exporters write exactly that for modules whose dropout
+    // is 0 but that were traced with training=True (torchvision's Swin-T attention, 24 nodes).
+    if (training != 0) {
+      double ratio = 0.5;
+      if (ctx.has_input(1)) {
+        if (ctx.input(1).constant == nullptr) {
+          return ctx.Unsupported("training mode with a ratio known only at run time");
+        }
+        BRIGADE_ASSIGN_OR_RETURN(ratio, ConstantScalar(ctx, 1));
+      }
+      if (ratio != 0) return ctx.Unsupported("training mode with ratio ", ratio, " (random masks)");
+    }
   } else if (ctx.has_input(2)) {
     return ctx.Unsupported("training_mode must be known before run time");
   }

@@ -1,13 +1,14 @@
-// Indexing ops: Slice, Gather, GatherElements, TopK.
+// Indexing ops: Slice, Gather, GatherElements, GatherND, TopK.
 //
-// Indices arrive at run time, so Gather and GatherElements check every index and fail the run
-// (not the process) on one out of range.
+// Indices arrive at run time, so Gather, GatherElements and GatherND check every index and fail
+// the run (not the process) on one out of range.
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/status_macros.h"
@@ -269,6 +270,100 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateGatherElements(KernelContext& ct
 }
 
 // ---------------------------------------------------------------------------------------------
+// GatherND: out[b, j] = data[b, indices[b, j]], where b runs over the first batch_dims dims of
+// both, and each index tuple of length k picks a slice data[b, i0, ..., ik-1, :, ...] of `slice_`
+// elements. The inverse of ScatterND (scatter.cc), with the same run-time check of every index.
+
+class GatherNDKernel final : public OpKernel {
+ public:
+  GatherNDKernel(std::string node, DataType index_type, size_t element, Shape dims, Shape strides,
+                 int64_t batches, int64_t tuples, int64_t batch_stride, int64_t slice)
+      : node_(std::move(node)),
+        index_type_(index_type),
+        element_(element),
+        dims_(std::move(dims)),
+        strides_(std::move(strides)),
+        batches_(batches),
+        tuples_(tuples),
+        batch_stride_(batch_stride),
+        slice_(slice) {}
+
+  absl::Status Run(const RunContext& ctx) override {
+    const auto k = static_cast<int64_t>(dims_.size());
+    auto index = [&](int64_t i) -> int64_t {
+      return index_type_ == DataType::kInt64 ? ctx.in<int64_t>(1)[i] : ctx.in<int32_t>(1)[i];
+    };
+    for (int64_t j = 0; j < batches_ * tuples_; ++j) {
+      for (int64_t c = 0; c < k; ++c) {
+        const int64_t idx = index(j * k + c);
+        const int64_t dim = dims_[static_cast<size_t>(c)];
+        if (idx < -dim || idx >= dim) {
+          return absl::InvalidArgumentError(StrCat(node_, ": indices[", j, "][", c, "] = ", idx,
+                                                   " is out of range for a dimension of size ",
+                                                   dim));
+        }
+      }
+    }
+    const size_t slice_bytes = static_cast<size_t>(slice_) * element_;
+    for (int64_t j = 0; j < batches_ * tuples_; ++j) {
+      int64_t offset = (j / tuples_) * batch_stride_;
+      for (int64_t c = 0; c < k; ++c) {
+        int64_t idx = index(j * k + c);
+        if (idx < 0) idx += dims_[static_cast<size_t>(c)];
+        offset += idx * strides_[static_cast<size_t>(c)];
+      }
+      std::memcpy(ctx.outputs[0] + static_cast<size_t>(j) * slice_bytes,
+                  ctx.inputs[0] + static_cast<size_t>(offset) * element_, slice_bytes);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string node_;  // "node 'name' (GatherND)"
+  const DataType index_type_;
+  const size_t element_;
+  const Shape dims_, strides_;  // the k indexed data dims and their strides in elements
+  const int64_t batches_, tuples_, batch_stride_, slice_;
+};
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateGatherND(KernelContext& ctx) {
+  const ValueInfo& x = ctx.input(0);
+  const ValueInfo& idx = ctx.input(1);
+  if (!IsIndexType(idx.dtype)) return ctx.Error("indices must be int64 or int32");
+  if (x.shape.empty() || idx.shape.empty()) return ctx.Error("data and indices need rank >= 1");
+  const int64_t b = ctx.node->attributes.GetInt("batch_dims", 0);
+  const auto r = static_cast<int64_t>(x.shape.size());
+  const auto q = static_cast<int64_t>(idx.shape.size());
+  if (b < 0 || b >= std::min(r, q)) {
+    return ctx.Error("attribute 'batch_dims' is ", b, ", not in [0, min(data rank ", r,
+                     ", indices rank ", q, "))");
+  }
+  const auto bb = static_cast<size_t>(b);
+  for (size_t d = 0; d < bb; ++d) {
+    if (x.shape[d] != idx.shape[d]) {
+      return ctx.Error("batch dimension ", d, " is ", x.shape[d], " in data and ", idx.shape[d],
+                       " in indices");
+    }
+  }
+  const int64_t k = idx.shape.back();
+  if (k < 1 || k > r - b) {
+    return ctx.Error("indices' last dimension is ", k, ", not in [1, ", r - b, "]");
+  }
+  const auto kk = static_cast<size_t>(k);
+  Shape out(idx.shape.begin(), idx.shape.end() - 1);
+  out.insert(out.end(), x.shape.begin() + b + k, x.shape.end());
+  ctx.SetOutput(0, x.dtype, out);
+  if (DataTypeSize(x.dtype) == 0) return ctx.Unsupported("element type");
+  const Shape strides = Strides(x.shape);
+  return std::make_unique<GatherNDKernel>(
+      StrCat("node '", ctx.node->name, "' (", ctx.node->op_type, ")"), idx.dtype,
+      DataTypeSize(x.dtype), Shape(x.shape.begin() + b, x.shape.begin() + b + k),
+      Shape(strides.begin() + b, strides.begin() + b + k), DimProduct(idx.shape, 0, bb),
+      DimProduct(idx.shape, bb, idx.shape.size() - 1), DimProduct(x.shape, bb, x.shape.size()),
+      DimProduct(x.shape, bb + kk, x.shape.size()));
+}
+
+// ---------------------------------------------------------------------------------------------
 // TopK
 
 class TopKKernel final : public OpKernel {
@@ -364,6 +459,7 @@ void RegisterSliceGatherKernels(KernelRegistry* registry) {
   add("Gather", &CreateGather, 0);
   add("GatherElements", &CreateGatherElements, 0);
   add("TopK", &CreateTopK, Inputs({1}));
+  add("GatherND", &CreateGatherND, 0);
 }
 
 }  // namespace brigade::engine::onnx
