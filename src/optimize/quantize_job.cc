@@ -412,8 +412,7 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
                   ? ": rounding the activations to bf16 costs more than the products save here"
                   : ": this CPU has no native bf16 (AVX-512 BF16 or AMX), so the engine runs "
                     "the model in fp32";
-      } else if (!is_static && !engine::onnx::DnnlInt8IsExact() &&
-                 !options.quantize.reduce_range) {
+      } else if (!is_static && !engine::onnx::DnnlInt8IsExact() && !options.quantize.reduce_range) {
         why =
             ": this CPU has no VNNI, so the engine runs 8-bit-weight MatMulInteger as exact "
             "integer loops (oneDNN's saturate without it); --reduce-range (7-bit weights) runs "
