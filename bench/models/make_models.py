@@ -11,7 +11,8 @@ Writes <out>/<name>.onnx. The original four (the engine was tuned on these):
     bert_base     BERT-base encoder (12 layers, hidden 768, 12 heads, FFN 3072), seq 128
     distilbert    DistilBERT-like encoder (6 layers, same widths), seq 128
 The encoders take "input_ids" and "attention_mask" (int64 [batch, 128]) and return
-"last_hidden_state" [batch, 128, 768].
+"last_hidden_state" [batch, 128, 768]. `--torchscript` also writes <name>.pt for them: the same
+module and weights traced for the TorchScript backend (demo/case_study uses it).
 
 The broad set (issue 24: the families people bring; `--only broad` selects all of them):
     mobilenet_v3_large  hard-swish / hard-sigmoid, SE blocks           "input" [b, 3, 224, 224]
@@ -156,7 +157,7 @@ def calibrate_batchnorm(model, images):
             model(batch)
 
 
-def make_encoder(name, out):
+def make_encoder(name, out, torchscript=False):
     torch.manual_seed(0)
     layers, token_types = {"bert_base": (12, True), "distilbert": (6, False)}[name]
     model = Encoder(layers, token_types=token_types)
@@ -164,6 +165,28 @@ def make_encoder(name, out):
     mask = torch.ones(1, SEQ, dtype=torch.long)
     export(model, (ids, mask), os.path.join(out, f"{name}.onnx"),
            ["input_ids", "attention_mask"], ["last_hidden_state"])
+    if torchscript:
+        trace_torchscript(model, (ids, mask), os.path.join(out, f"{name}.pt"))
+
+
+def trace_torchscript(model, args, path):
+    """Writes `model` (the very module just exported to ONNX) as TorchScript, for libtorch.
+
+    Traced under no_grad in eval mode; the trace is checked against the eager module on a second
+    batch (another batch size, a padded mask) so that a shape baked in by tracing would show.
+    """
+    model.eval()
+    with torch.no_grad():
+        traced = torch.jit.trace(model, args)
+        ids = torch.randint(0, 30522, (2, SEQ), dtype=torch.long)
+        mask = torch.ones(2, SEQ, dtype=torch.long)
+        mask[1, SEQ // 2:] = 0
+        diff = (traced(ids, mask) - model(ids, mask)).abs().max().item()
+    if diff > 1e-4:
+        raise SystemExit(f"{path}: the trace differs from the module by {diff}")
+    traced.save(path)
+    print(f"wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB; trace = module within {diff:.1e})",
+          flush=True)
 
 
 class FirstOutput(nn.Module):
@@ -319,6 +342,9 @@ def main():
                         default=["original"],
                         help="models or groups (original, broad, all); default: original")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
+    parser.add_argument("--torchscript", action="store_true",
+                        help="also write <name>.pt (torch.jit.trace of the same module and "
+                             "weights) for bert_base and distilbert, for the TorchScript backend")
     args = parser.parse_args()
     if args.list:
         for group in ("original", "broad"):
@@ -333,7 +359,10 @@ def main():
     torch.set_num_threads(1)
     for name in names:
         start = time.monotonic()
-        MODELS[name](name, args.out)
+        if args.torchscript and MODELS[name] is make_encoder:
+            make_encoder(name, args.out, torchscript=True)
+        else:
+            MODELS[name](name, args.out)
         print(f"  {name}: {time.monotonic() - start:.0f} s", flush=True)
     return 0
 
