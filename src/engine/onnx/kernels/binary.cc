@@ -14,6 +14,7 @@
 #include "core/status_macros.h"
 #include "engine/onnx/kernels/broadcast.h"
 #include "engine/onnx/kernels/channel_broadcast.h"
+#include "engine/onnx/kernels/half.h"
 #include "engine/onnx/kernels/kernel_util.h"
 #include "engine/onnx/kernels/registry.h"
 
@@ -328,6 +329,37 @@ class VariadicKernel final : public OpKernel {
   const int64_t count_;
 };
 
+// fp16 Max/Min over N inputs. The result is always one of the inputs' values, so comparing
+// them as float and copying the chosen 16 bits is exact without fp16 arithmetic; NaN wins, as
+// for the other float types.
+class HalfMinMaxKernel final : public OpKernel {
+ public:
+  HalfMinMaxKernel(bool max, BroadcastPlan first, std::vector<BroadcastPlan> rest)
+      : max_(max), first_(std::move(first)), rest_(std::move(rest)) {}
+
+  absl::Status Run(const RunContext& ctx) override {
+    auto* out = ctx.out<uint16_t>(0);
+    const auto* in0 = ctx.in<uint16_t>(0);
+    RunRows(first_, in0, in0, out, ctx.threads, [](uint16_t u, uint16_t) { return u; });
+    const bool max = max_;
+    for (size_t k = 0; k < rest_.size(); ++k) {
+      RunRows(rest_[k], out, ctx.in<uint16_t>(k + 1), out, ctx.threads,
+              [max](uint16_t u, uint16_t v) {
+                const float a = HalfToFloat(u), b = HalfToFloat(v);
+                if (std::isnan(a)) return u;
+                if (std::isnan(b)) return v;
+                return (max ? b > a : b < a) ? v : u;
+              });
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool max_;
+  const BroadcastPlan first_;
+  const std::vector<BroadcastPlan> rest_;
+};
+
 struct BinaryOpName {
   std::string_view name;
   BinaryOp op;
@@ -365,7 +397,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(KernelContext& ctx) {
     if (!ctx.has_input(i)) return ctx.Error("input ", i, " is missing");
   }
   const DataType dtype = ctx.input(0).dtype;
-  if (!VisitNumeric(dtype, []<typename T>() {})) {
+  const bool half_min_max =
+      dtype == DataType::kFp16 && (op == BinaryOp::kMax || op == BinaryOp::kMin);
+  if (!half_min_max && !VisitNumeric(dtype, []<typename T>() {})) {
     return ctx.Unsupported("element type ", DataTypeName(dtype), " is not supported");
   }
   if (op == BinaryOp::kMod && ctx.node->attributes.GetInt("fmod", 0) != 0) op = BinaryOp::kFMod;
@@ -395,6 +429,10 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(KernelContext& ctx) {
     for (size_t i = 1; i < ctx.num_inputs(); ++i) {
       const Shape shapes[] = {out, ctx.input(i).shape};
       rest.emplace_back(out, shapes);
+    }
+    if (half_min_max) {
+      return std::make_unique<HalfMinMaxKernel>(op == BinaryOp::kMax, std::move(first),
+                                                std::move(rest));
     }
     int64_t count = 1;
     for (int64_t d : out) count *= d;
