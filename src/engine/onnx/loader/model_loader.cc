@@ -1,5 +1,7 @@
 #include "engine/onnx/loader/model_loader.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <exception>
 #include <filesystem>
@@ -20,6 +22,8 @@
 #include "engine/onnx/loader/canonicalize.h"
 #include "engine/onnx/loader/tensor_proto.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -544,20 +548,38 @@ absl::Status CheckSupport(const Graph& graph) {
 
 }  // namespace
 
+namespace {
+
+// Parses a ModelProto from `input`, at most kMaxModelBytes of it.
+absl::StatusOr<::onnx::ModelProto> ParseModel(google::protobuf::io::ZeroCopyInputStream* input) {
+  ::onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(input);
+  stream.SetTotalBytesLimit(static_cast<int>(kMaxModelBytes));
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    return absl::InvalidArgumentError("not a valid ONNX model (protobuf parse failed)");
+  }
+  return model;
+}
+
+absl::StatusOr<LoadedModel> LoadParsedModel(::onnx::ModelProto model, std::string_view model_dir,
+                                            const LoadOptions& options);
+
+}  // namespace
+
 absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_view model_dir,
                                           const LoadOptions& options) {
   if (bytes.size() > kMaxModelBytes) {
     return absl::InvalidArgumentError("model file exceeds 2 GiB; use ONNX external data");
   }
-  ::onnx::ModelProto model;
-  {
-    google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                  static_cast<int>(bytes.size()));
-    stream.SetTotalBytesLimit(static_cast<int>(kMaxModelBytes));
-    if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
-      return absl::InvalidArgumentError("not a valid ONNX model (protobuf parse failed)");
-    }
-  }
+  google::protobuf::io::ArrayInputStream input(bytes.data(), static_cast<int>(bytes.size()));
+  BRIGADE_ASSIGN_OR_RETURN(::onnx::ModelProto model, ParseModel(&input));
+  return LoadParsedModel(std::move(model), model_dir, options);
+}
+
+namespace {
+
+absl::StatusOr<LoadedModel> LoadParsedModel(::onnx::ModelProto model, std::string_view model_dir,
+                                            const LoadOptions& options) {
   // Validate external-data paths before the checker probes any file.
   for (const auto& init : model.graph().initializer()) {
     if (init.data_location() != ::onnx::TensorProto::EXTERNAL) continue;
@@ -598,6 +620,8 @@ absl::StatusOr<LoadedModel> LoadOnnxBytes(std::string_view bytes, std::string_vi
   return loaded;
 }
 
+}  // namespace
+
 absl::StatusOr<LoadedModel> LoadOnnxFile(const std::string& path, const LoadOptions& options) {
   std::error_code error;
   const auto size = std::filesystem::file_size(path, error);
@@ -608,13 +632,22 @@ absl::StatusOr<LoadedModel> LoadOnnxFile(const std::string& path, const LoadOpti
     return absl::InvalidArgumentError(
         StrCat("model file '", path, "' exceeds 2 GiB; use ONNX external data"));
   }
-  std::ifstream file(path, std::ios::binary);
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!file.read(bytes.data(), static_cast<std::streamsize>(size))) {
-    return absl::NotFoundError(StrCat("cannot read model file '", path, "'"));
+  // Parsed straight from the file, so the bytes are never held beside the parsed model: for a
+  // 259 MB DistilBERT that was a third of the load's peak memory.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(StrCat("cannot read model file '", path, "'"));
+  absl::StatusOr<::onnx::ModelProto> model;
+  {
+    google::protobuf::io::FileInputStream input(fd);
+    input.SetCloseOnDelete(true);
+    model = ParseModel(&input);
+    if (input.GetErrno() != 0) {
+      return absl::NotFoundError(StrCat("cannot read model file '", path, "'"));
+    }
   }
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  auto loaded = LoadOnnxBytes(bytes, dir.empty() ? "." : dir, options);
+  auto loaded = model.ok() ? LoadParsedModel(*std::move(model), dir.empty() ? "." : dir, options)
+                           : absl::StatusOr<LoadedModel>(model.status());
   if (!loaded.ok()) {
     return absl::Status(loaded.status().code(),
                         StrCat("'", path, "': ", loaded.status().message()));
