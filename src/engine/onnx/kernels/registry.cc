@@ -28,6 +28,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterDynamicQuantMatMulKernel(r);
     RegisterRnnKernels(r);
     RegisterControlFlowKernels(r);
+    RegisterScanKernel(r);
     RegisterScatterKernels(r);
     RegisterCumSumTriluKernels(r);
     RegisterEinsumKernels(r);

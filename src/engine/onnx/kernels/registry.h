@@ -106,6 +106,7 @@ void RegisterQLinearAddKernel(KernelRegistry* registry);
 void RegisterDynamicQuantMatMulKernel(KernelRegistry* registry);
 void RegisterRnnKernels(KernelRegistry* registry);
 void RegisterControlFlowKernels(KernelRegistry* registry);
+void RegisterScanKernel(KernelRegistry* registry);
 void RegisterScatterKernels(KernelRegistry* registry);
 void RegisterCumSumTriluKernels(KernelRegistry* registry);
 void RegisterEinsumKernels(KernelRegistry* registry);
