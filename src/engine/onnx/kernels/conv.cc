@@ -268,19 +268,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> BuildConv(KernelContext& ctx, bool tra
   const dnnl::memory::desc w_desc = pd.weights_desc();
   std::shared_ptr<const Tensor> packed;
   if (w.constant != nullptr) {
-    const Tensor* source = w.constant;
-    const dnnl::engine* engine = ctx.engine;
-    BRIGADE_ASSIGN_OR_RETURN(
-        packed, ctx.weights->GetOrPack(
-                    StrCat(ctx.node->name, "/W"), w_desc, [&]() -> absl::StatusOr<Tensor> {
-                      BRIGADE_ASSIGN_OR_RETURN(
-                          Tensor t,
-                          Tensor::Allocate(DataType::kUint8,
-                                           Shape{static_cast<int64_t>(w_desc.get_size())}));
-                      BRIGADE_RETURN_IF_ERROR(
-                          ReorderNow(*engine, w_plain, source->data(), w_desc, t.mutable_data()));
-                      return t;
-                    }));
+    BRIGADE_ASSIGN_OR_RETURN(packed, PackConstant(ctx, StrCat(ctx.node->name, "/W"), w_plain,
+                                                  w.constant->data(), w_desc));
     call.AddArg(DNNL_ARG_WEIGHTS, w_desc, *ctx.engine, packed->data());
   } else {
     const int w_slot = call.AddArg(DNNL_ARG_WEIGHTS, w_desc, *ctx.engine);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/onnx/kernels/packed_weights.h"
 
 namespace brigade::engine::onnx {
 
@@ -139,6 +141,20 @@ absl::StatusOr<ScratchReorder> MakeScratchReorder(KernelContext& ctx, size_t inp
   });
   if (!status.ok()) return status;
   return reorder;
+}
+
+absl::StatusOr<std::shared_ptr<const Tensor>> PackConstant(KernelContext& ctx,
+                                                           const std::string& key,
+                                                           const dnnl::memory::desc& from,
+                                                           const void* source,
+                                                           const dnnl::memory::desc& to) {
+  const dnnl::engine& engine = *ctx.engine;
+  return ctx.weights->GetOrPack(key, to, [&]() -> absl::StatusOr<Tensor> {
+    BRIGADE_ASSIGN_OR_RETURN(
+        Tensor t, Tensor::Allocate(DataType::kUint8, Shape{static_cast<int64_t>(to.get_size())}));
+    BRIGADE_RETURN_IF_ERROR(ReorderNow(engine, from, source, to, t.mutable_data()));
+    return t;
+  });
 }
 
 absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& ctx,

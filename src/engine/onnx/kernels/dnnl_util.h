@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -120,6 +121,15 @@ struct ScratchReorder {
 absl::StatusOr<ScratchReorder> MakeScratchReorder(KernelContext& ctx, size_t input,
                                                   const dnnl::memory::desc& from,
                                                   const dnnl::memory::desc& to);
+
+// `source`, laid out as `from`, reordered once into `to` and shared through ctx.weights under
+// (`key`, `to`): every plan and instance of the model reuses the packed copy. `source` is read
+// only when no copy exists yet.
+absl::StatusOr<std::shared_ptr<const Tensor>> PackConstant(KernelContext& ctx,
+                                                           const std::string& key,
+                                                           const dnnl::memory::desc& from,
+                                                           const void* source,
+                                                           const dnnl::memory::desc& to);
 
 // Runs `reorder` for this call and points the main primitive at the copy.
 absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& ctx,

@@ -129,19 +129,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateDynamicQuantMatMul(KernelContext
   }));
   const int src_slot = call.AddArg(DNNL_ARG_SRC, src_desc, *ctx.engine);
   const dnnl::memory::desc packed_desc = pd.weights_desc();
-  const Tensor* source = w.constant;
-  const dnnl::engine* engine = ctx.engine;
   BRIGADE_ASSIGN_OR_RETURN(
       std::shared_ptr<const Tensor> packed,
-      ctx.weights->GetOrPack(
-          StrCat(ctx.node->name, "/W8"), packed_desc, [&]() -> absl::StatusOr<Tensor> {
-            BRIGADE_ASSIGN_OR_RETURN(
-                Tensor t, Tensor::Allocate(DataType::kUint8,
-                                           Shape{static_cast<int64_t>(packed_desc.get_size())}));
-            BRIGADE_RETURN_IF_ERROR(
-                ReorderNow(*engine, w_plain, source->data(), packed_desc, t.mutable_data()));
-            return t;
-          }));
+      PackConstant(ctx, StrCat(ctx.node->name, "/W8"), w_plain, w.constant->data(), packed_desc));
   call.AddArg(DNNL_ARG_WEIGHTS, packed_desc, *ctx.engine, packed->data());
   const int dst_slot = call.AddArg(DNNL_ARG_DST, dst_desc, *ctx.engine);
   std::vector<std::shared_ptr<const Tensor>> keep{packed};

@@ -402,19 +402,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Build(KernelContext& ctx, const Spec& 
   }
   if (pack_b) {
     const dnnl::memory::desc packed_desc = pd.weights_desc();
-    const Tensor* source = b_info.constant;
-    const dnnl::engine* engine = ctx.engine;
-    BRIGADE_ASSIGN_OR_RETURN(
-        packed,
-        ctx.weights->GetOrPack(
-            StrCat(ctx.node->name, "/B"), packed_desc, [&]() -> absl::StatusOr<Tensor> {
-              BRIGADE_ASSIGN_OR_RETURN(
-                  Tensor t, Tensor::Allocate(DataType::kUint8,
-                                             Shape{static_cast<int64_t>(packed_desc.get_size())}));
-              BRIGADE_RETURN_IF_ERROR(
-                  ReorderNow(*engine, b_plain, source->data(), packed_desc, t.mutable_data()));
-              return t;
-            }));
+    BRIGADE_ASSIGN_OR_RETURN(packed, PackConstant(ctx, StrCat(ctx.node->name, "/B"), b_plain,
+                                                  b_info.constant->data(), packed_desc));
     call.AddArg(DNNL_ARG_WEIGHTS, packed_desc, *ctx.engine, packed->data());
   } else {
     bindings.emplace_back(call.AddArg(DNNL_ARG_WEIGHTS, b_desc, *ctx.engine), 1);

@@ -101,19 +101,6 @@ void AddZeroPoints(const KernelContext& ctx, DnnlCall& call, int32_t src_zp, int
   }
 }
 
-absl::StatusOr<std::shared_ptr<const Tensor>> Pack(KernelContext& ctx, const std::string& key,
-                                                   const dnnl::memory::desc& from,
-                                                   const Tensor& source,
-                                                   const dnnl::memory::desc& to) {
-  const dnnl::engine* engine = ctx.engine;
-  return ctx.weights->GetOrPack(key, to, [&]() -> absl::StatusOr<Tensor> {
-    BRIGADE_ASSIGN_OR_RETURN(
-        Tensor t, Tensor::Allocate(DataType::kUint8, Shape{static_cast<int64_t>(to.get_size())}));
-    BRIGADE_RETURN_IF_ERROR(ReorderNow(*engine, from, source.data(), to, t.mutable_data()));
-    return t;
-  });
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlMatMulInteger(KernelContext& ctx) {
@@ -156,9 +143,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlMatMulInteger(KernelContext& ct
   if (!created.ok()) return std::unique_ptr<OpKernel>();
   std::vector<DnnlKernel::Binding> bindings;
   bindings.push_back({call.AddArg(DNNL_ARG_SRC, a_desc, *ctx.engine), 0});
-  BRIGADE_ASSIGN_OR_RETURN(
-      std::shared_ptr<const Tensor> packed,
-      Pack(ctx, StrCat(ctx.node->name, "/B8"), b_plain, *weights, pd.weights_desc()));
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<const Tensor> packed,
+                           PackConstant(ctx, StrCat(ctx.node->name, "/B8"), b_plain,
+                                        weights->data(), pd.weights_desc()));
   call.AddArg(DNNL_ARG_WEIGHTS, pd.weights_desc(), *ctx.engine, packed->data());
   const int dst_slot = call.AddArg(DNNL_ARG_DST, dst_desc, *ctx.engine);
   std::vector<std::shared_ptr<const Tensor>> keep{packed};
@@ -310,9 +297,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearConv(KernelContext& ctx)
     r.target_slot = src_slot;
     reorders.push_back(std::move(r));
   }
-  BRIGADE_ASSIGN_OR_RETURN(
-      std::shared_ptr<const Tensor> packed,
-      Pack(ctx, StrCat(ctx.node->name, "/W8"), w_plain, *weights, pd.weights_desc()));
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<const Tensor> packed,
+                           PackConstant(ctx, StrCat(ctx.node->name, "/W8"), w_plain,
+                                        weights->data(), pd.weights_desc()));
   call.AddArg(DNNL_ARG_WEIGHTS, pd.weights_desc(), *ctx.engine, packed->data());
   if (has_bias) call.AddArg(DNNL_ARG_BIAS, bias_desc, *ctx.engine, ctx.input(8).constant->data());
   const int dst_slot = call.AddArg(DNNL_ARG_DST, pd.dst_desc(), *ctx.engine);
@@ -382,9 +369,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> TryDnnlQLinearMatMul(KernelContext& ct
   if (!created.ok()) return std::unique_ptr<OpKernel>();
   std::vector<DnnlKernel::Binding> bindings;
   bindings.push_back({call.AddArg(DNNL_ARG_SRC, a_desc, *ctx.engine), 0});
-  BRIGADE_ASSIGN_OR_RETURN(
-      std::shared_ptr<const Tensor> packed,
-      Pack(ctx, StrCat(ctx.node->name, "/B8"), b_plain, *weights, pd.weights_desc()));
+  BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<const Tensor> packed,
+                           PackConstant(ctx, StrCat(ctx.node->name, "/B8"), b_plain,
+                                        weights->data(), pd.weights_desc()));
   call.AddArg(DNNL_ARG_WEIGHTS, pd.weights_desc(), *ctx.engine, packed->data());
   if (has_bias) call.AddArg(DNNL_ARG_BIAS, bias_desc, *ctx.engine, ctx.input(8).constant->data());
   const int dst_slot = call.AddArg(DNNL_ARG_DST, dst_desc, *ctx.engine);

@@ -420,17 +420,8 @@ absl::Status BuildGemm(KernelContext& ctx, size_t input, int64_t row0, int64_t m
   if (pack) {
     const dnnl::memory::desc packed_desc = pd.weights_desc();
     const float* source = w.constant->values<float>().data() + row0 * k;
-    const dnnl::engine* engine = ctx.engine;
-    BRIGADE_ASSIGN_OR_RETURN(
-        std::shared_ptr<const Tensor> buffer,
-        ctx.weights->GetOrPack(key, packed_desc, [&]() -> absl::StatusOr<Tensor> {
-          BRIGADE_ASSIGN_OR_RETURN(
-              Tensor t, Tensor::Allocate(DataType::kUint8,
-                                         Shape{static_cast<int64_t>(packed_desc.get_size())}));
-          BRIGADE_RETURN_IF_ERROR(
-              ReorderNow(*engine, w_plain, source, packed_desc, t.mutable_data()));
-          return t;
-        }));
+    BRIGADE_ASSIGN_OR_RETURN(std::shared_ptr<const Tensor> buffer,
+                             PackConstant(ctx, key, w_plain, source, packed_desc));
     gemm->call.AddArg(DNNL_ARG_WEIGHTS, packed_desc, *ctx.engine, buffer->data());
     packed->push_back(std::move(buffer));
   } else {
