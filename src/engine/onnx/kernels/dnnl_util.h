@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
