@@ -42,8 +42,12 @@ bool IsSafeHeaderText(std::string_view text) {
   return text.find_first_of("\r\n") == std::string_view::npos;
 }
 
-std::string FormatHead(const HttpResponse& response, bool close, bool http10_keep_alive) {
-  std::string head;
+// Writes the status line and headers into `head`, replacing what it held: the connection reuses
+// the string (and its capacity) for every answer it writes.
+void FormatHead(const HttpResponse& response, bool close, bool http10_keep_alive,
+                std::string* out) {
+  std::string& head = *out;
+  head.clear();
   head.reserve(128 + response.headers.size() * 48);
   head.append("HTTP/1.1 ");
   head.append(std::to_string(response.status));
@@ -69,7 +73,6 @@ std::string FormatHead(const HttpResponse& response, bool close, bool http10_kee
     head.append("Connection: keep-alive\r\n");
   }
   head.append("\r\n");
-  return head;
 }
 
 std::string_view AsStd(boost::beast::string_view text) { return {text.data(), text.size()}; }
@@ -566,17 +569,18 @@ void HttpConnection::MaybeWrite() {
     if (slot.close_after) break;
   }
   if (write_count_ == 0) return;
-  write_heads_.clear();
+  // The heads' strings outlive each write, so their buffers are reused from answer to answer.
+  if (write_heads_.size() < write_count_) write_heads_.resize(write_count_);
   write_buffers_.clear();
-  write_heads_.reserve(write_count_);
   for (size_t i = 0; i < write_count_; ++i) {
     const Slot& slot = slots_[i];
     if (slot.id == 0) {
       write_buffers_.emplace_back(kContinue.data(), kContinue.size());
       continue;
     }
-    write_heads_.push_back(FormatHead(slot.response, slot.close_after, slot.http10_keep_alive));
-    write_buffers_.emplace_back(write_heads_.back().data(), write_heads_.back().size());
+    std::string& head = write_heads_[i];
+    FormatHead(slot.response, slot.close_after, slot.http10_keep_alive, &head);
+    write_buffers_.emplace_back(head.data(), head.size());
     if (slot.head_only) continue;
     if (!slot.response.body.empty()) {
       write_buffers_.emplace_back(slot.response.body.data(), slot.response.body.size());

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
 #include "protocol/http/body_buffer.h"
 
@@ -75,8 +76,9 @@ struct SentInfo {
 
 struct HttpResponse {
   int status = 200;
-  // Extra headers. Content-Length and Connection are always the transport's to write.
-  std::vector<HttpHeader> headers;
+  // Extra headers. Content-Length and Connection are always the transport's to write. Inline:
+  // an answer's few headers cost no allocation of their own.
+  absl::InlinedVector<HttpHeader, 4> headers;
   std::string body;
   // Sent after `body`, without a copy; `body_owner` keeps them alive until written.
   std::vector<std::span<const std::byte>> body_parts;

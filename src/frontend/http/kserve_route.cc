@@ -1,8 +1,8 @@
 #include "frontend/http/kserve_route.h"
 
 #include <optional>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/strings.h"
 
 namespace brigade::frontend {
@@ -63,10 +63,14 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
                                                        std::string_view path) {
   if (path == "/") return Accept(method, path, Verb::kGet, KServeEndpoint::kDashboard);
   if (path == "/metrics") return Accept(method, path, Verb::kGet, KServeEndpoint::kMetrics);
-  // Split "/v2/a/b" into {"v2", "a", "b"}, decoding each segment.
+  // Split "/v2/a/b" into {"v2", "a", "b"}, decoding each segment. No endpoint has more than
+  // kMaxSegments, so the segments live inline: routing an inference request allocates nothing
+  // for names that fit std::string's inline buffer.
   if (!path.starts_with('/')) return NotFound(path);
-  std::vector<std::string> segments;
+  constexpr size_t kMaxSegments = 8;
+  absl::InlinedVector<std::string, kMaxSegments> segments;
   for (size_t start = 1; start <= path.size();) {
+    if (segments.size() == kMaxSegments) return NotFound(path);
     size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
     std::optional<std::string> segment = Decode(path.substr(start, end - start));
@@ -152,12 +156,12 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
   if (n == 3 && segments[2] == "stats") {
     return Accept(method, path, Verb::kGet, KServeEndpoint::kModelStats);
   }
-  std::string model = segments[2];
+  std::string model = std::move(segments[2]);
   std::string version;
   size_t next = 3;
   if (next < n && segments[next] == "versions") {
     if (next + 1 >= n) return NotFound(path);
-    version = segments[next + 1];
+    version = std::move(segments[next + 1]);
     next += 2;
   }
   if (next == n) {
