@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "scheduler/p99_model_policy.h"
 
 namespace brigade::scheduler {
@@ -213,8 +214,9 @@ BatchQueue::Decision BatchQueue::Next(int64_t now_ns, bool flush, int instance) 
   const Level& first = levels_[lead_level];
   const InferRequest& lead =
       *(first.waiting.empty() ? first.delayed.front() : first.waiting.front()).request;
-  std::vector<Slot> picks;
-  std::vector<int> pick_rows;
+  // Inline for the common batch sizes: choosing a batch allocates nothing of its own.
+  absl::InlinedVector<Slot, 16> picks;
+  absl::InlinedVector<int, 16> pick_rows;
   int rows = 0;
   int queued_rows = 0;
   for (const Level& level : levels_) queued_rows += level.rows;

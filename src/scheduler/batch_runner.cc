@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "protocol/failure_reason.h"
@@ -51,8 +52,9 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   const int64_t input_start_ns = clock_->NowNs();
   const size_t num_inputs = signature_->inputs.size();
 
-  // Gather. One request: its tensors go straight to the backend.
-  std::vector<Tensor> inputs;
+  // Gather. One request: its tensors go straight to the backend. Inline, as the responses
+  // below: a batch of one allocates neither.
+  absl::InlinedVector<Tensor, 4> inputs;
   inputs.reserve(num_inputs);
   int rows = 0;
   for (const QueuedRequest& queued : batch) rows += queued.rows;
@@ -111,7 +113,7 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   }
 
   // Scatter: row ranges per request, outputs in the order each request asked for.
-  std::vector<InferResponse> responses(batch.size());
+  absl::InlinedVector<InferResponse, 1> responses(batch.size());
   int64_t row = 0;
   for (size_t r = 0; r < batch.size(); ++r) {
     const InferRequest& request = *batch[r].request;
