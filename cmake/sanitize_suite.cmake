@@ -41,6 +41,7 @@ set(BRIGADE_SANITIZE_TESTS
   # ensembles and routers: configs compiled into graphs and policies, runs over a fake runner
   route_ensemble_plan_test route_ensemble_test route_routing_policy_test route_cascade_test
   route_routing_metrics_test route_control_step_test route_ensemble_switch_test
+  route_cascade_rows_test route_row_assembly_test route_ensemble_rows_test
   # image decoding (untrusted bytes through libjpeg-turbo and libspng), resampling, post-processing
   process_jpeg_decoder_test process_png_decoder_test process_image_decoder_test
   process_resize_test process_normalize_test process_image_preprocess_test process_classify_test

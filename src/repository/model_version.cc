@@ -344,7 +344,8 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::LoadRouter(Options o
       std::move(inputs), std::move(outputs), std::move(stats), nullptr, nullptr, shared_policy);
   loaded->metrics_ = options.metrics;
   if (shared_policy->cascade().has_value()) {
-    loaded->cascade_ = route::Cascade::Create(shared_policy, options.version, options.clock);
+    loaded->cascade_ = route::Cascade::Create(shared_policy, options.version,
+                                              loaded->config().max_batch_size() > 0, options.clock);
   }
   return loaded;
 }

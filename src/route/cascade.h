@@ -2,16 +2,32 @@
 #define BRIGADE_ROUTE_CASCADE_H_
 
 // Cascade: runs a router's confidence cascade (RoutingPolicy::cascade()). The request goes to
-// the first variant (small and fast) through the StepRunner; when every row of its answer
-// scores at least the threshold (top class probability, or top-1 minus top-2 margin, on the
-// softmax of the output when it holds logits), that answer is the router's. Otherwise the same
-// request (the same input tensors, no copy) goes to the second variant, whose answer is. Either
-// way the answer names the router and carries `routed_to` ("model:version" of the variant that
-// answered) and `cascade` ("accepted" or "escalated"); each decision is counted in the policy.
+// the first variant (small and fast) through the StepRunner, and each row of its answer is
+// scored (top class probability, or top-1 minus top-2 margin, on the softmax of the output when
+// it holds logits). A row scoring at least the threshold is certain and keeps the first
+// variant's answer; the uncertain rows go to the second variant:
+//   - every row certain: the first variant's answer is the router's (no second call, no copy);
+//   - every row uncertain: the request itself (the same input tensors, no copy) goes to the
+//     second variant, whose answer is the router's;
+//   - some rows uncertain: those rows, gathered along dimension 0 of every input in their
+//     order, go to the second variant as one request, and its answer rows are put back in
+//     place of the first variant's, so the client gets one answer with its batch in order and
+//     every output of a row from one variant. The second variant's outputs must match the
+//     first's per row (datatype, shape after dimension 0), else INVALID_ARGUMENT naming the
+//     output and both variants.
+// Rows are split only when the router batches (max_batch_size > 0), every input has the same
+// dimension 0, and the scored output and every output answered have one row per input row;
+// otherwise any uncertain row escalates the whole request, as a router without batching does.
+// The answer names the router and carries `routed_to` ("model:version" of the variant that
+// answered; "first,second" when both did), `cascade` ("accepted", "escalated" or "partial") and
+// `cascade_escalated_rows` (the rows the second variant answered). The policy counts one
+// decision per request: kCascadeAccepted on the first variant, kCascadeEscalated or
+// kCascadePartial on the second.
 //
-// A request is escalated whole when any of its rows is uncertain (rows are not split across
-// the variants). When the first variant fails, the second is tried; when the scored output is
-// missing or not FP32 [batch, classes], the request fails with INVALID_ARGUMENT naming it.
+// When the first variant fails, the whole request goes to the second. When the scored output is
+// missing or not FP32 [batch, classes], the request fails with INVALID_ARGUMENT naming it. A
+// request cancelled before the second variant would run is answered CANCELLED; the second
+// variant's failure fails the request, naming that variant.
 //
 // Thread safety: Run() is safe from any thread and never blocks; answers arrive on the threads
 // the variants answer on. Ownership: shared by the router's model version and its runs in
@@ -19,6 +35,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
@@ -31,14 +48,19 @@ namespace brigade::route {
 
 class Cascade : public std::enable_shared_from_this<Cascade> {
  public:
-  // `policy` must have a cascade().
+  // `policy` must have a cascade(). `batching`: the router's max_batch_size is above 0, so
+  // dimension 0 of its inputs is the batch and rows may be split between the variants.
   static std::shared_ptr<Cascade> Create(std::shared_ptr<const RoutingPolicy> policy,
-                                         int64_t version, const Clock* clock);
+                                         int64_t version, bool batching, const Clock* clock);
 
   void Run(std::unique_ptr<InferRequest> request, StepRunner* runner) const;
 
-  // The lowest score over the rows of `scores` (FP32, [batch, classes] or [classes]).
-  // INVALID_ARGUMENT for another type or shape. Pure.
+  // The score of each row of `scores` (FP32, [batch, classes], or [classes]: one row); a NaN
+  // score is 0 (no confidence at all). INVALID_ARGUMENT for another type or shape. Pure.
+  static absl::StatusOr<std::vector<double>> RowScores(const Tensor& scores,
+                                                       config::ModelRouting::Cascade::Score score,
+                                                       bool softmax);
+  // The lowest of RowScores(). Pure.
   static absl::StatusOr<double> LowestScore(const Tensor& scores,
                                             config::ModelRouting::Cascade::Score score,
                                             bool softmax);
@@ -49,7 +71,7 @@ class Cascade : public std::enable_shared_from_this<Cascade> {
     ConstructionTag() = default;
   };
   Cascade(ConstructionTag, std::shared_ptr<const RoutingPolicy> policy, int64_t version,
-          const Clock* clock);
+          bool batching, const Clock* clock);
 
  private:
   friend class CascadeRun;
@@ -57,6 +79,7 @@ class Cascade : public std::enable_shared_from_this<Cascade> {
   const std::shared_ptr<const RoutingPolicy> policy_;
   const CascadeSpec spec_;
   const std::string version_;
+  const bool batching_;
   const Clock* const clock_;
 };
 

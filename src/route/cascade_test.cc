@@ -53,7 +53,7 @@ class CascadeTest : public ::testing::Test {
     auto policy = RoutingPolicy::Create("cascade", config);
     ASSERT_TRUE(policy.ok()) << policy.status();
     policy_ = *std::move(policy);
-    cascade_ = Cascade::Create(policy_, 2, &clock_);
+    cascade_ = Cascade::Create(policy_, 2, batching_, &clock_);
   }
 
   std::unique_ptr<InferRequest> Request() {
@@ -74,6 +74,9 @@ class CascadeTest : public ::testing::Test {
     return value.has_value() ? std::string(*value) : "";
   }
 
+  // These tests are of whole requests: a router without batching (cascade_rows_test.cc has the
+  // row-level escalation of a batching one).
+  bool batching_ = false;
   FakeClock clock_;
   FakeRunner runner_;
   std::shared_ptr<const RoutingPolicy> policy_;
@@ -100,7 +103,7 @@ TEST_F(CascadeTest, AConfidentSmallVariantAnswersAlone) {
   EXPECT_EQ(policy_->Counts()[0][static_cast<int>(RouteReason::kCascadeAccepted)], 1u);
 }
 
-TEST_F(CascadeTest, AnUncertainRowEscalatesTheWholeRequestToTheLargeVariant) {
+TEST_F(CascadeTest, WithoutBatchingAnUncertainRowEscalatesTheWholeRequestToTheLargeVariant) {
   Make();
   std::unique_ptr<InferRequest> request = Request();
   const std::byte* input = request->inputs[0].tensor.data();
@@ -117,6 +120,7 @@ TEST_F(CascadeTest, AnUncertainRowEscalatesTheWholeRequestToTheLargeVariant) {
   ASSERT_TRUE(result_.ok());
   EXPECT_EQ(Param("routed_to"), "cnn:1");
   EXPECT_EQ(Param("cascade"), "escalated");
+  EXPECT_EQ(result_->parameters.GetInt("cascade_escalated_rows"), 1);
   EXPECT_EQ(policy_->Counts()[1][static_cast<int>(RouteReason::kCascadeEscalated)], 1u);
 }
 

@@ -105,8 +105,9 @@ std::optional<std::string> SwitchParameterText(const Parameters& parameters, std
   return std::visit(Text{}, *value);
 }
 
-absl::StatusOr<std::string> SwitchTensorValue(const Tensor& tensor, std::string_view name,
-                                              bool argmax, bool batching) {
+absl::StatusOr<std::vector<std::string>> SwitchTensorValues(const Tensor& tensor,
+                                                            std::string_view name, bool argmax,
+                                                            bool batching) {
   const int64_t rows = batching && !tensor.shape().empty() ? tensor.shape()[0] : 1;
   if (rows <= 0 || tensor.num_elements() == 0) {
     return absl::InvalidArgumentError(StrCat("tensor '", name, "' is empty"));
@@ -120,32 +121,26 @@ absl::StatusOr<std::string> SwitchTensorValue(const Tensor& tensor, std::string_
   if (!argmax && tensor.dtype() == DataType::kBytes) {
     BRIGADE_ASSIGN_OR_RETURN(strings, tensor.StringValues());
   }
-  std::string first;
+  // One value per row: `rows` rows of the tensor's elements exist, so the vector is bounded.
+  std::vector<std::string> values;
+  values.reserve(static_cast<size_t>(rows));
   for (int64_t row = 0; row < rows; ++row) {
-    std::string value;
     if (argmax) {
       absl::StatusOr<int64_t> index = ArgMax(tensor, row, width);
       if (!index.ok()) {
         return absl::InvalidArgumentError(
             StrCat("tensor '", name, "': ", index.status().message()));
       }
-      value = StrCat(*index);
+      values.push_back(StrCat(*index));
     } else {
       absl::StatusOr<std::string> text = ElementText(tensor, row, &strings);
       if (!text.ok()) {
         return absl::InvalidArgumentError(StrCat("tensor '", name, "': ", text.status().message()));
       }
-      value = *std::move(text);
-    }
-    if (row == 0) {
-      first = std::move(value);
-    } else if (value != first) {
-      return absl::InvalidArgumentError(
-          StrCat("tensor '", name, "' picks '", first, "' for row 0 but '", value, "' for row ",
-                 row, ": a request takes one branch, so send such rows as separate requests"));
+      values.push_back(*std::move(text));
     }
   }
-  return first;
+  return values;
 }
 
 absl::StatusOr<TensorSignature> FusionSignature(FusionOp op,

@@ -9,8 +9,8 @@
 //     concatenation along an axis, their mean, or their weighted sum;
 //   - the signature a fusion writes, from the signatures it reads, so a plan checks the readers
 //     of a fusion's output like any other step's.
-// A switch decides once per request: every row of a batch must pick the same value, because a
-// request goes down one branch whole (a batch whose rows disagree is refused, naming a row).
+// A switch reads one value per row of a batch; the ensemble sends each row down the branch its
+// value picks (route/ensemble.h).
 //
 // Thread safety: pure functions. Failure: INVALID_ARGUMENT naming the tensor, row or axis.
 
@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/parameters.h"
@@ -34,11 +35,13 @@ using FusionOp = config::ModelEnsembling::StepFusion::Op;
 // nullopt when the request has no such parameter.
 std::optional<std::string> SwitchParameterText(const Parameters& parameters, std::string_view key);
 
-// The value a switch reads from `tensor` (named `name` in messages): with `argmax`, the index of
-// the highest element of each row; otherwise each row's single element as text (BOOL, integers,
-// integral FP32/FP64, BYTES). The first dimension is the batch when `batching`.
-absl::StatusOr<std::string> SwitchTensorValue(const Tensor& tensor, std::string_view name,
-                                              bool argmax, bool batching);
+// The values a switch reads from `tensor` (named `name` in messages), one per row: with
+// `argmax`, the index of the highest element of the row; otherwise the row's single element as
+// text (BOOL, integers, integral FP32/FP64, BYTES). The first dimension is the batch when
+// `batching`; otherwise the tensor is one row.
+absl::StatusOr<std::vector<std::string>> SwitchTensorValues(const Tensor& tensor,
+                                                            std::string_view name, bool argmax,
+                                                            bool batching);
 
 // Checks a fusion of `inputs` (in config order) and returns the signature of what it writes.
 // `axis` is resolved (0 < axis < rank; the config's 0 means rank - 1); `weights` has one entry

@@ -33,28 +33,30 @@ TEST(SwitchParameterTextTest, WritesEachKindAsABranchValueIsWritten) {
   EXPECT_EQ(SwitchParameterText(parameters, "missing"), std::nullopt);
 }
 
-TEST(SwitchTensorValueTest, ArgmaxPicksTheFirstHighestScoreOfEveryRow) {
+TEST(SwitchTensorValuesTest, ArgmaxPicksTheFirstHighestScoreOfEveryRow) {
   const Tensor scores = Floats({2, 3}, {0.1f, 0.7f, 0.7f, 0.0f, 0.9f, 0.2f});
-  EXPECT_EQ(*SwitchTensorValue(scores, "scores", /*argmax=*/true, /*batching=*/true), "1");
+  EXPECT_EQ(*SwitchTensorValues(scores, "scores", /*argmax=*/true, /*batching=*/true),
+            (std::vector<std::string>{"1", "1"}));
 }
 
-TEST(SwitchTensorValueTest, RowsThatDisagreeAreRefusedNamingTheRow) {
-  const Tensor scores = Floats({2, 2}, {0.9f, 0.1f, 0.2f, 0.8f});
-  absl::StatusOr<std::string> value = SwitchTensorValue(scores, "scores", true, true);
-  ASSERT_FALSE(value.ok());
-  EXPECT_EQ(value.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(value.status().message().find("'0' for row 0 but '1' for row 1"), std::string::npos)
-      << value.status();
+TEST(SwitchTensorValuesTest, RowsThatDisagreeGiveEachItsOwnValue) {
+  const Tensor scores = Floats({3, 2}, {0.9f, 0.1f, 0.2f, 0.8f, 0.6f, 0.4f});
+  EXPECT_EQ(*SwitchTensorValues(scores, "scores", true, true),
+            (std::vector<std::string>{"0", "1", "0"}));
+  // Without batching the tensor is one row: its highest element of all.
+  EXPECT_EQ(*SwitchTensorValues(scores, "scores", true, false), std::vector<std::string>{"0"});
 }
 
-TEST(SwitchTensorValueTest, ValueReadsOneElementPerRowOfAnyKind) {
-  const std::vector<int64_t> ids = {4, 4};
-  EXPECT_EQ(*SwitchTensorValue(*Tensor::FromValues<int64_t>({2, 1}, std::span<const int64_t>(ids)),
-                               "id", false, true),
-            "4");
+TEST(SwitchTensorValuesTest, ValueReadsOneElementPerRowOfAnyKind) {
+  const std::vector<int64_t> ids = {4, 7};
+  EXPECT_EQ(*SwitchTensorValues(*Tensor::FromValues<int64_t>({2, 1}, std::span<const int64_t>(ids)),
+                                "id", false, true),
+            (std::vector<std::string>{"4", "7"}));
   const std::vector<std::string> words = {"shoes"};
-  EXPECT_EQ(*SwitchTensorValue(*Tensor::FromStrings({1}, words), "word", false, false), "shoes");
-  absl::StatusOr<std::string> wide = SwitchTensorValue(Floats({1, 2}, {1, 2}), "pair", false, true);
+  EXPECT_EQ(*SwitchTensorValues(*Tensor::FromStrings({1}, words), "word", false, false),
+            std::vector<std::string>{"shoes"});
+  absl::StatusOr<std::vector<std::string>> wide =
+      SwitchTensorValues(Floats({1, 2}, {1, 2}), "pair", false, true);
   ASSERT_FALSE(wide.ok());
   EXPECT_NE(wide.status().message().find("tensor 'pair' has 2 values per row"), std::string::npos);
 }

@@ -1,5 +1,6 @@
 #include "route/ensemble.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -7,9 +8,54 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "route/control_step.h"
+#include "route/row_assembly.h"
 #include "route/step_request.h"
 
 namespace brigade::route {
+namespace {
+
+// The rows of the request a tensor holds, or a branch runs on, ascending; null: every row.
+using Rows = std::shared_ptr<const std::vector<int64_t>>;
+
+// taken_'s value for a switch whose rows went down different branches.
+constexpr int kSplitBranches = -2;
+
+// `value` (tensor `name`, holding the request's rows `have`, of `batch_rows`) cut to the rows
+// `want`, which it must hold. The same rows are the same tensor (no copy); otherwise the rows
+// are gathered (a run of consecutive rows is a view).
+absl::StatusOr<Tensor> AlignRows(const Tensor& value, const Rows& have, const Rows& want,
+                                 int64_t batch_rows, std::string_view name) {
+  if (have == want) return value;
+  const int64_t held = have == nullptr ? batch_rows : static_cast<int64_t>(have->size());
+  if (want == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("tensor '", name, "' holds ", held, " of the request's ", batch_rows, " rows"));
+  }
+  if (value.shape().empty() || value.shape()[0] != held) {
+    return absl::InvalidArgumentError(
+        StrCat("tensor '", name, "' has shape ", ShapeToString(value.shape()),
+               ", not one row for each of its ", held,
+               " rows of the batch, so its rows cannot go down different branches"));
+  }
+  std::vector<RowRef> refs;
+  refs.reserve(want->size());  // at most the batch's rows
+  size_t at = 0;
+  for (const int64_t row : *want) {
+    if (have == nullptr) {
+      refs.push_back(RowRef{0, row});
+      continue;
+    }
+    while (at < have->size() && (*have)[at] < row) ++at;
+    if (at == have->size() || (*have)[at] != row) {
+      return absl::InvalidArgumentError(
+          StrCat("tensor '", name, "' does not hold row ", row, " of the request"));
+    }
+    refs.push_back(RowRef{0, static_cast<int64_t>(at)});
+  }
+  return AssembleRows({&value, 1}, refs);
+}
+
+}  // namespace
 
 // One ensemble request on its way through the plan. Shared by the callbacks of its step
 // requests; the last of them to finish releases it.
@@ -21,10 +67,14 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
         plan_(*ensemble_->plan_),
         runner_(runner),
         request_(std::move(request)),
+        batch_rows_(BatchRows(plan_, *request_)),
         values_(plan_.tensor_count()),
+        rows_(plan_.tensor_count()),
         waiting_for_(plan_.steps().size()),
         steps_left_(static_cast<int>(plan_.steps().size())),
         taken_(plan_.steps().size(), -1),
+        split_(plan_.steps().size()),
+        step_rows_(plan_.steps().size()),
         attempts_(plan_.steps().size(), 0),
         on_fallback_(plan_.steps().size(), 0) {
     for (size_t i = 0; i < plan_.steps().size(); ++i) {
@@ -43,6 +93,15 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
   }
 
  private:
+  // The rows of the request's batch: dimension 0 of its first input when the plan batches.
+  static int64_t BatchRows(const EnsemblePlan& plan, const InferRequest& request) {
+    if (!plan.batching()) return 1;
+    for (const InferInput& input : request.inputs) {
+      if (!input.tensor.empty() && !input.tensor.shape().empty()) return input.tensor.shape()[0];
+    }
+    return 1;
+  }
+
   // Runs or skips each step of `ready` (everything it waits for is settled), and in turn those
   // that makes ready. Model steps are sent; switches and in-server fusions run here, off the lock.
   void Advance(std::vector<int> ready) {
@@ -52,23 +111,34 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
       const PlanStep& plan_step = plan_.steps()[step];
       bool skipped = false;
       bool done = false;
-      std::vector<Tensor> present;  // what a switch or an in-server fusion reads that exists
+      // What a switch or an in-server fusion reads that exists, the rows each holds and their
+      // names; the rows the step runs on.
+      std::vector<Tensor> present;
+      std::vector<Rows> present_rows;
+      std::vector<std::string_view> present_names;
       std::vector<float> weights;
+      Rows step_rows;
       {
         absl::MutexLock lock(&mu_);
         if (finished_) return;
         skipped = SkippedLocked(step);
         if (skipped) {
           // Nothing it writes will exist, and a skipped switch takes no branch.
-          for (const auto& [unused, id] : plan_step.outputs) SettleLocked(id, Tensor(), ready);
-          if (plan_step.kind == StepKind::kSwitch) DecideLocked(step, -1, ready);
+          for (const auto& [unused, id] : plan_step.outputs) {
+            SettleLocked(id, Tensor(), nullptr, ready);
+          }
+          if (plan_step.kind == StepKind::kSwitch) DecideLocked(step, -1, {}, ready);
           done = --steps_left_ == 0;
           if (done) finished_ = true;
         } else if (plan_step.kind != StepKind::kModel) {
+          step_rows = StepRowsLocked(step);
           for (size_t i = 0; i < plan_step.inputs.size(); ++i) {
-            const Tensor& value = values_[plan_step.inputs[i].second];
+            const int id = plan_step.inputs[i].second;
+            const Tensor& value = values_[id];
             if (value.empty() && plan_step.kind == StepKind::kFusion) continue;
             present.push_back(value);
+            present_rows.push_back(rows_[id]);
+            present_names.push_back(plan_.tensor_name(id));
             if (!plan_step.fusion.weights.empty()) weights.push_back(plan_step.fusion.weights[i]);
           }
         }
@@ -84,21 +154,17 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
       StepRecord record;
       record.step = plan_step.label;
       record.clock.Mark(Stage::kInferStart, ensemble_->clock_->NowNs());
-      absl::StatusOr<int> branch = -1;
+      absl::Status status;
+      int branch = -1;
+      std::vector<Rows> split;
       absl::StatusOr<Tensor> fused;
       if (plan_step.kind == StepKind::kSwitch) {
-        bool by_default = false;
-        branch = Decide(plan_step, present, &by_default);
-        if (branch.ok()) {
-          record.branch = plan_step.switch_plan.branch_names[*branch];
-          ensemble_->CountBranch(step, *branch, by_default);
-        }
+        status = Switch(step, present, present_rows, step_rows, &branch, &split, &record.branch);
       } else {
-        fused = Fuse(plan_step.fusion.op, present, plan_step.fusion.axis, weights);
+        fused = RunFusion(plan_step, present, present_rows, present_names, step_rows, weights);
+        status = fused.status();
       }
       record.clock.Mark(Stage::kInferEnd, ensemble_->clock_->NowNs());
-      const absl::Status status =
-          plan_step.kind == StepKind::kSwitch ? branch.status() : fused.status();
       if (!status.ok()) {
         Fail(step, status);
         return;
@@ -108,9 +174,9 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
         if (finished_) return;
         steps_.push_back(std::move(record));
         if (plan_step.kind == StepKind::kSwitch) {
-          DecideLocked(step, *branch, ready);
+          DecideLocked(step, branch, std::move(split), ready);
         } else {
-          SettleLocked(plan_step.outputs[0].second, *std::move(fused), ready);
+          SettleLocked(plan_step.outputs[0].second, *std::move(fused), step_rows, ready);
         }
         done = --steps_left_ == 0;
         if (done) finished_ = true;
@@ -119,11 +185,167 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     }
   }
 
+  // Decides switch `step` on the rows `step_rows` it runs on: one `branch` when every row
+  // picks the same (the fast path: nothing is copied), else kSplitBranches and each branch's
+  // rows in `split` (null for a branch no row takes). `names` gets the branches taken.
+  absl::Status Switch(int step, std::vector<Tensor>& present, const std::vector<Rows>& present_rows,
+                      const Rows& step_rows, int* branch, std::vector<Rows>* split,
+                      std::string* names) const {
+    const PlanStep& plan_step = plan_.steps()[step];
+    if (!present.empty() && !present[0].empty()) {
+      // A switch inside a branch whose rows were split reads only that branch's rows.
+      BRIGADE_ASSIGN_OR_RETURN(present[0],
+                               AlignRows(present[0], present_rows[0], step_rows, batch_rows_,
+                                         plan_.tensor_name(plan_step.switch_plan.tensor)));
+    }
+    BRIGADE_ASSIGN_OR_RETURN(Choice choice, Decide(plan_step, present));
+    const PlanSwitch& plan_switch = plan_step.switch_plan;
+    const size_t branches = plan_switch.branch_names.size();
+    const bool one = std::all_of(choice.branches.begin(), choice.branches.end(),
+                                 [&](int b) { return b == choice.branches[0]; });
+    const auto rows_here =
+        step_rows == nullptr ? batch_rows_ : static_cast<int64_t>(step_rows->size());
+    if (!one && static_cast<int64_t>(choice.branches.size()) != rows_here) {
+      return absl::InvalidArgumentError(StrCat(
+          "tensor '", plan_.tensor_name(plan_switch.tensor), "' has ", choice.branches.size(),
+          " rows, but the switch runs on ", rows_here, " rows of the batch"));
+    }
+    // Count each branch once per request, by why it was taken (a value or the default).
+    std::vector<uint8_t> counted(2 * branches, 0);
+    for (size_t row = 0; row < choice.branches.size(); ++row) {
+      counted[2 * choice.branches[row] + choice.by_default[row]] = 1;
+    }
+    for (size_t b = 0; b < branches; ++b) {
+      for (int by_default = 0; by_default < 2; ++by_default) {
+        if (counted[2 * b + by_default]) {
+          ensemble_->CountBranch(step, static_cast<int>(b), by_default != 0);
+        }
+      }
+    }
+    if (one) {
+      *branch = choice.branches[0];
+      *names = plan_switch.branch_names[*branch];
+      return absl::OkStatus();
+    }
+    // Rows of the request by branch, in their order.
+    std::vector<std::vector<int64_t>> rows(branches);
+    for (size_t row = 0; row < choice.branches.size(); ++row) {
+      rows[choice.branches[row]].push_back(step_rows == nullptr ? static_cast<int64_t>(row)
+                                                                : (*step_rows)[row]);
+    }
+    *branch = kSplitBranches;
+    split->assign(branches, nullptr);
+    for (size_t b = 0; b < branches; ++b) {
+      if (rows[b].empty()) continue;
+      (*split)[b] = std::make_shared<const std::vector<int64_t>>(std::move(rows[b]));
+      if (!names->empty()) *names += ",";
+      *names += plan_switch.branch_names[b];
+    }
+    return absl::OkStatus();
+  }
+
+  // An in-server fusion on the rows `step_rows`. SELECT takes each row from the one input
+  // holding it (the branch the row went down); the others join inputs that hold every row.
+  absl::StatusOr<Tensor> RunFusion(const PlanStep& plan_step, const std::vector<Tensor>& present,
+                                   const std::vector<Rows>& present_rows,
+                                   const std::vector<std::string_view>& present_names,
+                                   const Rows& step_rows, const std::vector<float>& weights) const {
+    const bool same_rows = std::all_of(present_rows.begin(), present_rows.end(),
+                                       [&](const Rows& rows) { return rows == step_rows; });
+    if (same_rows) {
+      return Fuse(plan_step.fusion.op, present, plan_step.fusion.axis, weights);
+    }
+    if (plan_step.fusion.op == config::ModelEnsembling::StepFusion::SELECT) {
+      return SelectRows(present, present_rows, present_names, step_rows);
+    }
+    std::vector<Tensor> aligned;
+    for (size_t i = 0; i < present.size(); ++i) {
+      absl::StatusOr<Tensor> rows =
+          AlignRows(present[i], present_rows[i], step_rows, batch_rows_, present_names[i]);
+      if (!rows.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat(config::ModelEnsembling::StepFusion::Op_Name(plan_step.fusion.op),
+                   " joins its inputs row by row, but the rows of this request went down different "
+                   "branches (",
+                   rows.status().message(), "); only SELECT joins rows of different branches"));
+      }
+      aligned.push_back(*std::move(rows));
+    }
+    return Fuse(plan_step.fusion.op, aligned, plan_step.fusion.axis, weights);
+  }
+
+  // SELECT over inputs holding different rows: each row of `step_rows` from the one input that
+  // holds it, in the request's order.
+  absl::StatusOr<Tensor> SelectRows(const std::vector<Tensor>& present,
+                                    const std::vector<Rows>& present_rows,
+                                    const std::vector<std::string_view>& names,
+                                    const Rows& step_rows) const {
+    const size_t wanted =
+        step_rows == nullptr ? static_cast<size_t>(batch_rows_) : step_rows->size();
+    std::vector<RowRef> refs(wanted, RowRef{-1, 0});
+    for (size_t i = 0; i < present.size(); ++i) {
+      const Rows& have = present_rows[i];
+      const int64_t held = have == nullptr ? batch_rows_ : static_cast<int64_t>(have->size());
+      if (present[i].shape().empty() || present[i].shape()[0] != held) {
+        return absl::InvalidArgumentError(
+            StrCat("tensor '", names[i], "' has shape ", ShapeToString(present[i].shape()),
+                   ", not one row for each of its ", held, " rows of the batch"));
+      }
+      for (int64_t at = 0; at < held; ++at) {
+        const int64_t row = have == nullptr ? at : (*have)[at];
+        size_t index = static_cast<size_t>(row);
+        if (step_rows != nullptr) {
+          auto it = std::lower_bound(step_rows->begin(), step_rows->end(), row);
+          if (it == step_rows->end() || *it != row) continue;  // not a row this fusion joins
+          index = static_cast<size_t>(it - step_rows->begin());
+        }
+        if (index >= wanted) continue;
+        if (refs[index].part >= 0) {
+          return absl::InvalidArgumentError(StrCat("SELECT found row ", row, " in tensor '",
+                                                   names[refs[index].part], "' and in tensor '",
+                                                   names[i], "', where one branch writes it"));
+        }
+        refs[index] = RowRef{static_cast<int>(i), at};
+      }
+    }
+    for (size_t index = 0; index < wanted; ++index) {
+      if (refs[index].part < 0) {
+        const int64_t row =
+            step_rows == nullptr ? static_cast<int64_t>(index) : (*step_rows)[index];
+        return absl::InvalidArgumentError(
+            StrCat("SELECT found row ", row, " of the request in none of its inputs"));
+      }
+    }
+    return AssembleRows(present, refs);
+  }
+
+  // The rows switch `step`'s `branch` runs on: its own when the switch split its rows, else
+  // those of the switch's own condition (null: every row).
+  Rows ConditionRowsLocked(int step, int branch) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (step >= 0) {
+      if (taken_[step] == kSplitBranches) return split_[step][branch];
+      const PlanStep& plan_step = plan_.steps()[step];
+      step = plan_step.condition_switch;
+      branch = plan_step.condition_branch;
+    }
+    return nullptr;
+  }
+
+  Rows StepRowsLocked(int step) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ConditionRowsLocked(plan_.steps()[step].condition_switch,
+                               plan_.steps()[step].condition_branch);
+  }
+
+  bool TakenLocked(int step, int branch) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return taken_[step] == branch ||
+           (taken_[step] == kSplitBranches && split_[step][branch] != nullptr);
+  }
+
   // A step does not run when its branch is not taken, when a step it reads did not run (unless
   // it is a fusion), or when none of a fusion's inputs exists.
   bool SkippedLocked(int step) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const PlanStep& plan_step = plan_.steps()[step];
-    if (plan_step.switch_step >= 0 && taken_[plan_step.switch_step] != plan_step.branch) {
+    if (plan_step.switch_step >= 0 && !TakenLocked(plan_step.switch_step, plan_step.branch)) {
       return true;
     }
     for (const auto& [unused, id] : plan_step.inputs) {
@@ -134,19 +356,23 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     return plan_step.fuses;
   }
 
-  // Tensor `id` is written (or, empty, known never to be): its readers wait for one less.
-  void SettleLocked(int id, Tensor value, std::vector<int>& ready)
+  // Tensor `id` is written (or, empty, known never to be), holding the request's rows `rows`:
+  // its readers wait for one less.
+  void SettleLocked(int id, Tensor value, Rows rows, std::vector<int>& ready)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     values_[id] = std::move(value);
+    rows_[id] = std::move(rows);
     for (int reader : plan_.consumers(id)) {
       if (--waiting_for_[reader] == 0) ready.push_back(reader);
     }
   }
 
-  // Switch `step` took `branch` (-1: none): the steps of every branch stop waiting for it.
-  void DecideLocked(int step, int branch, std::vector<int>& ready)
+  // Switch `step` took `branch` (-1: none; kSplitBranches: each branch its rows of `split`):
+  // the steps of every branch stop waiting for it.
+  void DecideLocked(int step, int branch, std::vector<Rows> split, std::vector<int>& ready)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     taken_[step] = branch;
+    split_[step] = std::move(split);
     for (const std::vector<int>& members : plan_.steps()[step].switch_plan.branch_steps) {
       for (int member : members) {
         if (--waiting_for_[member] == 0) ready.push_back(member);
@@ -154,39 +380,60 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     }
   }
 
-  // The branch a switch takes for this request. `present` is its tensor, when it reads one.
-  absl::StatusOr<int> Decide(const PlanStep& plan_step, const std::vector<Tensor>& present,
-                             bool* by_default) const {
+  // What a switch decides: per row, the branch and whether it was the default (one entry when
+  // the switch reads a parameter, which holds for every row).
+  struct Choice {
+    std::vector<int> branches;
+    std::vector<uint8_t> by_default;
+  };
+
+  // The branch a switch takes for each row. `present` is its tensor, when it reads one.
+  absl::StatusOr<Choice> Decide(const PlanStep& plan_step,
+                                const std::vector<Tensor>& present) const {
     const PlanSwitch& choice = plan_step.switch_plan;
-    std::optional<std::string> value;
+    std::vector<std::optional<std::string>> values;
     std::string source;
     if (!choice.parameter.empty()) {
-      value = SwitchParameterText(request_->parameters, choice.parameter);
+      values.push_back(SwitchParameterText(request_->parameters, choice.parameter));
       source = StrCat("parameter '", choice.parameter, "'");
     } else {
       const std::string& tensor = plan_.tensor_name(choice.tensor);
       source = StrCat("tensor '", tensor, "'");
       if (!present.empty() && !present[0].empty()) {
         BRIGADE_ASSIGN_OR_RETURN(
-            value, SwitchTensorValue(present[0], tensor, choice.argmax, plan_.batching()));
+            std::vector<std::string> rows,
+            SwitchTensorValues(present[0], tensor, choice.argmax, plan_.batching()));
+        for (std::string& value : rows) values.emplace_back(std::move(value));
+      } else {
+        values.emplace_back();
       }
     }
-    if (value.has_value()) {
-      for (const auto& [listed, branch] : choice.values) {
-        if (listed == *value) return branch;
+    Choice out;
+    out.branches.reserve(values.size());
+    out.by_default.reserve(values.size());
+    for (size_t row = 0; row < values.size(); ++row) {
+      const std::optional<std::string>& value = values[row];
+      int branch = -1;
+      if (value.has_value()) {
+        for (const auto& [listed, listed_branch] : choice.values) {
+          if (listed == *value) branch = listed_branch;
+        }
       }
+      const bool by_default = branch < 0;
+      if (by_default) branch = choice.default_branch;
+      if (branch < 0) {
+        if (!value.has_value()) {
+          return absl::InvalidArgumentError(
+              StrCat("the request has no ", source, ", and the switch has no default_branch"));
+        }
+        return absl::InvalidArgumentError(
+            StrCat(source, values.size() > 1 ? StrCat(" row ", row) : std::string(), " is '",
+                   *value, "', which no branch lists, and the switch has no default_branch"));
+      }
+      out.branches.push_back(branch);
+      out.by_default.push_back(by_default ? 1 : 0);
     }
-    if (choice.default_branch >= 0) {
-      *by_default = true;
-      return choice.default_branch;
-    }
-    if (!value.has_value()) {
-      return absl::InvalidArgumentError(
-          StrCat("the request has no ", source, ", and the switch has no default_branch"));
-    }
-    return absl::InvalidArgumentError(StrCat(source, " is '", *value,
-                                             "', which no branch lists, and the switch has no "
-                                             "default_branch"));
+    return out;
   }
 
   // Admits `step` through its gate and sends it (now or when the gate lets it through).
@@ -213,18 +460,36 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     }
     bool send = false;
     std::vector<InferInput> inputs;
+    std::vector<Rows> input_rows;
+    std::vector<int> input_ids;
+    Rows step_rows;
     {
       absl::MutexLock lock(&mu_);
       // Nothing more is sent once the request is settled or cannot be served any more.
       send = !finished_ && stop.ok();
+      step_rows = StepRowsLocked(step);
+      step_rows_[step] = step_rows;
       // An optional ensemble input the request left out is left out of the step as well.
       for (const auto& [model_input, id] : plan_step.inputs) {
         if (send && !values_[id].empty()) {
           inputs.push_back(InferInput{model_input, values_[id], {}});
+          input_rows.push_back(rows_[id]);
+          input_ids.push_back(id);
         }
       }
     }
-    if (!send) {
+    // A step under a branch that some of the rows took runs on those rows only.
+    for (size_t i = 0; send && stop.ok() && i < inputs.size(); ++i) {
+      absl::StatusOr<Tensor> rows = AlignRows(inputs[i].tensor, input_rows[i], step_rows,
+                                              batch_rows_, plan_.tensor_name(input_ids[i]));
+      if (rows.ok()) {
+        inputs[i].tensor = *std::move(rows);
+      } else {
+        stop = absl::InvalidArgumentError(
+            StrCat("input '", inputs[i].name, "': ", rows.status().message()));
+      }
+    }
+    if (!send || !stop.ok()) {
       Released(step);
       if (!stop.ok()) Fail(step, stop);
       return;
@@ -272,19 +537,37 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
     Released(step);
     std::vector<int> ready;
     bool done = false;
+    absl::Status bad_rows;
     {
       absl::MutexLock lock(&mu_);
       if (finished_) return;
-      steps_.push_back(StepRecord{result->model_name, result->model_version, result->clock,
-                                  result->execution, plan_step.label, ""});
+      const Rows step_rows = step_rows_[step];
+      // A step run on some rows of the batch must answer one row for each.
       for (const auto& [model_output, id] : plan_step.outputs) {
         const InferOutput* output = result->FindOutput(model_output);
         // The step's model answered without an output it was asked for: it broke its contract.
         BRIGADE_CHECK(output != nullptr, "a step's answer lacks an output the step asked for");
-        SettleLocked(id, output->tensor, ready);
+        const Shape& shape = output->tensor.shape();
+        if (step_rows != nullptr && bad_rows.ok() &&
+            (shape.empty() || shape[0] != static_cast<int64_t>(step_rows->size()))) {
+          bad_rows = absl::InvalidArgumentError(StrCat(
+              "output '", model_output, "' has shape ", ShapeToString(shape),
+              ", not one row for each of the ", step_rows->size(), " rows its branch runs on"));
+        }
       }
-      done = --steps_left_ == 0;
-      if (done) finished_ = true;
+      if (bad_rows.ok()) {
+        steps_.push_back(StepRecord{result->model_name, result->model_version, result->clock,
+                                    result->execution, plan_step.label, ""});
+        for (const auto& [model_output, id] : plan_step.outputs) {
+          SettleLocked(id, result->FindOutput(model_output)->tensor, step_rows, ready);
+        }
+        done = --steps_left_ == 0;
+        if (done) finished_ = true;
+      }
+    }
+    if (!bad_rows.ok()) {
+      Fail(step, bad_rows);
+      return;
     }
     if (done) {
       Finish();
@@ -347,16 +630,25 @@ class EnsembleRun : public std::enable_shared_from_this<EnsembleRun> {
   StepRunner* const runner_;
   // Answered once, by Fail() or Finish(), whoever sets finished_ first.
   const std::unique_ptr<InferRequest> request_;
+  // The rows of the request's batch (1 when the plan does not batch).
+  const int64_t batch_rows_;
 
   absl::Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Tensor> values_ ABSL_GUARDED_BY(mu_);
+  // Per tensor, the rows of the request it holds (null: every row; set only under a switch
+  // that split its rows).
+  std::vector<Rows> rows_ ABSL_GUARDED_BY(mu_);
   std::vector<int> waiting_for_ ABSL_GUARDED_BY(mu_);
   int steps_left_ ABSL_GUARDED_BY(mu_);
   // Each finished step, for the trace.
   std::vector<StepRecord> steps_ ABSL_GUARDED_BY(mu_);
-  // Per switch step, the branch it took (-1: none yet, or it did not run).
+  // Per switch step, the branch it took (-1: none yet, or it did not run; kSplitBranches: its
+  // rows took different branches, each with its rows in split_).
   std::vector<int> taken_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<Rows>> split_ ABSL_GUARDED_BY(mu_);
+  // Per model step, the rows its request was sent with (null: every row).
+  std::vector<Rows> step_rows_ ABSL_GUARDED_BY(mu_);
   // Only the thread handling a step's answer touches that step's entries, and a step has at
   // most one request in flight, so these need no lock.
   std::vector<int> attempts_;

@@ -13,7 +13,17 @@
 // reading only what those write, never run (they are settled as skipped, so what waits for them
 // goes on). A fusion joins the tensors of the branches that ran (SELECT shares the one there;
 // CONCAT, MEAN and WEIGHTED_SUM write a new tensor). A switch that finds no branch for the
-// request fails it with INVALID_ARGUMENT naming the parameter or tensor.
+// request (or a row) fails it with INVALID_ARGUMENT naming the parameter or tensor.
+//
+// A switch on a tensor decides per row. When the rows of a batch pick different branches, each
+// branch runs on its rows: every tensor holds a set of the request's rows (all of them, or a
+// branch's), a step runs on the rows of its condition (the deepest branch it runs under), and
+// what it reads is cut to those rows (AssembleRows; a run of consecutive rows is a view). A
+// SELECT fusion takes each row from the branch tensor holding it, back in the request's order;
+// CONCAT, MEAN, WEIGHTED_SUM and MODEL fusions, which join row by row, refuse inputs holding
+// different rows (INVALID_ARGUMENT naming the step and tensor), as does a step given a tensor
+// without one row per row of the batch or answering another number of rows. When every row
+// picks one branch nothing is cut: the run is the same as for a switch on a parameter.
 //
 // Per step (Brigade's fields): a timeout (the step request's deadline is the earlier of it and
 // the ensemble request's), retries on UNAVAILABLE, RESOURCE_EXHAUSTED and DEADLINE_EXCEEDED, and
@@ -78,6 +88,7 @@ class Ensemble : public std::enable_shared_from_this<Ensemble> {
 
   // How often each switch took each branch, for /metrics: `by_default` counts the requests
   // that took it as the default_branch (the parameter missing or no branch listing its value).
+  // A request whose rows took several branches counts once for each (and once per reason).
   struct BranchCount {
     std::string step;  // the switch's name, or its label when it has none
     std::string branch;

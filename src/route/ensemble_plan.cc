@@ -399,6 +399,8 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
     std::string label;
   };
   std::vector<Condition> conditions = {Condition{-1, 0, "every request"}};
+  // Per condition, the switch step and branch it is (-1, -1: condition 0).
+  std::vector<std::pair<int, int>> condition_branch = {{-1, -1}};
   std::vector<std::vector<int>> branch_condition(plan->steps_.size());
   std::vector<std::vector<int>> switches_under(1);  // per condition, the switches running under it
   std::vector<int> step_condition(plan->steps_.size(), 0);
@@ -470,6 +472,8 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
       }
     }
     step_condition[index] = deepest;
+    step.condition_switch = condition_branch[deepest].first;
+    step.condition_branch = condition_branch[deepest].second;
 
     for (size_t i = 0; i < step.inputs.size(); ++i) {
       const auto& [model_input, id] = step.inputs[i];
@@ -494,7 +498,9 @@ absl::StatusOr<std::shared_ptr<const EnsemblePlan>> EnsemblePlan::Create(
     }
     if (step.kind == StepKind::kSwitch) {
       switches_under[deepest].push_back(index);
-      for (const std::string& branch : step.switch_plan.branch_names) {
+      for (size_t b = 0; b < step.switch_plan.branch_names.size(); ++b) {
+        const std::string& branch = step.switch_plan.branch_names[b];
+        condition_branch.emplace_back(index, static_cast<int>(b));
         branch_condition[index].push_back(static_cast<int>(conditions.size()));
         conditions.push_back(Condition{deepest, conditions[deepest].depth + 1,
                                        StrCat("branch '", branch, "' of ", step.label)});

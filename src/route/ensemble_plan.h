@@ -110,6 +110,11 @@ struct PlanStep {
   // The switch step (index) and branch that list this step; -1 when none does.
   int switch_step = -1;
   int branch = -1;
+  // The step's condition: the deepest switch branch it runs under (its own, or one of what it
+  // reads), as the switch step and branch; -1 when it runs for every request. A switch that
+  // sends rows down different branches runs the step on that branch's rows.
+  int condition_switch = -1;
+  int condition_branch = -1;
   // A fusion (op MODEL included): runs on the inputs that exist, when at least one does; any
   // other step whose input a step never wrote (an untaken branch) does not run either.
   bool fuses = false;

@@ -531,20 +531,6 @@ TEST_F(EnsembleSwitchTest, AFusionModelGetsOnlyTheTensorsThatExist) {
   EXPECT_EQ(Output("OUT"), (std::vector<float>{3, 6}));
 }
 
-TEST_F(EnsembleSwitchTest, BatchRowsThatPickDifferentBranchesAreRefused) {
-  auto ensemble = Make(kSliced);
-  ASSERT_NE(ensemble, nullptr);
-  ensemble->Run(Request(), &runner_);
-  runner_.Answer("router", [](const Tensor&) { return Floats({2, 3}, {1, 0, 0, 0, 1, 0}); });
-  ASSERT_EQ(answers_, 1);
-  EXPECT_EQ(result_.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(result_.status().message().find("ensemble 'sliced' step 2 (switch 'pick'): tensor "
-                                            "'scores' picks '0' for row 0 but '1' for row 1"),
-            std::string::npos)
-      << result_.status();
-  EXPECT_TRUE(runner_.held.empty());
-}
-
 TEST(EnsembleSwitchPlanTest, BadBranchesFailTheLoadNamingTheStep) {
   EXPECT_EQ(LoadError(Edit(kSliced, "step: \"run_c\"", "step: \"run_d\"")),
             "ensemble 'sliced': branch 'c' of step 2 (switch 'pick') lists step 'run_d', but no "

@@ -89,6 +89,8 @@ const char* RouteReasonName(RouteReason reason) {
       return "slo";
     case RouteReason::kSloFastest:
       return "slo_fastest";
+    case RouteReason::kCascadePartial:
+      return "cascade_partial";
   }
   return "unknown";
 }

@@ -52,12 +52,14 @@ enum class RouteReason : uint8_t {
   // this one is predicted to finish first.
   kSlo,
   kSloFastest,
+  // A cascade's second variant answered some rows of the request, its first the others.
+  kCascadePartial,
 };
-inline constexpr int kNumRouteReasons = 8;
+inline constexpr int kNumRouteReasons = 9;
 // Most variants a router may name.
 inline constexpr int kMaxRouteVariants = 64;
 // "rule", "split", "default", "fallback", "cascade_accepted", "cascade_escalated", "slo",
-// "slo_fastest": the metrics label.
+// "slo_fastest", "cascade_partial": the metrics label.
 const char* RouteReasonName(RouteReason reason);
 
 struct RouteDecision {

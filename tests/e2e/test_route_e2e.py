@@ -473,6 +473,38 @@ def test_the_demo_cascade_answers_with_the_small_model_unless_it_is_unsure(serve
     assert outcomes == {"accepted", "escalated"}
 
 
+def classify_batch(server, model, images):
+    flat = [x for image in images for x in image]
+    status, body = http_infer(server, model, {"inputs": [
+        {"name": "image", "datatype": "FP32", "shape": [len(images), 1, 28, 28], "data": flat}]})
+    assert status == 200, body
+    data = body["outputs"][0]["data"]
+    return [data[10 * r:10 * r + 10] for r in range(len(images))], body.get("parameters", {})
+
+
+def test_a_batch_sends_only_its_uncertain_rows_to_the_cnn_and_answers_in_order(server):
+    threshold = cascade_threshold()
+    pictures, _ = load_test_set(24)
+    small, _ = classify_batch(server, "fashion_mnist_small", pictures)
+    cnn, _ = classify_batch(server, "fashion_mnist", pictures)
+
+    def sure(logits):
+        top = max(logits)
+        exps = [math.exp(x - top) for x in logits]
+        return max(exps) / sum(exps) >= threshold
+
+    uncertain = [r for r in range(len(pictures)) if not sure(small[r])]
+    # Twenty-four real images hold both kinds, so the batch is split.
+    assert 0 < len(uncertain) < len(pictures)
+    logits, parameters = classify_batch(server, "fashion_mnist_cascade", pictures)
+    assert parameters["cascade"] == "partial"
+    assert parameters["cascade_escalated_rows"] == len(uncertain)
+    assert parameters["routed_to"] == "fashion_mnist_small:1,fashion_mnist:1"
+    for r in range(len(pictures)):
+        want = cnn[r] if r in uncertain else small[r]
+        assert logits[r] == pytest.approx(want, rel=1e-5, abs=1e-5), r
+
+
 # ---- rules on forwarded headers (Triton's --http/grpc-header-forward-pattern) --------------------
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """End-to-end tests of the sliced demo: fashion_mnist_sliced (router -> switch -> one expert ->
 fusion, an ensemble of Brigade's switch and fusion steps) answers as the whole two-task model
 fashion_mnist_two_task, over HTTP (JSON) and gRPC (raw tensors), on real Fashion-MNIST test
-images; only the expert the router picks runs; a switch on a missing parameter is a 400 naming
+images, one per request and as a batch whose rows go to different experts; only the expert the
+router picks runs; a switch on a missing parameter is a 400 naming
 it; a bad switch fails its own load naming the step. The models are scripts/
 train_fashion_mnist_sliced.py's.
 """
@@ -133,6 +134,39 @@ def test_the_sliced_model_answers_as_the_whole_model_over_http(server, images):
     # Sixty real images reach every expert, and the model is a classifier worth the name.
     assert groups_seen == {0, 1, 2}
     assert correct >= 0.75 * len(pictures)
+
+
+def http_batch_outputs(server, model, pictures):
+    payload = {"inputs": [{"name": "image", "datatype": "FP32",
+                           "shape": [len(pictures), 1, 28, 28],
+                           "data": [x for image in pictures for x in image]}]}
+    status, _, body = post_json(f"{server.http_url}/v2/models/{model}/infer", payload)
+    assert status == 200, body
+    outputs = {}
+    for output in json.loads(body)["outputs"]:
+        width = output["shape"][1]
+        assert output["shape"] == [len(pictures), width]
+        outputs[output["name"]] = [output["data"][width * r:width * (r + 1)]
+                                   for r in range(len(pictures))]
+    return outputs
+
+
+def test_a_batch_of_mixed_groups_sends_each_row_to_its_expert_over_http(server, images):
+    pictures, _ = images
+    batch = pictures[:24]
+    whole = http_batch_outputs(server, WHOLE, batch)
+    groups = [argmax(row) for row in whole["group_logits"]]
+    # Twenty-four real images pick at least two experts: the batch is split by row.
+    assert len(set(groups)) >= 2, groups
+    before = success_counts(server)
+    sliced = http_batch_outputs(server, SLICED, batch)
+    after = success_counts(server)
+    for r in range(len(batch)):
+        assert_same({name: sliced[name][r] for name in OUTPUTS},
+                    {name: whole[name][r] for name in OUTPUTS}, f"row {r}")
+    # Each expert its rows picked ran once, on those rows; the others never ran.
+    for group, expert in enumerate(EXPERTS):
+        assert after.get(expert, 0) - before.get(expert, 0) == (group in groups), expert
 
 
 def test_the_sliced_model_answers_as_the_whole_model_over_grpc(server, stubs, images):
