@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/check.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "pipeline/classification.h"
@@ -66,24 +67,33 @@ absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest*
     }
   }
 
-  std::vector<InferInput> ordered;
-  ordered.reserve(specs.size());
+  // Into signature order in place: a request that gives every input allocates nothing here.
+  // The inputs are known and unique (above), so there are at most specs.size() of them; an
+  // omitted optional input gets a placeholder (an empty name until it is placed).
+  std::vector<InferInput>& inputs = request->inputs;
+  if (inputs.size() < specs.size()) inputs.resize(specs.size());
   int64_t batch_size = -1;
-  for (const repository::IoSpec& spec : specs) {
-    InferInput* input = nullptr;
-    for (InferInput& candidate : request->inputs) {
-      if (candidate.name == spec.name) input = &candidate;
-    }
-    if (input == nullptr) {
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const repository::IoSpec& spec = specs[k];
+    size_t given = k;
+    while (given < inputs.size() && inputs[given].name != spec.name) ++given;
+    if (given == inputs.size()) {
       if (!spec.optional) {
         return absl::InvalidArgumentError(
             StrCat("model '", name, "' is missing input '", spec.name, "'"));
       }
       // Omitted optional input: an empty tensor holds its place; the model uses its default.
-      ordered.push_back({spec.name, Tensor(), {}});
+      // Positions from k on hold the inputs of later specs and at least one placeholder.
+      size_t placeholder = k;
+      while (placeholder < inputs.size() && !inputs[placeholder].name.empty()) ++placeholder;
+      BRIGADE_CHECK(placeholder < inputs.size(), "an omitted input has a placeholder");
+      std::swap(inputs[placeholder], inputs[k]);
+      inputs[k].name = spec.name;
       continue;
     }
-    const Tensor& tensor = input->tensor;
+    if (given != k) std::swap(inputs[given], inputs[k]);
+    InferInput& prepared = inputs[k];
+    const Tensor& tensor = prepared.tensor;
     if (tensor.dtype() != spec.dtype) {
       return absl::InvalidArgumentError(StrCat("model '", name, "' input '", spec.name,
                                                "': expected datatype ", DataTypeName(spec.dtype),
@@ -108,7 +118,6 @@ absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest*
       }
       batch_size = rows;
     }
-    InferInput prepared = std::move(*input);
     if (spec.reshaped) {
       BRIGADE_ASSIGN_OR_RETURN(Shape shape, ReshapedShape(spec, prepared.tensor, batching));
       absl::StatusOr<Tensor> reshaped = prepared.tensor.Reshaped(std::move(shape));
@@ -118,7 +127,6 @@ absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest*
       }
       prepared.tensor = *std::move(reshaped);
     }
-    ordered.push_back(std::move(prepared));
   }
   if (batching && batch_size < 0) {
     return absl::InvalidArgumentError(
@@ -126,7 +134,6 @@ absl::Status PrepareRequest(const repository::ModelVersion& model, InferRequest*
                "': the request gives none of the model's inputs, so its batch "
                "size is unknown"));
   }
-  request->inputs = std::move(ordered);
 
   for (size_t i = 0; i < request->outputs.size(); ++i) {
     const std::string& output_name = request->outputs[i].name;

@@ -161,6 +161,44 @@ TEST_F(OptionalInputValidatorTest, AnOmittedOptionalInputKeepsItsPlaceAsAnEmptyT
   EXPECT_EQ(given.inputs[1].tensor.shape(), (Shape{2, 4}));
 }
 
+TEST_F(OptionalInputValidatorTest, AnOmittedOptionalInputBeforeAGivenOneKeepsItsPlace) {
+  engine::onnx::OnnxBuilder b;
+  b.Input("bias", DataType::kFp32, {-1, 4});
+  b.Initializer("bias", engine::onnx::Ramp({1, 4}));
+  b.Input("x", DataType::kFp32, {-1, 4});
+  b.Node("Add", {"x", "bias"}, {"y"});
+  b.Output("y", DataType::kFp32, {-1, 4});
+  auto model = LoadOnnx("bias_first", R"pb(
+                          backend: "onnxruntime"
+                          max_batch_size: 8 input
+                          [ {
+                            name: "bias"
+                            data_type: TYPE_FP32
+                            dims: [ 4 ]
+                            optional: true
+                          }
+                            , {
+                              name: "x"
+                              data_type: TYPE_FP32
+                              dims: [ 4 ]
+                            }] output
+                          [ {
+                            name: "y"
+                            data_type: TYPE_FP32
+                            dims: [ 4 ]
+                          }]
+                        )pb",
+                        b);
+  ASSERT_NE(model, nullptr);
+  InferRequest request = Request({{"x", Fp32({3, 4})}});
+  ASSERT_TRUE(PrepareRequest(*model, &request).ok());
+  ASSERT_EQ(request.inputs.size(), 2u);
+  EXPECT_EQ(request.inputs[0].name, "bias");
+  EXPECT_TRUE(request.inputs[0].tensor.empty());
+  EXPECT_EQ(request.inputs[1].name, "x");
+  EXPECT_EQ(request.inputs[1].tensor.shape(), (Shape{3, 4}));
+}
+
 TEST_F(OptionalInputValidatorTest, AnOmittedRequiredInputIsStillNamed) {
   auto model = LoadOnnx("add_bias", testing::kAddBiasConfig, engine::onnx::AddBiasGraph());
   ASSERT_NE(model, nullptr);

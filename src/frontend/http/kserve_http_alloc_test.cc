@@ -167,13 +167,13 @@ std::string BinaryRequest() {
 TEST_F(KServeHttpAllocTest, JsonRequestStaysUnderItsAllocationCeiling) {
   const double per_request = AllocationsPerRequest(JsonRequest());
   EXPECT_GE(per_request, 0);
-  EXPECT_LE(per_request, 29.0);
+  EXPECT_LE(per_request, 28.0);
 }
 
 TEST_F(KServeHttpAllocTest, BinaryRequestStaysUnderItsAllocationCeiling) {
   const double per_request = AllocationsPerRequest(BinaryRequest());
   EXPECT_GE(per_request, 0);
-  EXPECT_LE(per_request, 35.0);
+  EXPECT_LE(per_request, 34.0);
 }
 
 }  // namespace
