@@ -162,18 +162,21 @@ std::string BinaryRequest() {
       StrCat("Inference-Header-Content-Length: ", json.size(), "\r\n"));
 }
 
-// The ceilings are what the path allocates today; lower them as allocations leave the path.
-// They fail when one comes back.
+// The ceilings are what the path allocates per request today, plus half an allocation: the
+// server's background work (a timer rescheduled, a container that grows once) adds a handful
+// over the whole run under load, while an allocation made per request adds a whole one. Lower
+// them as allocations leave the path; they fail when one comes back.
+constexpr double kSlack = 0.5;
 TEST_F(KServeHttpAllocTest, JsonRequestStaysUnderItsAllocationCeiling) {
   const double per_request = AllocationsPerRequest(JsonRequest());
   EXPECT_GE(per_request, 0);
-  EXPECT_LE(per_request, 28.0);
+  EXPECT_LE(per_request, 28.0 + kSlack);
 }
 
 TEST_F(KServeHttpAllocTest, BinaryRequestStaysUnderItsAllocationCeiling) {
   const double per_request = AllocationsPerRequest(BinaryRequest());
   EXPECT_GE(per_request, 0);
-  EXPECT_LE(per_request, 34.0);
+  EXPECT_LE(per_request, 34.0 + kSlack);
 }
 
 }  // namespace
