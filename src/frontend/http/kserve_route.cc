@@ -1,6 +1,7 @@
 #include "frontend/http/kserve_route.h"
 
-#include <optional>
+#include <string>
+#include <string_view>
 
 #include "absl/container/inlined_vector.h"
 #include "core/strings.h"
@@ -17,23 +18,22 @@ int HexValue(char c) {
   return -1;
 }
 
-// Percent-decodes one path segment; nullopt on a malformed escape.
-std::optional<std::string> Decode(std::string_view segment) {
-  std::string out;
-  out.reserve(segment.size());
+// Percent-decodes one path segment onto the end of `out` (which never grows past the path's
+// size: a decoded segment is never longer than its text); false on a malformed escape.
+bool DecodeInto(std::string_view segment, std::string* out) {
   for (size_t i = 0; i < segment.size(); ++i) {
     if (segment[i] != '%') {
-      out.push_back(segment[i]);
+      out->push_back(segment[i]);
       continue;
     }
-    if (i + 2 >= segment.size()) return std::nullopt;
+    if (i + 2 >= segment.size()) return false;
     const int high = HexValue(segment[i + 1]);
     const int low = HexValue(segment[i + 2]);
-    if (high < 0 || low < 0) return std::nullopt;
-    out.push_back(static_cast<char>(high * 16 + low));
+    if (high < 0 || low < 0) return false;
+    out->push_back(static_cast<char>(high * 16 + low));
     i += 2;
   }
-  return out;
+  return true;
 }
 
 RouteError NotFound(std::string_view path) {
@@ -64,25 +64,33 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
   if (path == "/") return Accept(method, path, Verb::kGet, KServeEndpoint::kDashboard);
   if (path == "/metrics") return Accept(method, path, Verb::kGet, KServeEndpoint::kMetrics);
   // Split "/v2/a/b" into {"v2", "a", "b"}, decoding each segment. No endpoint has more than
-  // kMaxSegments, so the segments live inline: routing an inference request allocates nothing
-  // for names that fit std::string's inline buffer.
+  // kMaxSegments, so the segments are inline views: of the path itself when it holds no escape
+  // (every path a client library builds for a plain model name), else of one decoded copy.
   if (!path.starts_with('/')) return NotFound(path);
   constexpr size_t kMaxSegments = 8;
-  absl::InlinedVector<std::string, kMaxSegments> segments;
+  absl::InlinedVector<std::string_view, kMaxSegments> segments;
+  std::string decoded;
+  const bool escaped = path.find('%') != std::string_view::npos;
+  if (escaped) decoded.reserve(path.size());  // views into it stay valid: it never reallocates
   for (size_t start = 1; start <= path.size();) {
     if (segments.size() == kMaxSegments) return NotFound(path);
     size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
-    std::optional<std::string> segment = Decode(path.substr(start, end - start));
-    if (!segment || segment->empty()) return NotFound(path);
-    segments.push_back(std::move(*segment));
+    std::string_view segment = path.substr(start, end - start);
+    if (escaped) {
+      const size_t from = decoded.size();
+      if (!DecodeInto(segment, &decoded)) return NotFound(path);
+      segment = std::string_view(decoded).substr(from);
+    }
+    if (segment.empty()) return NotFound(path);
+    segments.push_back(segment);
     start = end + 1;
   }
   const size_t n = segments.size();
   if (n == 0 || segments[0] != "v2") return NotFound(path);
   if (n == 1) return Accept(method, path, Verb::kGet, KServeEndpoint::kServerMetadata);
 
-  const std::string& area = segments[1];
+  const std::string_view area = segments[1];
   if (area == "health" && n == 3) {
     if (segments[2] == "live") return Accept(method, path, Verb::kGet, KServeEndpoint::kServerLive);
     if (segments[2] == "ready") {
@@ -108,10 +116,12 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
     }
     if (n == 5 && segments[2] == "models") {
       if (segments[4] == "load") {
-        return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryLoad, segments[3]);
+        return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryLoad,
+                      std::string(segments[3]));
       }
       if (segments[4] == "unload") {
-        return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryUnload, segments[3]);
+        return Accept(method, path, Verb::kPost, KServeEndpoint::kRepositoryUnload,
+                      std::string(segments[3]));
       }
     }
     return NotFound(path);
@@ -128,15 +138,16 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
     }
     if (n == 5 && segments[2] == "region") {
       if (segments[4] == "status") {
-        return Accept(method, path, Verb::kGet, KServeEndpoint::kSharedMemoryStatus, segments[3]);
+        return Accept(method, path, Verb::kGet, KServeEndpoint::kSharedMemoryStatus,
+                      std::string(segments[3]));
       }
       if (segments[4] == "register") {
         return Accept(method, path, Verb::kPost, KServeEndpoint::kSharedMemoryRegister,
-                      segments[3]);
+                      std::string(segments[3]));
       }
       if (segments[4] == "unregister") {
         return Accept(method, path, Verb::kPost, KServeEndpoint::kSharedMemoryUnregister,
-                      segments[3]);
+                      std::string(segments[3]));
       }
     }
     return NotFound(path);
@@ -156,12 +167,12 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
   if (n == 3 && segments[2] == "stats") {
     return Accept(method, path, Verb::kGet, KServeEndpoint::kModelStats);
   }
-  std::string model = std::move(segments[2]);
+  std::string model(segments[2]);
   std::string version;
   size_t next = 3;
   if (next < n && segments[next] == "versions") {
     if (next + 1 >= n) return NotFound(path);
-    version = std::move(segments[next + 1]);
+    version = std::string(segments[next + 1]);
     next += 2;
   }
   if (next == n) {
@@ -173,7 +184,7 @@ std::variant<KServeRoute, RouteError> MatchKServeRoute(std::string_view method,
     return Accept(method, path, Verb::kGetOrPost, KServeEndpoint::kTraceSetting, std::move(model));
   }
   if (next + 1 != n) return NotFound(path);
-  const std::string& action = segments[next];
+  const std::string_view action = segments[next];
   if (action == "ready") {
     return Accept(method, path, Verb::kGet, KServeEndpoint::kModelReady, std::move(model),
                   std::move(version));
