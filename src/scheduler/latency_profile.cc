@@ -52,10 +52,15 @@ bool FitLine(std::span<const double> xs, std::span<const double> ys, std::span<c
 
 void DecayingHistogram::DecayTo(int64_t now_ns) {
   if (total_ > 0 && now_ns > last_ns_ && half_life_ns_ > 0) {
-    const double factor =
+    scale_ *=
         std::exp2(-static_cast<double>(now_ns - last_ns_) / static_cast<double>(half_life_ns_));
-    for (float& count : counts_) count = static_cast<float>(count * factor);
-    total_ *= factor;
+    if (scale_ < kRescaleBelow) {
+      // Fold the scale into the counts before the next samples' increments (1 / scale) grow
+      // past what a float count can add without losing them.
+      for (float& count : counts_) count = static_cast<float>(count * scale_);
+      total_ *= scale_;
+      scale_ = 1;
+    }
   }
   last_ns_ = std::max(last_ns_, now_ns);
 }
@@ -70,13 +75,16 @@ void DecayingHistogram::Add(int64_t value_ns, int64_t now_ns) {
     min_ns_[bucket] = std::min(min_ns_[bucket], value_ns);
     max_ns_[bucket] = std::max(max_ns_[bucket], value_ns);
   }
-  counts_[bucket] += 1.0f;
-  total_ += 1.0;
+  // One sample in stored units: decay since the last fold is in scale_, not in the counts.
+  const double one = 1.0 / scale_;
+  counts_[bucket] += static_cast<float>(one);
+  total_ += one;
 }
 
 double DecayingHistogram::Weight(int64_t now_ns) const {
-  if (total_ <= 0 || now_ns <= last_ns_ || half_life_ns_ <= 0) return total_;
-  return total_ *
+  const double weight = total_ * scale_;
+  if (weight <= 0 || now_ns <= last_ns_ || half_life_ns_ <= 0) return weight;
+  return weight *
          std::exp2(-static_cast<double>(now_ns - last_ns_) / static_cast<double>(half_life_ns_));
 }
 

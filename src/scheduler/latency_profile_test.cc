@@ -1,5 +1,7 @@
 #include "scheduler/latency_profile.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 #include "scheduler/load_tracker.h"
 
@@ -51,6 +53,25 @@ TEST(DecayingHistogramTest, OldSamplesFadeWithTheHalfLife) {
   EXPECT_EQ(DecayingHistogram(kHalfLifeNs).Quantile(0.5), 0);
 }
 
+TEST(DecayingHistogramTest, WeightAndQuantilesStayExactAcrossManyHalfLives) {
+  // Samples every tenth of a half-life for 200 half-lives: the decay is folded into the counts
+  // many times on the way. The weight must equal the exact sum of 2^(-age / half-life), and the
+  // quantiles must weigh the recent regime as that sum does.
+  DecayingHistogram histogram(kHalfLifeNs);
+  double expected = 0;
+  const double step = std::exp2(-0.1);
+  int64_t now = kNow;
+  for (int i = 0; i < 2000; ++i) {
+    now += kHalfLifeNs / 10;
+    expected = expected * step + 1;
+    histogram.Add((i < 1990 ? 1000 : 3000) * kUs, now);
+  }
+  EXPECT_NEAR(histogram.Weight(now), expected, 1e-6 * expected);
+  // The last ten samples (weights 2^0 .. 2^-0.9, sum ~6.9 of ~14.9) are the slow ones: more than
+  // 46% of the weight, so the 0.6 quantile is slow and the 0.4 quantile is not.
+  EXPECT_EQ(histogram.Quantile(0.6), 3000 * kUs);
+  EXPECT_EQ(histogram.Quantile(0.4), 1000 * kUs);
+}
 TEST(LatencyProfileTest, PredictsFromTheBestSourceAvailable) {
   LatencyProfile profile({2, 16, kHalfLifeNs});
   EXPECT_TRUE(profile.empty());
