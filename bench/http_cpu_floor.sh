@@ -12,25 +12,32 @@
 # requests wrk completed in it. Rounds alternate the two servers so drift on the host hits both.
 # Prints; asserts nothing.
 #
-# Usage: bench/http_cpu_floor.sh [--brigade PATH] [--duration-s N] [--connections C] [--rounds R]
+# --baseline PATH adds a second Brigade binary (e.g. one built from an earlier commit) to every
+# round, so a change to the hot path is compared side by side, under the same host drift.
+#
+# Usage: bench/http_cpu_floor.sh [--brigade PATH] [--baseline PATH] [--duration-s N]
+#                                [--connections C] [--rounds R]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BRIGADE=${BRIGADE_BIN:-$ROOT/build/brigade}
+BASELINE=""
 DURATION_S=5
 CONNECTIONS=16
 ROUNDS=3
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --brigade) BRIGADE=$2; shift 2 ;;
+    --baseline) BASELINE=$2; shift 2 ;;
     --duration-s) DURATION_S=$2; shift 2 ;;
     --connections) CONNECTIONS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ -x "$BRIGADE" ]] || { echo "no brigade binary at $BRIGADE (build it, or pass --brigade)" >&2; exit 1; }
+[[ -z "$BASELINE" || -x "$BASELINE" ]] || { echo "no brigade binary at $BASELINE (--baseline)" >&2; exit 1; }
 for tool in wrk nginx taskset curl; do
   command -v "$tool" >/dev/null || { echo "needs $tool (scripts/setup installs it)" >&2; exit 1; }
 done
@@ -58,19 +65,33 @@ EOF
 
 mkdir -p "$WORK/repo" "$WORK/nginx"
 cp -r "$ROOT/models/identity" "$WORK/repo/"
-BRIGADE_PORT=$(free_port)
-taskset -c 0 "$BRIGADE" serve --model-repository "$WORK/repo" --http-port "$BRIGADE_PORT" \
-  --grpc-port 0 --http-thread-count 1 >"$WORK/brigade.log" 2>&1 &
-BRIGADE_PID=$!
-PIDS+=("$BRIGADE_PID")
-for _ in $(seq 100); do
-  curl -sf "http://127.0.0.1:$BRIGADE_PORT/v2/health/ready" >/dev/null && break
-  sleep 0.1
-done
-URL_BRIGADE="http://127.0.0.1:$BRIGADE_PORT/v2/models/identity/infer"
-ANSWER=$(curl -sf -H 'Content-Type: application/json' --data-binary \
-  "{\"inputs\":[{\"name\":\"INPUT0\",\"shape\":[1,16],\"datatype\":\"FP32\",\"data\":[$DATA]}]}" \
-  "$URL_BRIGADE") || { echo "brigade did not answer; log:" >&2; cat "$WORK/brigade.log" >&2; exit 1; }
+REQUEST="{\"inputs\":[{\"name\":\"INPUT0\",\"shape\":[1,16],\"datatype\":\"FP32\",\"data\":[$DATA]}]}"
+
+# Starts `brigade serve` ($1: binary, $2: log name) on CPU 0; sets STARTED_PID and STARTED_URL.
+start_brigade() {
+  local port
+  port=$(free_port)
+  taskset -c 0 "$1" serve --model-repository "$WORK/repo" --http-port "$port" --grpc-port 0 \
+    --http-thread-count 1 >"$WORK/$2.log" 2>&1 &
+  STARTED_PID=$!
+  PIDS+=("$STARTED_PID")
+  for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$port/v2/health/ready" >/dev/null && break
+    sleep 0.1
+  done
+  STARTED_URL="http://127.0.0.1:$port/v2/models/identity/infer"
+  curl -sf -H 'Content-Type: application/json' --data-binary "$REQUEST" "$STARTED_URL" \
+    >"$WORK/$2.answer" || { echo "$1 did not answer; log:" >&2; cat "$WORK/$2.log" >&2; exit 1; }
+}
+start_brigade "$BRIGADE" brigade
+BRIGADE_PID=$STARTED_PID
+URL_BRIGADE=$STARTED_URL
+ANSWER=$(cat "$WORK/brigade.answer")
+if [[ -n "$BASELINE" ]]; then
+  start_brigade "$BASELINE" baseline
+  BASELINE_PID=$STARTED_PID
+  URL_BASELINE=$STARTED_URL
+fi
 
 NGINX_PORT=$(free_port)
 cat >"$WORK/nginx/nginx.conf" <<EOF
@@ -116,9 +137,13 @@ measure() {
 
 echo "# http_cpu_floor: wrk -t1 -c$CONNECTIONS, ${DURATION_S}s per run, $ROUNDS rounds; server on CPU 0, wrk on CPU 1"
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# brigade: $BRIGADE${BASELINE:+; baseline: $BASELINE}"
 printf "%-6s %-8s %9s %10s %8s %8s\n" round server "req/s" "cpu_us/req" "p50_us" "p99_us"
 for round in $(seq "$ROUNDS"); do
   printf "%-6s %-8s %s\n" "$round" nginx "$(measure "$NGINX_PID" "$URL_NGINX")"
   printf "%-6s %-8s %s\n" "$round" brigade "$(measure "$BRIGADE_PID" "$URL_BRIGADE")"
+  if [[ -n "$BASELINE" ]]; then
+    printf "%-6s %-8s %s\n" "$round" baseline "$(measure "$BASELINE_PID" "$URL_BASELINE")"
+  fi
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
