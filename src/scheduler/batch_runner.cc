@@ -88,8 +88,9 @@ absl::Status BatchRunner::Execute(engine::ModelInstance* instance,
   const absl::Status executed = instance->Execute(inputs, &outputs);
   if (metrics_ != nullptr) metrics_->busy_instances().Decrement();
   // Failures of the model itself (here and its outputs below) count as Triton's BACKEND.
-  if (!executed.ok())
+  if (!executed.ok()) {
     return protocol::WithFailureReason(executed, protocol::FailureReason::kBackend);
+  }
   const int64_t infer_end_ns = clock_->NowNs();
   if (metrics_ != nullptr) metrics_->RecordBatch(rows);
   inputs.clear();  // release batch buffers before building responses
