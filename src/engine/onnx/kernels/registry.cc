@@ -34,6 +34,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterCumSumTriluKernels(r);
     RegisterEinsumKernels(r);
     RegisterSpaceDepthKernels(r);
+    RegisterNonMaxSuppressionKernel(r);
     return table;
   }();
   return registry;

@@ -116,6 +116,7 @@ void RegisterScatterKernels(KernelRegistry* registry);
 void RegisterCumSumTriluKernels(KernelRegistry* registry);
 void RegisterEinsumKernels(KernelRegistry* registry);
 void RegisterSpaceDepthKernels(KernelRegistry* registry);
+void RegisterNonMaxSuppressionKernel(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 
