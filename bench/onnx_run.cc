@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
@@ -302,10 +303,25 @@ int Run(const Flags& flags) {
       const auto it = std::find_if(expected.begin(), expected.end(),
                                    [&](const Dumped& d) { return d.name == output_names[j]; });
       if (it == expected.end() || it->tensor.shape() != outputs[j].shape() ||
-          outputs[j].dtype() != DataType::kFp32) {
+          it->tensor.dtype() != outputs[j].dtype()) {
         std::fprintf(stderr, "onnx_run: output %s missing or shaped differently\n",
                      output_names[j].c_str());
         return 1;
+      }
+      if (outputs[j].dtype() != DataType::kFp32) {
+        // Indices and other non-float outputs (NonMaxSuppression's rows) must match exactly.
+        const auto got = outputs[j].bytes();
+        const auto want = it->tensor.bytes();
+        const size_t element = DataTypeSize(outputs[j].dtype());
+        int64_t differing = 0;
+        for (size_t i = 0; i + element <= got.size(); i += element) {
+          differing += std::memcmp(got.data() + i, want.data() + i, element) != 0;
+        }
+        all_ok = all_ok && differing == 0;
+        result += fmt::format("{}{{\"name\":\"{}\",\"shape\":\"{}\",\"differing_elements\":{}}}",
+                              j == 0 ? "" : ",", output_names[j],
+                              brigade::ShapeToString(outputs[j].shape()), differing);
+        continue;
       }
       double max_abs = 0, max_rel = 0, max_want = 0;
       int64_t violations = 0;

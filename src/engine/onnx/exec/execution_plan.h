@@ -11,10 +11,19 @@
 // a Loop body run once per iteration) reads and writes buffers its node planned. Values computed at
 // plan time (shape subgraphs, folded results) are owned by the plan and never recomputed.
 //
+// Data-dependent shapes: a step whose output shape only its run decides (NonMaxSuppression;
+// KernelDef::dynamic_output) ends the plan. Its output gets a buffer of the most bytes it may
+// write, and the graph's remaining nodes are planned as a continuation once a run has reported
+// the actual shape — one continuation per shape seen (at most kMaxContinuations, the oldest
+// dropped), reading the values it needs from this plan's buffers and using an arena of its own.
+// A plan without such a step is unchanged: Run() never looks at continuations.
+//
 // Thread safety: a plan belongs to one instance; Run() is not reentrant (it reuses pointer
 // arrays).
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -68,6 +77,21 @@ class ExecutionPlan {
   // Tensors the plan owns: plan-time results and copies of shape-deciding inputs.
   std::vector<std::unique_ptr<Tensor>> owned;
 
+  // Continuations kept per plan (see the file comment).
+  static constexpr size_t kMaxContinuations = 64;
+  // Set when the plan ends at a step with a data-dependent output shape: that step's index and
+  // the most elements it may write to its output.
+  int dynamic_step = -1;
+  int64_t dynamic_capacity = 0;
+  // Slots whose buffers the continuation reads, in the order of its inputs after the graph's.
+  std::vector<int> carried_slots;
+  // Largest arena a continuation may need (the session's limit); more fails the run with
+  // RESOURCE_EXHAUSTED.
+  size_t max_continuation_arena_bytes = size_t{8} << 30;
+  // Plans the rest of the graph for the dynamic output's actual shape.
+  std::function<absl::StatusOr<std::unique_ptr<ExecutionPlan>>(const Shape&, dnnl::stream&)>
+      plan_continuation;
+
   // Runs the plan. `inputs` match the signature it was built for; `arena` holds at least
   // arena_bytes. Errors name the failing node. When `step_ns` is given, each step's wall time
   // is added to (*step_ns)[step] (resized to the step count) — for profiles, not the hot path.
@@ -82,7 +106,18 @@ class ExecutionPlan {
                             std::span<std::byte* const> outputs, std::byte* arena,
                             dnnl::stream& stream, int threads);
 
+  // Continuations planned so far (for tests).
+  size_t continuation_count() const { return continuations_.size(); }
+
  private:
+  // Run() on input pointers (a continuation's inputs are the graph's and the carried buffers).
+  absl::Status RunOnPointers(std::span<const std::byte* const> inputs, std::byte* arena,
+                             dnnl::stream& stream, int threads, std::vector<Tensor>* outputs,
+                             std::vector<int64_t>* step_ns);
+  // A plan with a dynamic step: runs up to it, then the continuation for the shape it reported.
+  absl::Status RunDynamic(std::span<const std::byte* const> inputs, std::byte* arena,
+                          dnnl::stream& stream, int threads, std::vector<Tensor>* outputs,
+                          std::vector<int64_t>* step_ns);
   // The common part; `copy_same_as` copies outputs bound kSameAs (Run shares their tensor).
   absl::Status Execute(std::span<const std::byte* const> inputs,
                        std::span<std::byte* const> outputs, std::byte* arena, dnnl::stream& stream,
@@ -92,6 +127,11 @@ class ExecutionPlan {
   std::vector<const std::byte*> run_inputs_;  // reused by Run
   std::vector<std::byte*> run_outputs_;       // reused by Run
   std::vector<size_t> output_bytes_;          // per output, computed on the first run
+  Shape dynamic_shape_;                       // what the dynamic step reported
+  std::map<Shape, std::unique_ptr<ExecutionPlan>> continuations_;
+  std::vector<Shape> continuation_order_;       // oldest first
+  Tensor continuation_arena_;                   // shared by the continuations
+  std::vector<const std::byte*> carried_ptrs_;  // reused by RunDynamic
 };
 
 }  // namespace brigade::engine::onnx

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/check.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "engine/onnx/exec/flops.h"
@@ -52,32 +53,29 @@ struct PlanTarget {
   bool subgraph = false;
 };
 
+// Where a plan that ended at a dynamic step (KernelDef::dynamic_output) stopped: what its
+// continuation needs to plan the remaining nodes. Owned by that plan's plan_continuation.
+struct PlannerState;
+
 class Planner {
  public:
-  // `inputs` describe the graph's inputs; those with contents are known at plan time.
+  // `inputs` describe the graph's inputs; those with contents are known at plan time. With
+  // `resume`, plans the nodes after the dynamic step `resume` describes, whose output has
+  // `dynamic_shape` (`inputs` is then unused).
   Planner(const PlanTarget& target, std::span<const ValueInfo> inputs, int threads,
-          dnnl::stream& stream, bool shape_only)
+          dnnl::stream& stream, bool shape_only, const PlannerState* resume = nullptr,
+          const Shape* dynamic_shape = nullptr)
       : target_(target),
         graph_(target.graph),
         inputs_(inputs),
         threads_(threads),
         stream_(stream),
         shape_only_(shape_only),
+        resume_(resume),
+        dynamic_shape_(dynamic_shape),
         plan_(std::make_unique<ExecutionPlan>()) {}
 
-  absl::StatusOr<std::unique_ptr<ExecutionPlan>> Build() {
-    values_.resize(graph_.num_values());
-    for (size_t i = 0; i < graph_.num_values(); ++i) {
-      values_[i].name = graph_.value(static_cast<ValueId>(i)).name;
-    }
-    BRIGADE_RETURN_IF_ERROR(BindInputsAndConstants());
-    remaining_uses_ = target_.use_counts;
-    for (const Node& node : graph_.nodes()) BRIGADE_RETURN_IF_ERROR(PlanNode(node));
-    if (shape_only_) return std::move(plan_);
-    BRIGADE_RETURN_IF_ERROR(BindOutputs());
-    AssignArena();
-    return std::move(plan_);
-  }
+  absl::StatusOr<std::unique_ptr<ExecutionPlan>> Build();
 
   // After Build() in shape_only mode: each graph value's shape, when computed.
   std::vector<std::optional<Shape>> Shapes() const {
@@ -226,6 +224,11 @@ class Planner {
     plan_->steps.push_back(std::move(step));
   }
 
+  // After the dynamic step: keeps what later nodes read alive and sets plan_continuation.
+  void StopAfter(size_t next_node);
+  // Seeds the values from resume_ (a continuation's start).
+  void Resume();
+
   absl::Status PlanNode(const Node& node) {
     const KernelDef* def = KernelRegistry::Get().Find(node.domain, node.op_type, node.opset);
     if (def == nullptr) {
@@ -283,6 +286,15 @@ class Planner {
     ctx.engine = &target_.engine;
     ctx.weights = &target_.weights;
     ctx.shape_only = shape_only_;
+    if (def->dynamic_output && target_.subgraph) {
+      return absl::UnimplementedError(
+          StrCat("node '", node.name, "' (", node.op_type,
+                 "): an output shape that depends on the data is not supported in a subgraph"));
+    }
+    if (def->dynamic_output && (node.outputs.size() != 1 || node.outputs[0] == kNoValue)) {
+      return absl::InternalError(StrCat("node '", node.name, "' (", node.op_type,
+                                        "): a dynamic-output kernel needs exactly one output"));
+    }
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->create(ctx));
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k] != kNoValue && ctx.outputs[k].dtype == DataType::kInvalid &&
@@ -299,10 +311,14 @@ class Planner {
     for (const ValueInfo& out : ctx.outputs) {
       if (out.dtype != DataType::kInvalid) result_bytes += out.byte_size();
     }
-    if (kernel != nullptr && all_known && def->foldable && outputs_plain &&
+    if (kernel != nullptr && all_known && def->foldable && !def->dynamic_output && outputs_plain &&
         result_bytes <= (shape_only_ ? kMaxShapeOnlyBytes : kMaxPlanTimeBytes) - plan_time_bytes_) {
       plan_time_bytes_ += result_bytes;
       return EvaluateNow(node, ctx, *kernel, input_index, present);
+    }
+    if (shape_only_ && def->dynamic_output) {
+      stopped_ = static_cast<int>(node.outputs[0]);
+      return absl::OkStatus();
     }
     if (shape_only_) {
       for (size_t k = 0; k < node.outputs.size(); ++k) {
@@ -357,7 +373,7 @@ class Planner {
       } else if (k == 0 && reused >= 0) {
         // In place: the input's buffer (its last reader is this step) becomes the output's.
         v.slot = in_slots[static_cast<size_t>(reused)];
-      } else if (output_index >= 0 && !v.info.layout.blocked) {
+      } else if (output_index >= 0 && !v.info.layout.blocked && !dynamic_ahead_) {
         v.slot = AddSlot(Slot{Slot::Kind::kOutput, static_cast<size_t>(output_index), nullptr});
         written_outputs_[id] = true;
       } else {
@@ -367,12 +383,18 @@ class Planner {
     }
     // A node whose outputs are all empty has nothing to compute (and kernels need not handle a
     // zero-sized row or block): its values exist, with no bytes, and no step runs.
-    if (AllOutputsEmpty(ctx)) return absl::OkStatus();
+    // (A dynamic step always runs: it reports its shape.)
+    if (AllOutputsEmpty(ctx) && !def->dynamic_output) return absl::OkStatus();
     const int scratch = ctx.scratch_bytes > 0 ? AddBuffer(ctx.scratch_bytes) : -1;
     AppendStep(std::move(kernel), std::move(in_slots), std::move(out_slots), scratch, node.name,
                node.op_type);
     plan_->steps.back().flops = EstimateFlops(node, ctx);
     plan_->total_flops += plan_->steps.back().flops;
+    if (def->dynamic_output) {
+      plan_->dynamic_step = static_cast<int>(plan_->steps.size() - 1);
+      plan_->dynamic_capacity = ctx.outputs[0].num_elements();
+      stopped_ = static_cast<int>(node.outputs[0]);
+    }
     return absl::OkStatus();
   }
 
@@ -520,6 +542,13 @@ class Planner {
   const int threads_;
   dnnl::stream& stream_;
   const bool shape_only_;
+  const PlannerState* const resume_;
+  const Shape* const dynamic_shape_;
+  // A node with a dynamic output is yet to be planned: graph outputs get arena buffers, as the
+  // last continuation binds them.
+  bool dynamic_ahead_ = false;
+  // The dynamic step's output value once planned (planning stops there), else -1.
+  int stopped_ = -1;
   size_t plan_time_bytes_ = 0;  // results and scratch of the nodes evaluated so far
   std::unique_ptr<ExecutionPlan> plan_;
   std::deque<PlanValue> values_;  // stable addresses: kernels' contexts point into it
@@ -532,6 +561,115 @@ class Planner {
   // Arena slots that more than one value lives in (view ops' outputs share their input's).
   std::set<int> shared_slots_;
 };
+
+struct PlannerState {
+  PlanTarget target;
+  int threads = 1;
+  size_t next_node = 0;  // the first node the continuation plans
+  std::deque<PlanValue> values;
+  std::vector<int> remaining_uses;
+  // Per value: the continuation input it arrives as (graph inputs first, then the carried
+  // buffers, ExecutionPlan::carried_slots), or -1 (known, or read by no later node).
+  std::vector<int> input_of_value;
+  size_t dynamic_value = 0;  // the dynamic step's output
+};
+
+absl::StatusOr<std::unique_ptr<ExecutionPlan>> Planner::Build() {
+  size_t first = 0;
+  if (resume_ == nullptr) {
+    values_.resize(graph_.num_values());
+    for (size_t i = 0; i < graph_.num_values(); ++i) {
+      values_[i].name = graph_.value(static_cast<ValueId>(i)).name;
+    }
+    BRIGADE_RETURN_IF_ERROR(BindInputsAndConstants());
+    remaining_uses_ = target_.use_counts;
+  } else {
+    Resume();
+    first = resume_->next_node;
+  }
+  const auto& nodes = graph_.nodes();
+  for (size_t n = first; n < nodes.size(); ++n) {
+    const KernelDef* def =
+        KernelRegistry::Get().Find(nodes[n].domain, nodes[n].op_type, nodes[n].opset);
+    if (def != nullptr && def->dynamic_output) dynamic_ahead_ = true;
+  }
+  for (size_t n = first; n < nodes.size(); ++n) {
+    BRIGADE_RETURN_IF_ERROR(PlanNode(nodes[n]));
+    if (stopped_ >= 0) {
+      if (shape_only_) return std::move(plan_);  // later values stay undefined
+      StopAfter(n + 1);
+      AssignArena();
+      return std::move(plan_);
+    }
+  }
+  if (shape_only_) return std::move(plan_);
+  BRIGADE_RETURN_IF_ERROR(BindOutputs());
+  AssignArena();
+  return std::move(plan_);
+}
+
+void Planner::StopAfter(size_t next_node) {
+  auto state = std::make_shared<PlannerState>(PlannerState{.target = target_,
+                                                           .threads = threads_,
+                                                           .next_node = next_node,
+                                                           .values = values_,
+                                                           .remaining_uses = remaining_uses_,
+                                                           .input_of_value = {},
+                                                           .dynamic_value = 0});
+  state->dynamic_value = static_cast<size_t>(stopped_);
+  // A value is needed later when a later node or a graph output reads it; a plain-layout copy
+  // when its original is.
+  std::vector<bool> needed(values_.size(), false);
+  for (size_t i = 0; i < values_.size() && i < remaining_uses_.size(); ++i) {
+    needed[i] = values_[i].defined && remaining_uses_[i] > 0;
+    if (needed[i] && values_[i].plain_copy >= 0) {
+      needed[static_cast<size_t>(values_[i].plain_copy)] = true;
+    }
+  }
+  const size_t graph_inputs = graph_.inputs().size();
+  std::map<int, int> carried;  // slot → continuation input
+  state->input_of_value.assign(values_.size(), -1);
+  for (size_t i = 0; i < values_.size(); ++i) {
+    const PlanValue& v = values_[i];
+    if (!needed[i] || v.known || v.slot < 0) continue;
+    const Slot& slot = plan_->slots[static_cast<size_t>(v.slot)];
+    BRIGADE_CHECK(slot.kind == Slot::Kind::kInput || slot.kind == Slot::Kind::kArena,
+                  "before a dynamic step, values live in inputs, constants or the arena");
+    if (slot.kind == Slot::Kind::kInput) {
+      state->input_of_value[i] = static_cast<int>(slot.index);
+      continue;
+    }
+    auto [it, inserted] = carried.emplace(v.slot, static_cast<int>(graph_inputs + carried.size()));
+    if (inserted) {
+      plan_->carried_slots.push_back(v.slot);
+      Use(v.slot);  // alive to the end of this plan, where the continuation reads it
+    }
+    state->input_of_value[i] = it->second;
+  }
+  plan_->plan_continuation = [state](const Shape& shape, dnnl::stream& stream) {
+    Planner planner(state->target, {}, state->threads, stream, /*shape_only=*/false, state.get(),
+                    &shape);
+    return planner.Build();
+  };
+}
+
+void Planner::Resume() {
+  values_ = resume_->values;
+  remaining_uses_ = resume_->remaining_uses;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    PlanValue& v = values_[i];
+    if (!v.defined) continue;
+    if (v.known) {
+      v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, v.info.constant->data()});
+    } else if (resume_->input_of_value[i] >= 0) {
+      v.slot = AddSlot(
+          Slot{Slot::Kind::kInput, static_cast<size_t>(resume_->input_of_value[i]), nullptr});
+    } else {
+      v.slot = -1;  // no later node reads it
+    }
+  }
+  values_[resume_->dynamic_value].info.shape = *dynamic_shape_;
+}
 
 // The main graph's input descriptions for `inputs`: the contents of shape inputs are known.
 std::vector<ValueInfo> DescribeInputs(const CompiledModel& model, std::span<const Tensor> inputs) {

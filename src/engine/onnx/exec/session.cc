@@ -85,6 +85,7 @@ absl::StatusOr<ExecutionPlan*> Session::PlanFor(std::span<const Tensor> inputs) 
                  " need ", (*plan_or)->arena_bytes >> 20, " MiB of intermediates, over the ",
                  options_.max_arena_bytes >> 20, " MiB limit"));
     }
+    (*plan_or)->max_continuation_arena_bytes = options_.max_arena_bytes;
     if (plans_.size() >= options_.max_plans) {
       plans_.erase(lru_.back());
       lru_.pop_back();

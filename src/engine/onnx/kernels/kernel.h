@@ -129,6 +129,9 @@ struct RunContext {
   std::byte* scratch = nullptr;
   dnnl::stream* stream = nullptr;
   int threads = 1;
+  // Set only for a kernel whose KernelDef has `dynamic_output`: Run() stores output 0's actual
+  // shape here, at most as many elements as the factory described (the buffer's capacity).
+  Shape* dynamic_shape = nullptr;
 
   template <typename T>
   const T* in(size_t i) const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/check.h"
 #include "core/strings.h"
 
 namespace brigade::engine::onnx {
@@ -33,12 +34,17 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterCumSumTriluKernels(r);
     RegisterEinsumKernels(r);
     RegisterSpaceDepthKernels(r);
+    RegisterNonMaxSuppressionKernel(r);
     return table;
   }();
   return registry;
 }
 
-void KernelRegistry::Add(KernelDef def) { defs_.push_back(std::move(def)); }
+void KernelRegistry::Add(KernelDef def) {
+  // Evaluating ahead of time would take the capacity a dynamic kernel describes as its shape.
+  BRIGADE_CHECK(!def.dynamic_output || !def.foldable, "a dynamic-output kernel is not foldable");
+  defs_.push_back(std::move(def));
+}
 
 const KernelDef* KernelRegistry::Find(std::string_view domain, std::string_view op_type,
                                       int opset) const {

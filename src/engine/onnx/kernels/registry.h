@@ -13,6 +13,10 @@
 //   reads_input_data               false for ops that look only at input shapes (Shape, Size):
 //                                  they are evaluated at plan time and their inputs may be in
 //                                  any layout
+//   dynamic_output                 output 0's shape is known only after Run (NonMaxSuppression):
+//                                  the factory describes its capacity, Run reports the shape
+//                                  (RunContext::dynamic_shape) and the planner plans the nodes
+//                                  after it per reported shape (execution_plan.h)
 //
 // Thread safety: Get() builds the table once (thread-safe static) and it is read-only afterwards.
 
@@ -37,6 +41,7 @@ struct KernelDef {
   uint32_t blocked_inputs = 0;  // bit i: input i may be blocked
   bool foldable = true;
   bool reads_input_data = true;
+  bool dynamic_output = false;  // needs foldable = false (Add checks)
 
   bool NeedsValue(size_t input) const { return input < 32 && (value_inputs >> input) & 1u; }
   // When set, a blocked input listed in blocked_inputs is taken only where this says so for the
@@ -111,6 +116,7 @@ void RegisterScatterKernels(KernelRegistry* registry);
 void RegisterCumSumTriluKernels(KernelRegistry* registry);
 void RegisterEinsumKernels(KernelRegistry* registry);
 void RegisterSpaceDepthKernels(KernelRegistry* registry);
+void RegisterNonMaxSuppressionKernel(KernelRegistry* registry);
 
 }  // namespace brigade::engine::onnx
 
