@@ -9,7 +9,7 @@
 # one worker (nginx) or one io thread (Brigade, --http-thread-count 1); wrk (1 thread, -c
 # connections) runs on the second CPU. CPU time is the server's utime + stime from
 # /proc/PID/stat over each measured run (clock ticks, 100 per second here), divided by the
-# requests wrk completed in it. Rounds alternate the two servers so drift on the host hits both.
+# requests wrk completed in it. Rounds alternate the servers so drift on the host hits all.
 # Prints; asserts nothing.
 #
 # --baseline PATH adds a second Brigade binary (e.g. one built from an earlier commit) to every
@@ -139,11 +139,19 @@ echo "# http_cpu_floor: wrk -t1 -c$CONNECTIONS, ${DURATION_S}s per run, $ROUNDS 
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# brigade: $BRIGADE${BASELINE:+; baseline: $BASELINE}"
 printf "%-6s %-8s %9s %10s %8s %8s\n" round server "req/s" "cpu_us/req" "p50_us" "p99_us"
+# The servers' order rotates from round to round: the run after another server's inherits its
+# disturbance (caches, the client's state), and no server should always take that place.
+servers=(nginx brigade)
+[[ -n "$BASELINE" ]] && servers+=(baseline)
 for round in $(seq "$ROUNDS"); do
-  printf "%-6s %-8s %s\n" "$round" nginx "$(measure "$NGINX_PID" "$URL_NGINX")"
-  printf "%-6s %-8s %s\n" "$round" brigade "$(measure "$BRIGADE_PID" "$URL_BRIGADE")"
-  if [[ -n "$BASELINE" ]]; then
-    printf "%-6s %-8s %s\n" "$round" baseline "$(measure "$BASELINE_PID" "$URL_BASELINE")"
-  fi
+  for ((k = 0; k < ${#servers[@]}; ++k)); do
+    server=${servers[$(((k + round - 1) % ${#servers[@]}))]}
+    case "$server" in
+      nginx) result=$(measure "$NGINX_PID" "$URL_NGINX") ;;
+      brigade) result=$(measure "$BRIGADE_PID" "$URL_BRIGADE") ;;
+      baseline) result=$(measure "$BASELINE_PID" "$URL_BASELINE") ;;
+    esac
+    printf "%-6s %-8s %s\n" "$round" "$server" "$result"
+  done
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
