@@ -9,8 +9,11 @@ models/fashion_mnist_cascade, then
   2. prints, from the small model's and the CNN's answers, the accuracy and escalated share the
      cascade would have at other thresholds (what `routing.cascade.threshold` trades);
   3. runs `brigade bench` closed loop at concurrency 16 on the same images for the CNN alone
-     and for the cascade, and prints both throughputs and their ratio.
-Printed, not asserted. Usage: bench/route_cascade.py [--brigade PATH] [--duration-s N]
+     and for the cascade, and prints both throughputs and their ratio. With --batch-size B > 1
+     each request carries B consecutive test images, so the cascade sends only a batch's
+     uncertain rows to the CNN; throughput is then counted in images per second.
+Printed, not asserted.
+Usage: bench/route_cascade.py [--brigade PATH] [--duration-s N] [--batch-size B]
 """
 
 import argparse
@@ -46,6 +49,14 @@ def load_test_set():
     return images, labels
 
 
+def write_npy(path, data, shape):
+    """Writes little-endian float32 `data` of `shape` as a version 1.0 .npy file."""
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}"
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"  # pad the preamble to 64 bytes
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -77,7 +88,11 @@ def main():
     parser.add_argument("--brigade", default=os.environ.get("BRIGADE_BIN",
                                                            os.path.join(ROOT, "build", "brigade")))
     parser.add_argument("--duration-s", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=1,
+                        help="images per request in the throughput runs (1 to 32)")
     args = parser.parse_args()
+    if not 1 <= args.batch_size <= 32:
+        sys.exit("--batch-size must be within 1..32 (the demo models' max_batch_size)")
 
     work = tempfile.mkdtemp(prefix="brigade-cascade-")
     server = None
@@ -90,9 +105,16 @@ def main():
         images, labels = load_test_set()
         samples = os.path.join(work, "samples")
         os.makedirs(samples)
-        for i, image in enumerate(images):
-            with open(os.path.join(samples, f"{i:05d}.bin"), "wb") as f:
-                f.write(image)
+        if args.batch_size == 1:
+            for i, image in enumerate(images):
+                with open(os.path.join(samples, f"{i:05d}.bin"), "wb") as f:
+                    f.write(image)
+        else:
+            # One .npy of B consecutive images per sample, shape [B, 1, 28, 28].
+            for first in range(0, len(images) - args.batch_size + 1, args.batch_size):
+                write_npy(os.path.join(samples, f"{first:05d}.npy"),
+                          b"".join(images[first:first + args.batch_size]),
+                          (args.batch_size, 1, 28, 28))
         http_port, grpc_port = free_port(), free_port()
         server = subprocess.Popen(
             [args.brigade, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
@@ -145,7 +167,9 @@ def main():
             print(f"{tau:>9.2f} {100 * correct / len(labels):>8.2f}% "
                   f"{100 * escalated / len(labels):>9.1f}%")
 
-        print(f"\n# closed loop, concurrency 16, {args.duration_s} s, HTTP binary, same images")
+        rows = args.batch_size
+        print(f"\n# closed loop, concurrency 16, {args.duration_s} s, HTTP binary, same images, "
+              f"{rows} per request")
         throughput = {}
         for model in ("fashion_mnist", "fashion_mnist_cascade"):
             report = os.path.join(work, f"{model}.json")
@@ -155,8 +179,9 @@ def main():
                             str(args.duration_s), "--format", "json", "--no-progress", "-o",
                             report], check=True)
             level = json.load(open(report))["levels"][0]
-            throughput[model] = level["throughput_per_s"]
-            print(f"{model:24} {level['throughput_per_s']:8.0f} req/s  p50 "
+            throughput[model] = level["throughput_per_s"] * rows
+            print(f"{model:24} {level['throughput_per_s']:8.0f} req/s "
+                  f"{level['throughput_per_s'] * rows:8.0f} images/s  p50 "
                   f"{level['latency_us']['p50']:8.0f} µs  p99 {level['latency_us']['p99']:8.0f} µs")
         print(f"cascade / CNN throughput: "
               f"{throughput['fashion_mnist_cascade'] / throughput['fashion_mnist']:.2f}x")
