@@ -1,17 +1,11 @@
 // Heap allocations per inference request on the server's side of the whole HTTP stack
 // (HttpServer → KServeHttpHandler → InferenceServer → builtin identity model → answer), in the
-// steady state: what the hot path still allocates per request, counted by replacing the global
-// allocation functions in this test binary. Allocations made on the client's thread (the test's
-// own) are not counted; everything the server's threads allocate is, so a per-request
-// allocation that creeps back into the path fails the ceiling below.
-//
-// C allocations that bypass operator new (zlib, libc internals) are not seen; nothing on this
-// path makes any for an uncompressed request.
+// steady state: what the hot path still allocates per request, counted by
+// testing::AllocationCounter. Allocations made on the client's thread (the test's own) are not
+// counted; everything the server's threads allocate is, so a per-request allocation that creeps
+// back into the path fails the ceiling below.
 
-#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -21,58 +15,8 @@
 #include "gtest/gtest.h"
 #include "net/test_client.h"
 #include "server/inference_server.h"
+#include "testing/allocation_counter.h"
 #include "testing/temp_repository.h"
-
-// This file replaces the global allocation functions with malloc/free-backed ones; GCC cannot see
-// that the replaced operator delete matches them.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<int64_t> allocations{0};
-thread_local bool client_thread = false;
-
-void* Allocate(size_t size, size_t alignment) {
-  if (counting.load(std::memory_order_relaxed) && !client_thread) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-  }
-  void* p = nullptr;
-  if (alignment <= alignof(std::max_align_t)) {
-    p = std::malloc(size == 0 ? 1 : size);
-  } else if (posix_memalign(&p, alignment, size == 0 ? alignment : size) != 0) {
-    p = nullptr;
-  }
-  return p;
-}
-}  // namespace
-
-void* operator new(size_t size) {
-  void* p = Allocate(size, alignof(std::max_align_t));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t size) { return operator new(size); }
-void* operator new(size_t size, std::align_val_t a) {
-  void* p = Allocate(size, static_cast<size_t>(a));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t size, std::align_val_t a) { return operator new(size, a); }
-void* operator new(size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return Allocate(size, static_cast<size_t>(a));
-}
-void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  return Allocate(size, alignof(std::max_align_t));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace brigade::frontend {
 namespace {
@@ -83,7 +27,7 @@ constexpr int kCountedRequests = 2000;
 class KServeHttpAllocTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    client_thread = true;
+    brigade::testing::AllocationCounter::ExcludeThisThread();
     repo_.AddModel("identity", brigade::testing::kIdentityConfig);
     InferenceServer::Options options;
     options.model_repository = repo_.path();
@@ -124,12 +68,11 @@ class KServeHttpAllocTest : public ::testing::Test {
       return true;
     };
     if (!run(kWarmupRequests)) return -1;
-    allocations = 0;
-    counting = true;
+    brigade::testing::AllocationCounter::Start();
     const bool ok = run(kCountedRequests);
-    counting = false;
+    const int64_t allocations = brigade::testing::AllocationCounter::Stop();
     if (!ok) return -1;
-    const double per_request = static_cast<double>(allocations.load()) / kCountedRequests;
+    const double per_request = static_cast<double>(allocations) / kCountedRequests;
     std::printf("server-side heap allocations per request: %.2f\n", per_request);
     return per_request;
   }

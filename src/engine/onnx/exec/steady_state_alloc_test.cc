@@ -1,61 +1,15 @@
 // A steady-state run (plan cached) allocates only its output tensors: every intermediate lives
-// in the planned arena and kernels keep their scratch in it. Counted by replacing the global
-// allocation functions in this test binary.
+// in the planned arena and kernels keep their scratch in it. Counted by
+// testing::AllocationCounter.
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include <cstdint>
 
 #include "engine/onnx/exec/compiled_model.h"
 #include "engine/onnx/exec/session.h"
 #include "engine/onnx/passes/optimizer.h"
 #include "engine/onnx/test_util/graph_runner.h"
 #include "gtest/gtest.h"
-
-// This file replaces the global allocation functions with malloc/free-backed ones; GCC cannot see
-// that the replaced operator delete matches them.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<int64_t> allocations{0};
-
-void* Allocate(size_t size, size_t alignment) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1);
-  void* p = nullptr;
-  if (alignment <= alignof(std::max_align_t)) {
-    p = std::malloc(size == 0 ? 1 : size);
-  } else if (posix_memalign(&p, alignment, size == 0 ? alignment : size) != 0) {
-    p = nullptr;
-  }
-  return p;
-}
-}  // namespace
-
-void* operator new(size_t size) {
-  void* p = Allocate(size, alignof(std::max_align_t));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t size) { return operator new(size); }
-void* operator new(size_t size, std::align_val_t a) {
-  void* p = Allocate(size, static_cast<size_t>(a));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new(size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return Allocate(size, static_cast<size_t>(a));
-}
-void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  return Allocate(size, alignof(std::max_align_t));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+#include "testing/allocation_counter.h"
 
 namespace brigade::engine::onnx {
 namespace {
@@ -74,12 +28,11 @@ int64_t SteadyStateAllocations(Graph graph, const Tensor& x) {
   outputs.reserve(4);
   EXPECT_TRUE((*session)->Run({&x, 1}, &outputs).ok());  // builds the plan
   EXPECT_TRUE((*session)->Run({&x, 1}, &outputs).ok());  // warms the thread pool
-  allocations = 0;
-  counting = true;
+  brigade::testing::AllocationCounter::Start();
   const absl::Status status = (*session)->Run({&x, 1}, &outputs);
-  counting = false;
+  const int64_t allocations = brigade::testing::AllocationCounter::Stop();
   EXPECT_TRUE(status.ok());
-  return allocations.load();
+  return allocations;
 }
 
 TEST(SteadyStateAllocationTest, EngineKernelsAllocateOnlyTheOutputs) {
