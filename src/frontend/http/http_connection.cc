@@ -42,7 +42,7 @@ bool IsSafeHeaderText(std::string_view text) {
   return text.find_first_of("\r\n") == std::string_view::npos;
 }
 
-// Writes the status line and headers into `head`, replacing what it held: the connection reuses
+// Writes the status line and headers into `out`, replacing what it held: the connection reuses
 // the string (and its capacity) for every answer it writes.
 void FormatHead(const HttpResponse& response, bool close, bool http10_keep_alive,
                 std::string* out) {
