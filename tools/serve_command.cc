@@ -75,6 +75,9 @@ struct ServeFlags {
   int grpc_port = 8001;
   int grpc_max_concurrent_streams = GrpcFrontEnd::Options().max_concurrent_streams;
   int grpc_max_metadata_bytes = GrpcFrontEnd::Options().max_metadata_bytes;
+  std::string grpc_infer_api = GrpcFrontEnd::Options().infer_api;
+  // One poller per CPU the process may use (the completion-queue and sync APIs only).
+  int grpc_infer_threads = static_cast<int>(scheduler::AvailableCpus().size());
   // A metrics-only HTTP port besides GET /metrics on the HTTP port; -1 = none.
   int metrics_port = -1;
   // On SIGTERM: unready but serving for drain_delay_secs, then draining; everything within
@@ -357,6 +360,8 @@ int RunServe(const ServeFlags& flags) {
          .max_receive_message_bytes = flags.http_max_input_size,
          .max_concurrent_streams = flags.grpc_max_concurrent_streams,
          .max_metadata_bytes = flags.grpc_max_metadata_bytes,
+         .infer_api = flags.grpc_infer_api,
+         .infer_threads = flags.grpc_infer_threads,
          .tls = *grpc_tls_store != nullptr ? &(*grpc_tls_store)->current() : nullptr,
          // gRPC re-reads its private copy each second (the default refresh): a rotation
          // reaches it that soon after Brigade took it in, on SIGHUP or at --tls-reload-secs.
@@ -682,6 +687,18 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->add_option("--grpc-max-metadata-bytes", flags->grpc_max_metadata_bytes,
                    "Largest gRPC request metadata (headers); larger is refused")
       ->check(CLI::Range(1024, 1 << 24))
+      ->capture_default_str();
+  serve
+      ->add_option("--grpc-infer-api", flags->grpc_infer_api,
+                   "gRPC API that serves ModelInfer: callback (gRPC's threads), completion-queue "
+                   "(Brigade's pollers) or sync (gRPC's synchronous pool)")
+      ->check(CLI::IsMember({"callback", "completion-queue", "sync"}))
+      ->capture_default_str();
+  serve
+      ->add_option("--grpc-infer-threads", flags->grpc_infer_threads,
+                   "Threads of the completion-queue and sync gRPC APIs (default: the CPUs this "
+                   "process may use)")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   serve
       ->add_option("--metrics-port", flags->metrics_port,

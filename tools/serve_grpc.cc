@@ -2,11 +2,20 @@
 
 #include <utility>
 
+#include "core/strings.h"
 #include "frontend/grpc/grpc_server.h"
 #include "frontend/grpc/grpc_tls_credentials.h"
 
 namespace brigade::tools {
 namespace {
+
+absl::StatusOr<frontend::GrpcInferApi> ParseInferApi(const std::string& name) {
+  if (name == "callback") return frontend::GrpcInferApi::kCallback;
+  if (name == "completion-queue") return frontend::GrpcInferApi::kCompletionQueue;
+  if (name == "sync") return frontend::GrpcInferApi::kSync;
+  return absl::InvalidArgumentError(
+      StrCat("--grpc-infer-api \"", name, "\" is not one of callback, completion-queue, sync"));
+}
 
 class ServedGrpc final : public GrpcFrontEnd {
  public:
@@ -23,6 +32,10 @@ class ServedGrpc final : public GrpcFrontEnd {
     options.max_receive_message_bytes = options_.max_receive_message_bytes;
     options.max_concurrent_streams = options_.max_concurrent_streams;
     options.max_metadata_bytes = options_.max_metadata_bytes;
+    options.infer_threads = options_.infer_threads;
+    absl::StatusOr<frontend::GrpcInferApi> api = ParseInferApi(options_.infer_api);
+    if (!api.ok()) return api.status();
+    options.service.infer_api = *api;
     options.service.access_gate = gate;
     options.service.header_forwarding = forwarding;
     options.service.shared_memory = shared_memory;

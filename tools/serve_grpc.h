@@ -39,6 +39,10 @@ class GrpcFrontEnd {
     // The same defaults as frontend::GrpcServer::Options' (which a build without gRPC lacks).
     int max_concurrent_streams = 1024;
     int max_metadata_bytes = 16 * 1024;
+    // The gRPC API ModelInfer is served on: "callback", "completion-queue" or "sync"
+    // (frontend/grpc/grpc_inference_service.h), and the threads of the latter two.
+    std::string infer_api = "callback";
+    int infer_threads = 2;
     // The certificate to serve TLS with, or null for plain text; read during Create only.
     const frontend::tls::TlsCredentials* tls = nullptr;
     bool require_client_cert = false;

@@ -1,14 +1,6 @@
 #include "frontend/grpc/grpc_infer_reactor.h"
 
-#include <optional>
-#include <string_view>
 #include <utility>
-
-#include "core/strings.h"
-#include "frontend/grpc/grpc_status.h"
-#include "frontend/grpc/grpc_trace_context.h"
-#include "protocol/grpc/infer_messages.h"
-#include "protocol/header_forwarding.h"
 
 namespace brigade::frontend {
 namespace {
@@ -58,58 +50,31 @@ ModelInferReactor* ModelInferReactor::Start(grpc::CallbackServerContext* context
                                             const ModelInferRequest* request,
                                             ModelInferResponse* response, InferenceServer* server,
                                             const Clock* clock,
-                                            std::shared_ptr<const Parameters> forwarded,
+                                            const std::shared_ptr<const Parameters>& forwarded,
                                             const protocol::SharedMemoryResolver* shared_memory,
                                             RequestCharging charging) {
   // gRPC's callback API owns reactors through raw pointers; this one deletes itself in Unref().
   auto* reactor = new ModelInferReactor(context, response, clock);
-  reactor->forwarded_ = std::move(forwarded);
-  reactor->Run(request, server, shared_memory, charging);
+  reactor->Run(request, forwarded, server, shared_memory, charging);
   return reactor;
 }
 
-void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* server,
+void ModelInferReactor::Run(const ModelInferRequest* request,
+                            const std::shared_ptr<const Parameters>& forwarded,
+                            InferenceServer* server,
                             const protocol::SharedMemoryResolver* shared_memory,
                             const RequestCharging& charging) {
-  const int64_t arrival_ns = clock_->NowNs();
-  observer_ = server->observer();
-  report_.model = request->model_name();
-  report_.version = request->model_version();
-  report_.id = request->id();
-  parent_ = TraceContextFromMetadata(*context_);
-  std::shared_ptr<ChargedInferRequest> shared =
-      InferMessageAllocator::SharedRequest(context_, request);
-  const absl::Status charged = ChargeRequest(charging, shared.get());
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      charged.ok() ? protocol::grpc::DecodeModelInferRequest(SharedMessage(std::move(shared)),
-                                                             arrival_ns, shared_memory)
-                   : absl::StatusOr<std::unique_ptr<InferRequest>>(charged);
-  if (decoded.ok()) {
-    absl::StatusOr<std::vector<protocol::SharedMemoryOutput>> bound =
-        protocol::BindSharedMemoryOutputs(shared_memory, &(*decoded)->outputs);
-    if (bound.ok()) {
-      shared_outputs_ = *std::move(bound);
-    } else {
-      decoded = bound.status();
-    }
-  }
-  const int64_t decoded_ns = clock_->NowNs();
-  report_.clock.Mark(Stage::kArrival, arrival_ns);
-  report_.clock.Mark(Stage::kDecoded, decoded_ns);
+      call_.Decode(*context_, InferMessageAllocator::SharedRequest(context_, request), forwarded,
+                   server, shared_memory, charging, cancel_);
   if (!decoded.ok()) {
     if (Claim()) FinishWith(decoded.status());
     Unref();  // no completion will come
     return;
   }
   std::unique_ptr<InferRequest> infer = *std::move(decoded);
-  if (forwarded_ != nullptr) protocol::HeaderForwarding::Merge(*forwarded_, &infer->parameters);
-  infer->protocol = Protocol::kGrpc;
-  infer->clock.Mark(Stage::kDecoded, decoded_ns);
-  infer->cancel = cancel_;
-  infer->deadline = Deadline::Earliest(
-      infer->deadline,
-      FromGrpcDeadline(context_->deadline(), std::chrono::system_clock::now(), arrival_ns));
-  // The completion may run on this thread (early errors) or on an instance thread.
+  // The completion may run on this thread (early errors, a batch run to completion) or on an
+  // instance thread.
   infer->on_complete = [this](absl::StatusOr<InferResponse> result) {
     OnInferDone(std::move(result));
   };
@@ -117,19 +82,7 @@ void ModelInferReactor::Run(const ModelInferRequest* request, InferenceServer* s
 }
 
 void ModelInferReactor::OnInferDone(absl::StatusOr<InferResponse> result) {
-  if (Claim()) {
-    if (!result.ok()) {
-      FinishWith(result.status());
-    } else {
-      report_.TakeResponse(*result);
-      absl::Status status = protocol::WriteSharedMemoryOutputs(shared_outputs_, *result);
-      if (status.ok()) {
-        status = protocol::grpc::EncodeModelInferResponse(*result, response_, shared_outputs_);
-      }
-      shared_outputs_.clear();  // the regions' mappings are no longer needed
-      FinishWith(status);
-    }
-  }
+  if (Claim()) FinishWith(call_.Encode(std::move(result), response_));
   Unref();
 }
 
@@ -139,20 +92,12 @@ void ModelInferReactor::OnCancel() {
 }
 
 void ModelInferReactor::OnDone() {
-  ReportRequestDone(observer_, &report_,
-                    {.protocol = Protocol::kGrpc,
-                     .protocol_code = grpc_code_,
-                     .written = true,
-                     .sent_ns = clock_->NowNs(),
-                     .parent = &parent_});
+  call_.Report(call_.clock()->NowNs());
   Unref();
 }
 
 void ModelInferReactor::FinishWith(const absl::Status& status) {
-  report_.status = status;
-  grpc::Status sent = FinishStatus(status, context_);
-  grpc_code_ = static_cast<int>(sent.error_code());
-  Finish(std::move(sent));
+  Finish(call_.FinalStatus(status, context_));
 }
 
 void ModelInferReactor::Unref() {

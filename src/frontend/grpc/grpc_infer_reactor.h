@@ -7,19 +7,19 @@
 // InferMessageAllocator gives each ModelInfer call a request message in shared ownership. The
 // codec's raw input tensors hold a reference to it (protocol/grpc/infer_messages.h), so gRPC
 // releasing the call's messages never frees bytes a tensor still points into; the response message
-// is owned by the call alone. Register it with SetMessageAllocatorFor_ModelInfer; it must outlive
-// the server.
+// is owned by the call alone. GrpcInferenceService registers it with the method's handler; it must
+// outlive the server.
 //
-// ModelInferReactor: one per call. On arrival it stamps t0, decodes the request, attaches a
-// CancelFlag and the gRPC deadline (the earlier of it and the `timeout` parameter wins), and
-// hands the request to InferenceServer::Infer. The request's completion callback (any thread)
+// ModelInferReactor: one per call. On arrival it decodes the request (InferCallState,
+// grpc_infer_call.h: t0, a CancelFlag, the earlier of the gRPC deadline and the `timeout`
+// parameter) and hands it to InferenceServer::Infer. The request's completion callback (any thread)
 // encodes the response and calls Finish(). If the call is cancelled first (client cancel,
 // deadline, server shutdown), OnCancel sets the CancelFlag and finishes at once with CANCELLED;
 // the completion that follows only drops its reference. When gRPC reports the call done (OnDone,
 // after the final status was sent: t5), the request is reported to the server's RequestObserver
 // with its stage stamps, outcome and the W3C trace context of the call's `traceparent` /
-// `tracestate` metadata. The reactor deletes itself once both
-// gRPC (OnDone) and the request's completion are through with it, so a completion arriving
+// `tracestate` metadata. The reactor deletes itself once both gRPC (OnDone) and the request's
+// completion are through with it, so a completion arriving
 // after the RPC ended never touches freed memory.
 //
 // Thread safety: gRPC and the completion callback may run concurrently; the first of them to
@@ -28,21 +28,18 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/infer_request.h"
+#include "frontend/grpc/grpc_infer_call.h"
 #include "frontend/grpc/grpc_request_charge.h"
-#include "frontend/request_report.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/message_allocator.h"
 #include "grpcpp/support/server_callback.h"
 #include "protocol/grpc_service.pb.h"
 #include "protocol/shared_memory.h"
 #include "server/inference_server.h"
-#include "telemetry/trace_context.h"
 
 namespace brigade::frontend {
 
@@ -69,7 +66,7 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
                                   const inference::ModelInferRequest* request,
                                   inference::ModelInferResponse* response, InferenceServer* server,
                                   const Clock* clock,
-                                  std::shared_ptr<const Parameters> forwarded = nullptr,
+                                  const std::shared_ptr<const Parameters>& forwarded = nullptr,
                                   const protocol::SharedMemoryResolver* shared_memory = nullptr,
                                   RequestCharging charging = {});
 
@@ -79,10 +76,11 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
  private:
   ModelInferReactor(grpc::CallbackServerContext* context, inference::ModelInferResponse* response,
                     const Clock* clock)
-      : context_(context), response_(response), clock_(clock) {}
+      : context_(context), response_(response), call_(clock) {}
   ~ModelInferReactor() override = default;
 
-  void Run(const inference::ModelInferRequest* request, InferenceServer* server,
+  void Run(const inference::ModelInferRequest* request,
+           const std::shared_ptr<const Parameters>& forwarded, InferenceServer* server,
            const protocol::SharedMemoryResolver* shared_memory, const RequestCharging& charging);
   void OnInferDone(absl::StatusOr<InferResponse> result);
   // Finishes the call unless someone already did; false if someone did.
@@ -92,16 +90,9 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
 
   grpc::CallbackServerContext* const context_;
   inference::ModelInferResponse* const response_;
-  const Clock* const clock_;
-  // What the observer is told in OnDone. Written before Run hands the request on, and then only
-  // by whoever claimed `finished_`, before it calls Finish (which OnDone follows).
-  RequestObserver* observer_ = nullptr;
-  RequestReport report_;
-  std::optional<telemetry::TraceContext> parent_;
-  std::shared_ptr<const Parameters> forwarded_;
-  int grpc_code_ = 0;
-  // Outputs placed in shared memory: bound in Run, written and encoded in OnInferDone.
-  std::vector<protocol::SharedMemoryOutput> shared_outputs_;
+  // Touched before Run hands the request on, then only by whoever claimed `finished_` (before
+  // it calls Finish, which OnDone follows), then by OnDone.
+  InferCallState call_;
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::atomic<bool> finished_{false};
   // One reference for gRPC (dropped in OnDone), one for the request's completion.

@@ -1,11 +1,16 @@
 #include "frontend/grpc/grpc_inference_service.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "core/check.h"
 #include "frontend/grpc/grpc_access.h"
 #include "frontend/grpc/grpc_header_forwarding.h"
+#include "frontend/grpc/grpc_infer_call.h"
 #include "frontend/grpc/grpc_status.h"
 #include "frontend/grpc/grpc_stream_reactor.h"
 #include "protocol/grpc/admin_messages.h"
@@ -14,12 +19,66 @@
 
 namespace brigade::frontend {
 
+namespace {
+
+// ModelInfer's position among grpc_service.proto's RPCs, the number gRPC's generated wrappers use
+// for it. A wrong number would put another RPC on the chosen API; the server tests run ModelInfer
+// and every other RPC on each API.
+constexpr int kModelInferMethod = 5;
+
+// How often a synchronous ModelInfer looks whether its call was cancelled while it waits.
+constexpr absl::Duration kSyncCancelPoll = absl::Milliseconds(5);
+
+}  // namespace
+
 GrpcInferenceService::GrpcInferenceService(InferenceServer* server, Options options)
     : server_(server),
       clock_(server->clock()),
       options_(options),
       repository_worker_(options.max_queued_repository_calls) {
-  SetMessageAllocatorFor_ModelInfer(&infer_allocator_);
+  switch (options_.infer_api) {
+    case GrpcInferApi::kCallback: {
+      // What the generated WithCallbackMethod_ModelInfer does, chosen here at run time.
+      auto handler =
+          std::make_unique<grpc::internal::CallbackUnaryHandler<inference::ModelInferRequest,
+                                                                inference::ModelInferResponse>>(
+              [this](grpc::CallbackServerContext* context,
+                     const inference::ModelInferRequest* request,
+                     inference::ModelInferResponse* response) {
+                return ModelInferOnCallback(context, request, response);
+              });
+      handler->SetMessageAllocator(&infer_allocator_);
+      MarkMethodCallback(kModelInferMethod, handler.release());  // gRPC owns handlers
+      break;
+    }
+    case GrpcInferApi::kCompletionQueue:
+      MarkMethodAsync(kModelInferMethod);
+      break;
+    case GrpcInferApi::kSync:
+      break;  // the generated Service's own kind
+  }
+}
+
+std::optional<grpc::Status> GrpcInferenceService::AdmitInfer(
+    const grpc::ServerContextBase& context, std::shared_ptr<const Parameters>* forwarded) const {
+  if (std::optional<grpc::Status> refused =
+          RefuseGrpc(options_.access_gate, context, auth::Operation::kModelInfer)) {
+    return refused;
+  }
+  absl::StatusOr<std::shared_ptr<const Parameters>> metadata =
+      ForwardedMetadata(options_.header_forwarding, context);
+  if (!metadata.ok()) return ToGrpcStatus(metadata.status());
+  *forwarded = *std::move(metadata);
+  return std::nullopt;
+}
+
+void GrpcInferenceService::RequestModelInfer(
+    grpc::ServerContext* context, inference::ModelInferRequest* request,
+    grpc::ServerAsyncResponseWriter<inference::ModelInferResponse>* writer,
+    grpc::ServerCompletionQueue* queue, void* tag) {
+  BRIGADE_CHECK(options_.infer_api == GrpcInferApi::kCompletionQueue,
+                "RequestModelInfer needs infer_api kCompletionQueue");
+  RequestAsyncUnary(kModelInferMethod, context, request, writer, queue, queue, tag);
 }
 
 grpc::ServerUnaryReactor* GrpcInferenceService::ServerLive(
@@ -89,18 +148,60 @@ grpc::ServerUnaryReactor* GrpcInferenceService::ModelMetadata(
   return FinishUnary(context, absl::OkStatus());
 }
 
-grpc::ServerUnaryReactor* GrpcInferenceService::ModelInfer(
+grpc::ServerUnaryReactor* GrpcInferenceService::ModelInferOnCallback(
     grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
     inference::ModelInferResponse* response) {
-  if (std::optional<grpc::Status> refused =
-          RefuseGrpc(options_.access_gate, *context, auth::Operation::kModelInfer)) {
+  std::shared_ptr<const Parameters> forwarded;
+  if (std::optional<grpc::Status> refused = AdmitInfer(*context, &forwarded)) {
     return FinishRefused(context, *refused);
   }
-  absl::StatusOr<std::shared_ptr<const Parameters>> forwarded =
-      ForwardedMetadata(options_.header_forwarding, *context);
-  if (!forwarded.ok()) return FinishRefused(context, ToGrpcStatus(forwarded.status()));
-  return ModelInferReactor::Start(context, request, response, server_, clock_,
-                                  *std::move(forwarded), options_.shared_memory, options_.charging);
+  return ModelInferReactor::Start(context, request, response, server_, clock_, forwarded,
+                                  options_.shared_memory, options_.charging);
+}
+
+grpc::Status GrpcInferenceService::ModelInfer(grpc::ServerContext* context,
+                                              const inference::ModelInferRequest* request,
+                                              inference::ModelInferResponse* response) {
+  std::shared_ptr<const Parameters> forwarded;
+  if (std::optional<grpc::Status> refused = AdmitInfer(*context, &forwarded)) return *refused;
+  InferCallState call(clock_);
+  // gRPC frees its request message when this handler returns, and raw input tensors may be
+  // borrowed longer than that (a cached answer, a batch still being torn down): they borrow a
+  // copy the request owns.
+  auto shared = std::make_shared<ChargedInferRequest>();
+  shared->message = *request;
+  auto cancel = std::make_shared<CancelFlag>();
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
+      call.Decode(*context, std::move(shared), forwarded, server_, options_.shared_memory,
+                  options_.charging, cancel);
+  grpc::Status sent;
+  if (!decoded.ok()) {
+    sent = call.FinalStatus(decoded.status(), context);
+  } else {
+    // Shared with the completion, which may come after this handler gave up on a cancelled call.
+    struct Completion {
+      absl::Notification done;
+      absl::StatusOr<InferResponse> result = absl::UnknownError("no answer yet");
+    };
+    auto completion = std::make_shared<Completion>();
+    (*decoded)->on_complete = [completion](absl::StatusOr<InferResponse> result) {
+      completion->result = std::move(result);
+      completion->done.Notify();
+    };
+    server_->Infer(*std::move(decoded));
+    while (!completion->done.WaitForNotificationWithTimeout(kSyncCancelPoll)) {
+      if (context->IsCancelled()) {
+        cancel->Cancel();
+        break;
+      }
+    }
+    sent = call.FinalStatus(completion->done.HasBeenNotified()
+                                ? call.Encode(std::move(completion->result), response)
+                                : absl::CancelledError("the call was cancelled"),
+                            context);
+  }
+  call.Report(clock_->NowNs());
+  return sent;
 }
 
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "core/strings.h"
 #include "grpc/grpc.h"
@@ -15,6 +16,10 @@ namespace brigade::frontend {
 namespace {
 
 constexpr char kServiceName[] = "inference.GRPCInferenceService";
+constexpr int kMaxInferThreads = 256;
+// ModelInfer calls each completion queue keeps requested from gRPC, so arrivals rarely wait for
+// a poller to ask for the next one.
+constexpr int kCallsPerQueue = 16;
 
 absl::Status Validate(const GrpcServer::Options& options) {
   if (options.port < 0 || options.port > 65535) {
@@ -33,6 +38,10 @@ absl::Status Validate(const GrpcServer::Options& options) {
   if (options.max_metadata_bytes < 1024) {
     return absl::InvalidArgumentError(
         StrCat("grpc max_metadata_bytes ", options.max_metadata_bytes, " must be >= 1024"));
+  }
+  if (options.infer_threads < 1 || options.infer_threads > kMaxInferThreads) {
+    return absl::InvalidArgumentError(StrCat("grpc infer_threads ", options.infer_threads,
+                                             " must be in [1, ", kMaxInferThreads, "]"));
   }
   if (options.health_poll < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("grpc health_poll must not be negative");
@@ -81,10 +90,42 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(InferenceServer* 
                              ToInt(absl::ToInt64Milliseconds(o.keepalive_timeout)));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS,
                              o.keepalive_permit_without_calls ? 1 : 0);
+  std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues;
+  switch (o.service.infer_api) {
+    case GrpcInferApi::kCallback:
+      break;
+    case GrpcInferApi::kCompletionQueue:
+      for (int i = 0; i < o.infer_threads; ++i) queues.push_back(builder.AddCompletionQueue());
+      break;
+    case GrpcInferApi::kSync: {
+      // `infer_threads` threads poll and run handlers. The pool is not capped: gRPC's synchronous
+      // server answers RESOURCE_EXHAUSTED, not waits, when a call finds every thread of a capped
+      // pool busy, so a cap would refuse calls that the other APIs queue; each call in flight past
+      // the pollers gets a thread.
+      builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+      builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS,
+                                  o.infer_threads);
+      builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                                  o.infer_threads);
+      break;
+    }
+  }
   out->grpc_server_ = builder.BuildAndStart();
   if (out->grpc_server_ == nullptr || out->port_ == 0) {
     if (out->grpc_server_ != nullptr) out->grpc_server_->Shutdown();
+    out->grpc_server_.reset();
+    for (std::unique_ptr<grpc::ServerCompletionQueue>& queue : queues) {  // after the server
+      queue->Shutdown();
+      void* tag = nullptr;
+      bool ok = false;
+      while (queue->Next(&tag, &ok)) {
+      }
+    }
     return absl::UnavailableError(StrCat("cannot listen for gRPC on ", requested));
+  }
+  if (!queues.empty()) {
+    out->pollers_ =
+        AsyncInferPollers::Start(out->service_.get(), std::move(queues), kCallsPerQueue);
   }
   out->address_ = JoinHostPort(o.host, out->port_);
   out->RefreshHealth();
@@ -145,6 +186,7 @@ void GrpcServer::Shutdown(absl::Duration timeout) {
           : std::chrono::system_clock::now() +
                 absl::ToChronoNanoseconds(std::max(timeout, absl::ZeroDuration()));
   grpc_server_->Shutdown(deadline);
+  if (pollers_ != nullptr) pollers_->Shutdown();  // gRPC wants its queues closed after Shutdown
   grpc_server_->Wait();
   absl::MutexLock lock(&mu_);
   shut_down_ = true;

@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "frontend/grpc/grpc_async_infer.h"
 #include "frontend/grpc/grpc_cache_admin_service.h"
 #include "frontend/grpc/grpc_inference_service.h"
 #include "grpcpp/security/server_credentials.h"
@@ -69,6 +70,11 @@ class GrpcServer {
     absl::Duration keepalive_time = absl::Hours(2);
     absl::Duration keepalive_timeout = absl::Seconds(20);
     bool keepalive_permit_without_calls = false;
+    // Threads that serve ModelInfer when `service.infer_api` is kCompletionQueue (one queue and
+    // poller each) or kSync (gRPC's pollers; a call in flight past them gets a thread of its own);
+    // unused on the callback API, whose threads are gRPC's. The serve command's default is the
+    // number of CPUs it may use.
+    int infer_threads = 2;
     GrpcInferenceService::Options service;
     GrpcCacheAdminService::Options cache_admin;
     // The listening port's credentials; null: plaintext (insecure) HTTP/2.
@@ -103,6 +109,8 @@ class GrpcServer {
   const Options options_;
   std::unique_ptr<GrpcInferenceService> service_;
   std::unique_ptr<GrpcCacheAdminService> cache_admin_;
+  // kCompletionQueue's queues and threads; declared before grpc_server_ so the server goes first.
+  std::unique_ptr<AsyncInferPollers> pollers_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
   std::string address_;

@@ -137,7 +137,8 @@ ModelInferRequest SlowRequest() {
   return request;
 }
 
-class GrpcServerTest : public ::testing::Test {
+// Every case runs with ModelInfer on each of gRPC's APIs: they must answer alike.
+class GrpcServerTest : public ::testing::TestWithParam<GrpcInferApi> {
  protected:
   void SetUp() override {
     repository_.AddModel("identity", brigade::testing::kIdentityConfig);
@@ -163,6 +164,7 @@ class GrpcServerTest : public ::testing::Test {
     options.host = "127.0.0.1";
     options.port = 0;
     options.health_poll = absl::ZeroDuration();
+    options.service.infer_api = GetParam();
     auto grpc_server = GrpcServer::Create(server_.get(), options);
     ASSERT_TRUE(grpc_server.ok()) << grpc_server.status();
     grpc_server_ = *std::move(grpc_server);
@@ -212,13 +214,13 @@ class GrpcServerTest : public ::testing::Test {
   std::unique_ptr<GRPCInferenceService::Stub> stub_;
 };
 
-TEST_F(GrpcServerTest, PortZeroReportsTheBoundPort) {
+TEST_P(GrpcServerTest, PortZeroReportsTheBoundPort) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   EXPECT_GT(grpc_server_->port(), 0);
   EXPECT_EQ(grpc_server_->address(), "127.0.0.1:" + std::to_string(grpc_server_->port()));
 }
 
-TEST_F(GrpcServerTest, AnswersHealthAndMetadata) {
+TEST_P(GrpcServerTest, AnswersHealthAndMetadata) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext live_context;
   inference::ServerLiveResponse live;
@@ -255,7 +257,7 @@ TEST_F(GrpcServerTest, AnswersHealthAndMetadata) {
 }
 
 // Triton's answer, which tritonclient's is_model_ready() polling loops rely on.
-TEST_F(GrpcServerTest, ModelReadyOfAnUnknownModelOrVersionIsFalseWithOk) {
+TEST_P(GrpcServerTest, ModelReadyOfAnUnknownModelOrVersionIsFalseWithOk) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   const auto ready = [&](std::string name, std::string version) {
     grpc::ClientContext context;
@@ -275,7 +277,7 @@ TEST_F(GrpcServerTest, ModelReadyOfAnUnknownModelOrVersionIsFalseWithOk) {
   EXPECT_EQ(ready("add_sub", "").first, grpc::StatusCode::UNAVAILABLE);
 }
 
-TEST_F(GrpcServerTest, ModelVersionThatIsNotANumberIsInvalidArgument) {
+TEST_P(GrpcServerTest, ModelVersionThatIsNotANumberIsInvalidArgument) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;
   inference::ModelMetadataRequest request;
@@ -287,7 +289,7 @@ TEST_F(GrpcServerTest, ModelVersionThatIsNotANumberIsInvalidArgument) {
   EXPECT_THAT(status.error_message(), HasSubstr("version 'latest'"));
 }
 
-TEST_F(GrpcServerTest, ModelConfigReturnsTheRepositoryConfig) {
+TEST_P(GrpcServerTest, ModelConfigReturnsTheRepositoryConfig) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;
   inference::ModelConfigRequest request;
@@ -300,7 +302,7 @@ TEST_F(GrpcServerTest, ModelConfigReturnsTheRepositoryConfig) {
   EXPECT_EQ(response.config().input(1).name(), "INPUT1");
 }
 
-TEST_F(GrpcServerTest, InfersWithRawContents) {
+TEST_P(GrpcServerTest, InfersWithRawContents) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;
   ModelInferResponse response;
@@ -322,7 +324,7 @@ TEST_F(GrpcServerTest, InfersWithRawContents) {
   EXPECT_THAT(outputs["OUTPUT1"], ElementsAre(-9, -18, -27, -36));
 }
 
-TEST_F(GrpcServerTest, InfersWithTypedContents) {
+TEST_P(GrpcServerTest, InfersWithTypedContents) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   ModelInferRequest request;
   request.set_model_name("identity");
@@ -342,7 +344,7 @@ TEST_F(GrpcServerTest, InfersWithTypedContents) {
 }
 
 #ifdef BRIGADE_HAVE_ONNX
-TEST_F(GrpcServerTest, AnOptionalInputMayBeOmittedButARequiredOneMayNot) {
+TEST_P(GrpcServerTest, AnOptionalInputMayBeOmittedButARequiredOneMayNot) {
   // y = x + bias on the ONNX engine; `bias` is optional, its initializer [10,11,12,13] the
   // default a request that omits it runs with (the HTTP handler test checks the same over HTTP).
   repository_.AddModel("add_bias", brigade::testing::kAddBiasConfig);
@@ -387,7 +389,7 @@ TEST_F(GrpcServerTest, AnOptionalInputMayBeOmittedButARequiredOneMayNot) {
 }
 #endif  // BRIGADE_HAVE_ONNX
 
-TEST_F(GrpcServerTest, BadRequestIsInvalidArgumentNamingTheInput) {
+TEST_P(GrpcServerTest, BadRequestIsInvalidArgumentNamingTheInput) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   ModelInferRequest request = AddSubRequest("", {1, 2, 3, 4}, {1, 2, 3, 4});
   request.mutable_inputs(1)->set_datatype("FP33");
@@ -398,7 +400,7 @@ TEST_F(GrpcServerTest, BadRequestIsInvalidArgumentNamingTheInput) {
   EXPECT_THAT(status.error_message(), HasSubstr("input 'INPUT1'"));
 }
 
-TEST_F(GrpcServerTest, UnknownModelIsNotFound) {
+TEST_P(GrpcServerTest, UnknownModelIsNotFound) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   ModelInferRequest request = AddSubRequest("", {1, 2, 3, 4}, {1, 2, 3, 4});
   request.set_model_name("missing");
@@ -408,7 +410,7 @@ TEST_F(GrpcServerTest, UnknownModelIsNotFound) {
             grpc::StatusCode::NOT_FOUND);
 }
 
-TEST_F(GrpcServerTest, MessageOverTheLimitIsResourceExhausted) {
+TEST_P(GrpcServerTest, MessageOverTheLimitIsResourceExhausted) {
   GrpcServer::Options options;
   options.max_receive_message_bytes = 1 << 20;
   ASSERT_NO_FATAL_FAILURE(StartGrpc(options));
@@ -426,7 +428,7 @@ TEST_F(GrpcServerTest, MessageOverTheLimitIsResourceExhausted) {
             grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
-TEST_F(GrpcServerTest, MetadataOverTheLimitIsRefused) {
+TEST_P(GrpcServerTest, MetadataOverTheLimitIsRefused) {
   GrpcServer::Options options;
   options.max_metadata_bytes = 1024;
   ASSERT_NO_FATAL_FAILURE(StartGrpc(options));
@@ -441,7 +443,7 @@ TEST_F(GrpcServerTest, MetadataOverTheLimitIsRefused) {
       stub_->ModelInfer(&big, AddSubRequest("", {1, 1, 1, 1}, {1, 1, 1, 1}), &response).ok());
 }
 
-TEST_F(GrpcServerTest, CreateRefusesBadStreamAndMetadataLimits) {
+TEST_P(GrpcServerTest, CreateRefusesBadStreamAndMetadataLimits) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   GrpcServer::Options options;
   options.port = 0;
@@ -454,7 +456,7 @@ TEST_F(GrpcServerTest, CreateRefusesBadStreamAndMetadataLimits) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(GrpcServerTest, ClientDeadlineEndsASlowCall) {
+TEST_P(GrpcServerTest, ClientDeadlineEndsASlowCall) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc({}, /*with_slow_model=*/true));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
@@ -467,7 +469,7 @@ TEST_F(GrpcServerTest, ClientDeadlineEndsASlowCall) {
       stub_->ModelInfer(&next, AddSubRequest("", {1, 1, 1, 1}, {1, 1, 1, 1}), &response).ok());
 }
 
-TEST_F(GrpcServerTest, StreamAnswersEveryRequestAndReportsErrorsInBand) {
+TEST_P(GrpcServerTest, StreamAnswersEveryRequestAndReportsErrorsInBand) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;
   auto stream = stub_->ModelStreamInfer(&context);
@@ -507,7 +509,7 @@ bool WaitForEmptyBudget(const MemoryBudget& budget) {
   return true;
 }
 
-TEST_F(GrpcServerTest, AMessagePastTheMemoryBudgetIsUnavailableAndTheRestAreServed) {
+TEST_P(GrpcServerTest, AMessagePastTheMemoryBudgetIsUnavailableAndTheRestAreServed) {
   budget_ = std::make_unique<MemoryBudget>(1000);
   GrpcServer::Options options;
   options.service.charging = {.budget = budget_.get(), .refusals = &budget_refusals_};
@@ -547,7 +549,7 @@ TEST_F(GrpcServerTest, AMessagePastTheMemoryBudgetIsUnavailableAndTheRestAreServ
   EXPECT_GT(budget_->TakePeak(), 0u);
 }
 
-TEST_F(GrpcServerTest, UnaryAndStreamRequestsAreEachCountedOnceWithTheirOutcome) {
+TEST_P(GrpcServerTest, UnaryAndStreamRequestsAreEachCountedOnceWithTheirOutcome) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   ModelInferRequest bad = AddSubRequest("bad", {1, 1, 1, 1}, {1, 1, 1, 1});
   bad.mutable_inputs(0)->set_datatype("FP33");
@@ -592,7 +594,7 @@ TEST_F(GrpcServerTest, UnaryAndStreamRequestsAreEachCountedOnceWithTheirOutcome)
                               "\n"));
 }
 
-TEST_F(GrpcServerTest, StreamWithErrorsAsStatusEndsOnTheFirstError) {
+TEST_P(GrpcServerTest, StreamWithErrorsAsStatusEndsOnTheFirstError) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;
   context.AddMetadata(kStreamErrorAsStatusMetadata, "true");
@@ -611,7 +613,7 @@ TEST_F(GrpcServerTest, StreamWithErrorsAsStatusEndsOnTheFirstError) {
   EXPECT_THAT(status.error_message(), HasSubstr("model_version 'x'"));
 }
 
-TEST_F(GrpcServerTest, StreamAtItsInFlightLimitStillAnswersEveryRequest) {
+TEST_P(GrpcServerTest, StreamAtItsInFlightLimitStillAnswersEveryRequest) {
   GrpcServer::Options options;
   options.service.stream_max_in_flight = 1;  // reading pauses after every request
   ASSERT_NO_FATAL_FAILURE(StartGrpc(options));
@@ -632,7 +634,7 @@ TEST_F(GrpcServerTest, StreamAtItsInFlightLimitStillAnswersEveryRequest) {
   EXPECT_EQ(ids.size(), static_cast<size_t>(kRequests));
 }
 
-TEST_F(GrpcServerTest, CancelledStreamEndsWhileItsRequestIsStillRunning) {
+TEST_P(GrpcServerTest, CancelledStreamEndsWhileItsRequestIsStillRunning) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc({}, /*with_slow_model=*/true));
   grpc::ClientContext context;
   auto stream = stub_->ModelStreamInfer(&context);
@@ -655,7 +657,7 @@ TEST_F(GrpcServerTest, CancelledStreamEndsWhileItsRequestIsStillRunning) {
   EXPECT_TRUE(stub_->ModelInfer(&next, AddSubRequest("", {1, 1, 1, 1}, {1, 1, 1, 1}), &reply).ok());
 }
 
-TEST_F(GrpcServerTest, StatisticsAndRepositoryIndex) {
+TEST_P(GrpcServerTest, StatisticsAndRepositoryIndex) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   {
     grpc::ClientContext context;
@@ -682,7 +684,7 @@ TEST_F(GrpcServerTest, StatisticsAndRepositoryIndex) {
   EXPECT_THAT(names, ::testing::IsSupersetOf({"identity", "add_sub"}));
 }
 
-TEST_F(GrpcServerTest, LogSettingsReadAndChangeTheLogLevel) {
+TEST_P(GrpcServerTest, LogSettingsReadAndChangeTheLogLevel) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   const auto call = [&](const inference::LogSettingsRequest& request,
                         inference::LogSettingsResponse* response) {
@@ -712,7 +714,7 @@ TEST_F(GrpcServerTest, LogSettingsReadAndChangeTheLogLevel) {
 
 // Without a registry (the serve command's --shared-memory=none) system shared memory is off;
 // CUDA shared memory is never served. Both say why.
-TEST_F(GrpcServerTest, SharedMemoryOffAndCudaSharedMemoryAreUnimplementedSayingWhy) {
+TEST_P(GrpcServerTest, SharedMemoryOffAndCudaSharedMemoryAreUnimplementedSayingWhy) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   grpc::ClientContext context;
   inference::SystemSharedMemoryStatusResponse response;
@@ -726,7 +728,7 @@ TEST_F(GrpcServerTest, SharedMemoryOffAndCudaSharedMemoryAreUnimplementedSayingW
   EXPECT_NE(cuda.error_message().find("CUDA shared memory is not supported"), std::string::npos);
 }
 
-TEST_F(GrpcServerTest, HealthServiceFollowsReadiness) {
+TEST_P(GrpcServerTest, HealthServiceFollowsReadiness) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc());
   constexpr int kServing = 1;
   constexpr int kNotServing = 2;
@@ -736,7 +738,7 @@ TEST_F(GrpcServerTest, HealthServiceFollowsReadiness) {
   EXPECT_EQ(HealthStatus(), kNotServing);
 }
 
-TEST_F(GrpcServerTest, ShutdownDoesNotWaitForACancelledCall) {
+TEST_P(GrpcServerTest, ShutdownDoesNotWaitForACancelledCall) {
   ASSERT_NO_FATAL_FAILURE(StartGrpc({}, /*with_slow_model=*/true));
   grpc::ClientContext context;
   const ModelInferRequest request = SlowRequest();
@@ -764,6 +766,21 @@ TEST_F(GrpcServerTest, ShutdownDoesNotWaitForACancelledCall) {
   // The model spins for 1.5 s; a shutdown that waited for the call would take that long.
   EXPECT_LT(shutdown_ms, kSlowComputeUs / 1000 / 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryInferApi, GrpcServerTest,
+                         ::testing::Values(GrpcInferApi::kCallback, GrpcInferApi::kCompletionQueue,
+                                           GrpcInferApi::kSync),
+                         [](const ::testing::TestParamInfo<GrpcInferApi>& info) {
+                           switch (info.param) {
+                             case GrpcInferApi::kCallback:
+                               return "Callback";
+                             case GrpcInferApi::kCompletionQueue:
+                               return "CompletionQueue";
+                             case GrpcInferApi::kSync:
+                               return "Sync";
+                           }
+                           return "Unknown";
+                         });
 
 }  // namespace
 }  // namespace brigade::frontend

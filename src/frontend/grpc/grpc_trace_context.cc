@@ -5,7 +5,7 @@
 namespace brigade::frontend {
 namespace {
 
-std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& context,
+std::optional<std::string_view> Metadata(const grpc::ServerContextBase& context,
                                          std::string_view key) {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
@@ -16,7 +16,7 @@ std::optional<std::string_view> Metadata(const grpc::CallbackServerContext& cont
 }  // namespace
 
 std::optional<telemetry::TraceContext> TraceContextFromMetadata(
-    const grpc::CallbackServerContext& context) {
+    const grpc::ServerContextBase& context) {
   return telemetry::ExtractTraceContext(Metadata(context, "traceparent"),
                                         Metadata(context, "tracestate"));
 }

@@ -2,8 +2,8 @@
 #define BRIGADE_FRONTEND_GRPC_GRPC_TRACE_CONTEXT_H_
 
 // The W3C trace context a gRPC call carries in its metadata (`traceparent`, `tracestate`, as
-// OpenTelemetry's gRPC propagators send them), for the unary and the streaming inference
-// reactors alike. An absent or malformed `traceparent` yields nullopt (the server starts a new
+// OpenTelemetry's gRPC propagators send them), for unary calls on any gRPC API and for streams
+// alike. An absent or malformed `traceparent` yields nullopt (the server starts a new
 // trace); see telemetry/trace_context.h for the parsing rules.
 //
 // Stateless; reads the context's client metadata, which gRPC fixes before the call starts.
@@ -16,7 +16,7 @@
 namespace brigade::frontend {
 
 std::optional<telemetry::TraceContext> TraceContextFromMetadata(
-    const grpc::CallbackServerContext& context);
+    const grpc::ServerContextBase& context);
 
 }  // namespace brigade::frontend
 
