@@ -11,6 +11,10 @@
 //            [--profile]        # print time per op type over the timed runs (stderr)
 //            [--split-budget-kib K]  # batch splitting budget (Session::Options); 0 never
 //                               # splits; default half the L3 cache
+//            [--keep-sources]   # keep the fp32 initializers beside their packed copies
+//                               # (the engine before PlanAndReleaseSources), for comparison
+//            [--instances N]    # N sessions of the one compiled model, each run once; the
+//                               # JSON gives the RSS after the first and after all of them
 //            [--precision fp32|bf16]  # multiply-adds of convolutions and constant-weight
 //                               # matmuls (CompiledModel::Options); bf16 falls back to fp32 on
 //                               # CPUs without native bf16, and the JSON says which ran
@@ -34,10 +38,12 @@
 #include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/strings.h"
 #include "engine/onnx/exec/compiled_model.h"
+#include "engine/onnx/exec/planner.h"
 #include "engine/onnx/exec/session.h"
 #include "engine/onnx/inspect.h"
 #include "engine/onnx/loader/model_loader.h"
@@ -55,8 +61,26 @@ namespace onnx = brigade::engine::onnx;
 struct Flags {
   std::string model, compare, dump_outputs, precision = "fp32";
   int threads = 1, batch = 1, runs = 50, warmup = 5, split_budget_kib = -1;
-  bool optimize = true, peak = false, inspect = false, profile = false;
+  int instances = 1;
+  bool optimize = true, peak = false, inspect = false, profile = false, keep_sources = false;
 };
+
+// A /proc/self/status field in KiB (VmRSS, VmHWM), 0 when absent.
+int64_t StatusKib(std::string_view field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(field) && line.size() > field.size() && line[field.size()] == ':') {
+      int64_t kib = 0;
+      std::string_view rest(line);
+      rest.remove_prefix(field.size() + 1);
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+      rest = rest.substr(0, rest.find(' '));
+      return brigade::ParseInteger(rest, &kib) ? kib : 0;
+    }
+  }
+  return 0;
+}
 
 double NowMs() {
   return std::chrono::duration<double, std::milli>(
@@ -263,6 +287,13 @@ int Run(const Flags& flags) {
   if (!(*compiled)->precision_note().empty()) {
     std::fprintf(stderr, "onnx_run: %s\n", (*compiled)->precision_note().c_str());
   }
+  if (!flags.keep_sources) {
+    // As OnnxBackend::Load does: pack the weights once and free the initializers packed.
+    if (auto status = onnx::PlanAndReleaseSources(**compiled, inputs); !status.ok()) {
+      std::fprintf(stderr, "onnx_run: releasing sources: %s\n",
+                   std::string(status.message()).c_str());
+    }
+  }
   onnx::Session::Options options;
   options.threads = flags.threads;
   options.profile = flags.profile;
@@ -281,6 +312,17 @@ int Run(const Flags& flags) {
     return 1;
   }
   const double first_ms = NowMs() - plan_start;
+  const int64_t rss_one_kib = StatusKib("VmRSS");
+  std::vector<std::unique_ptr<onnx::Session>> more_instances;
+  for (int i = 1; i < flags.instances; ++i) {
+    auto another = onnx::Session::Create(*compiled, options);
+    std::vector<Tensor> ignored;
+    if (!another.ok() || !(*another)->Run(inputs, &ignored).ok()) {
+      std::fprintf(stderr, "onnx_run: instance %d failed\n", i + 1);
+      return 1;
+    }
+    more_instances.push_back(*std::move(another));
+  }
   if (!flags.dump_outputs.empty()) {
     for (size_t j = 0; j < outputs.size(); ++j) {
       std::ofstream(flags.dump_outputs + "/output_" + output_names[j] + ".bin", std::ios::binary)
@@ -295,7 +337,13 @@ int Run(const Flags& flags) {
       StrCat("{\"engine\":\"brigade\",\"model\":\"", flags.model, "\",\"threads\":", flags.threads,
              ",\"batch\":", batch, ",\"precision\":\"",
              (*compiled)->precision() == onnx::ComputePrecision::kBf16 ? "bf16" : "fp32",
-             "\",\"first_run_ms\":", fmt::format("{:.1f}", first_ms));
+             "\",\"first_run_ms\":", fmt::format("{:.1f}", first_ms),
+             fmt::format(",\"instances\":{},\"rss_mib_one_instance\":{:.1f},\"rss_mib\":{:.1f},"
+                         "\"packed_mib\":{:.1f},\"released_mib\":{:.1f}",
+                         flags.instances, static_cast<double>(rss_one_kib) / 1024,
+                         static_cast<double>(StatusKib("VmRSS")) / 1024,
+                         static_cast<double>((*compiled)->weights().total_bytes()) / (1 << 20),
+                         static_cast<double>((*compiled)->released_bytes()) / (1 << 20)));
   if (!flags.compare.empty()) {
     bool all_ok = true;
     result += ",\"outputs\":[";
@@ -398,9 +446,12 @@ int main(int argc, char** argv) {
     } else if ((flag == "--threads" && next(&flags.threads)) ||
                (flag == "--batch" && next(&flags.batch)) ||
                (flag == "--runs" && next(&flags.runs)) ||
+               (flag == "--instances" && next(&flags.instances)) ||
                (flag == "--warmup" && next(&flags.warmup)) ||
                (flag == "--split-budget-kib" && next(&flags.split_budget_kib))) {
       // Parsed into flags by next().
+    } else if (flag == "--keep-sources") {
+      flags.keep_sources = true;
     } else if (flag == "--no-optimize") {
       flags.optimize = false;
     } else if (flag == "--peak") {

@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "engine/onnx/exec/compiled_model.h"
+#include "engine/onnx/exec/planner.h"
 #include "engine/onnx/exec/session.h"
 #include "engine/onnx/loader/model_loader.h"
 #include "engine/onnx/passes/optimizer.h"
@@ -217,14 +218,12 @@ absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions&
     spdlog::warn("model '{}' version {}: {}", options.model_name, options.version,
                  compiled->precision_note());
   }
-  // Pack the weights now (at load, not on the first request) by planning one batch-1 run. A
-  // model whose shapes depend on input contents may refuse zero inputs; its weights are then
-  // packed on first use instead.
-  if (auto session = Session::Create(compiled, Session::Options{}); session.ok()) {
-    if (auto warm = MakeWarmupInputs(signature, options.max_batch_size > 0 ? 1 : 0); warm.ok()) {
-      std::vector<Tensor> ignored;
-      (void)(*session)->Run(*warm, &ignored);
-    }
+  // Pack the weights now (at load, not on the first request) by planning one batch-1 run, and
+  // free each fp32 initializer as soon as its readers have packed it, so that the load's peak
+  // holds one copy of a weight, not two. A model whose shapes depend on input contents may
+  // refuse zero inputs; its weights are then packed (and kept) on first use instead.
+  if (auto warm = MakeWarmupInputs(signature, options.max_batch_size > 0 ? 1 : 0); warm.ok()) {
+    (void)onnx::PlanAndReleaseSources(*compiled, *warm);
   }
   return std::make_shared<OnnxModel>(std::move(compiled), std::move(signature),
                                      std::make_shared<const InputDefaults>(std::move(defaults)));

@@ -10,7 +10,16 @@
 // CPU without native bf16 the model compiles in fp32 instead and precision_note() says why, so a
 // repository that names bf16 still loads on every machine, and the fallback is reported.
 //
-// Thread safety: immutable after Compile() except `weights`, which is internally synchronized.
+// Released sources: an fp32 initializer that every node reading it packs (a Conv's or a Linear's
+// weight) need not stay beside its packed copy. PlanAndReleaseSources (planner.h) plans one run
+// and frees each such constant as soon as its last reader has packed it, so the load's peak
+// holds one of the two copies, not both; the graph keeps the value's type and shape with null
+// data, and released_key() names the packed copy a later plan rebuilds the source from when it
+// needs the weight in another layout (PackConstant), or a node reads it unpacked (the planner).
+//
+// Thread safety: immutable after Compile() except `weights`, which is internally synchronized,
+// and the released sources, which change only inside PlanAndReleaseSources: call it before the
+// model is shared (no other session may plan meanwhile).
 // Ownership: instances hold a shared_ptr, so a CompiledModel lives as long as its last instance.
 
 #include <memory>
@@ -62,6 +71,17 @@ class CompiledModel {
   ComputePrecision precision() const { return precision_; }
   const std::string& precision_note() const { return precision_note_; }
 
+  // Per main-graph value: the packed-weights key its released source is rebuilt from; empty
+  // while the value holds its data.
+  const std::vector<std::string>& released_keys() const { return released_keys_; }
+  // Bytes of the constants released so far.
+  size_t released_bytes() const { return released_bytes_; }
+  // Frees constant `id`'s data when it may be released (fp32, not an input or output, no other
+  // constant sharing its bytes, not read by a node with subgraphs) and as many packed fp32
+  // copies were made from exactly its bytes as it has readers. Only PlanAndReleaseSources
+  // calls it, once the value's last reader in its plan has been built.
+  void ReleaseIfPacked(ValueId id);
+
  private:
   struct Token {};
 
@@ -78,10 +98,16 @@ class CompiledModel {
   bool rows_independent_ = false;
   ComputePrecision precision_ = ComputePrecision::kFp32;
   std::string precision_note_;
+  std::vector<bool> releasable_;
+  std::vector<std::string> released_keys_;
+  size_t released_bytes_ = 0;
 };
 
 // Per value of `graph`: the nodes reading it plus one per graph output slot naming it.
 std::vector<int> CountUses(const Graph& graph);
+
+// Per value of `graph`: whether CompiledModel::ReleaseIfPacked may free its constant data.
+std::vector<bool> ReleasableConstants(const Graph& graph);
 
 // Per graph input of `graph`: whether its contents (not only its shape) decide some shape, so
 // that the planner must know them (CompiledModel::shape_inputs; for a subgraph, which of its

@@ -1,6 +1,7 @@
 #include "engine/onnx/exec/planner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <set>
@@ -51,6 +52,10 @@ struct PlanTarget {
   // into the enclosing plan (which outlives this one), and the inputs are checked against the
   // subgraph's declared types and shapes, which its passes relied on.
   bool subgraph = false;
+  // Main graph: CompiledModel::released_keys(), per value (empty: holds its data).
+  const std::vector<std::string>* released_keys = nullptr;
+  // Only inside PlanAndReleaseSources: told of each constant once its last reader is built.
+  CompiledModel* releaser = nullptr;
 };
 
 // Where a plan that ended at a dynamic step (KernelDef::dynamic_output) stopped: what its
@@ -162,11 +167,48 @@ class Planner {
       v.info.dtype = value.constant->dtype();
       v.info.shape = value.constant->shape();
       v.info.constant = &*value.constant;
-      v.known = true;
+      // A released source has no data: not evaluable at plan time, rebuilt when read unpacked.
+      v.known = !Released(static_cast<ValueId>(id));
       v.defined = true;
       v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, value.constant->data()});
     }
     return absl::OkStatus();
+  }
+
+  // True when `id`'s source was released and this plan has not rebuilt it.
+  bool Released(ValueId id) const {
+    const auto index = static_cast<size_t>(id);
+    return target_.released_keys != nullptr && index < target_.released_keys->size() &&
+           !(*target_.released_keys)[index].empty() && !values_[index].known;
+  }
+
+  // The node's released inputs, when its kernel did not pack each of them (a layout or shape
+  // this plan reads unpacked): their sources rebuilt into the plan, so the kernel is built again.
+  absl::StatusOr<bool> RebuildUnpackedSources(const Node& node, const KernelContext& ctx) {
+    std::vector<ValueId> released;
+    for (ValueId id : node.inputs) {
+      if (id != kNoValue && Released(id) &&
+          std::find(released.begin(), released.end(), id) == released.end()) {
+        released.push_back(id);
+      }
+    }
+    if (static_cast<size_t>(ctx.released_sources_packed) >= released.size()) return false;
+    for (ValueId id : released) {
+      PlanValue& v = values_[static_cast<size_t>(id)];
+      BRIGADE_ASSIGN_OR_RETURN(Tensor bytes,
+                               RebuildSource(target_.engine, target_.weights,
+                                             (*target_.released_keys)[static_cast<size_t>(id)]));
+      BRIGADE_ASSIGN_OR_RETURN(Tensor source, Tensor::Allocate(v.info.dtype, v.info.shape));
+      if (bytes.byte_size() != source.byte_size()) {
+        return absl::InternalError(StrCat("value '", v.name, "': rebuilt source has ",
+                                          bytes.byte_size(), " bytes, not ", source.byte_size()));
+      }
+      std::memcpy(source.mutable_data(), bytes.data(), bytes.byte_size());
+      v.info.constant = Own(std::move(source));
+      v.known = true;
+      v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, v.info.constant->data()});
+    }
+    return true;
   }
 
   // A subgraph input must have the type and shape its graph declares: the subgraph's passes
@@ -296,6 +338,24 @@ class Planner {
                                         "): a dynamic-output kernel needs exactly one output"));
     }
     BRIGADE_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->create(ctx));
+    if (!shape_only_) {
+      BRIGADE_ASSIGN_OR_RETURN(const bool rebuilt, RebuildUnpackedSources(node, ctx));
+      if (rebuilt) {
+        // The inputs now point at the rebuilt sources; describe the outputs afresh.
+        ctx.outputs.assign(node.outputs.size(), ValueInfo{});
+        ctx.scratch_bytes = 0;
+        ctx.output_reuses_input = -1;
+        ctx.released_sources_packed = 0;
+        BRIGADE_ASSIGN_OR_RETURN(kernel, def->create(ctx));
+      }
+      if (target_.releaser != nullptr) {
+        for (ValueId id : node.inputs) {
+          if (id != kNoValue && remaining_uses_[static_cast<size_t>(id)] == 0) {
+            target_.releaser->ReleaseIfPacked(id);
+          }
+        }
+      }
+    }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k] != kNoValue && ctx.outputs[k].dtype == DataType::kInvalid &&
           ctx.output_used[k]) {
@@ -687,19 +747,45 @@ std::vector<ValueInfo> DescribeInputs(const CompiledModel& model, std::span<cons
 absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& model,
                                                          std::span<const Tensor> inputs,
                                                          int threads, dnnl::stream& stream) {
-  const PlanTarget target{model.graph(), model.use_counts(), model.engine(), model.weights(),
-                          model.precision()};
+  const PlanTarget target{.graph = model.graph(),
+                          .use_counts = model.use_counts(),
+                          .engine = model.engine(),
+                          .weights = model.weights(),
+                          .precision = model.precision(),
+                          .released_keys = &model.released_keys()};
   const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
   Planner planner(target, infos, threads, stream, /*shape_only=*/false);
   return planner.Build();
+}
+
+absl::Status PlanAndReleaseSources(CompiledModel& model, std::span<const Tensor> inputs) {
+  try {
+    dnnl::stream stream(model.engine());
+    const PlanTarget target{.graph = model.graph(),
+                            .use_counts = model.use_counts(),
+                            .engine = model.engine(),
+                            .weights = model.weights(),
+                            .precision = model.precision(),
+                            .released_keys = &model.released_keys(),
+                            .releaser = &model};
+    const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
+    Planner planner(target, infos, 1, stream, /*shape_only=*/false);
+    return planner.Build().status();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(StrCat("oneDNN stream: ", e.what()));
+  }
 }
 
 absl::StatusOr<std::vector<std::optional<Shape>>> PropagateShapes(const CompiledModel& model,
                                                                   std::span<const Tensor> inputs) {
   try {
     dnnl::stream stream(model.engine());
-    const PlanTarget target{model.graph(), model.use_counts(), model.engine(), model.weights(),
-                            model.precision()};
+    const PlanTarget target{.graph = model.graph(),
+                            .use_counts = model.use_counts(),
+                            .engine = model.engine(),
+                            .weights = model.weights(),
+                            .precision = model.precision(),
+                            .released_keys = &model.released_keys()};
     const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
     Planner planner(target, infos, 1, stream, /*shape_only=*/true);
     BRIGADE_RETURN_IF_ERROR(planner.Build().status());

@@ -40,6 +40,13 @@ absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& mo
                                                          std::span<const Tensor> inputs,
                                                          int threads, dnnl::stream& stream);
 
+// Plans one run on `inputs` (packing the weights it reads, in their layouts for these shapes)
+// and frees each fp32 constant as soon as every node reading it has packed it
+// (CompiledModel::ReleaseIfPacked). For loading: call it once, before any session of `model`
+// plans (it changes the model's graph). The plan is dropped; later plans rebuild a released
+// source from its packed copy when they need it in another layout.
+absl::Status PlanAndReleaseSources(CompiledModel& model, std::span<const Tensor> inputs);
+
 // The shape of every graph value (indexed by ValueId; nullopt where none was computed) for
 // `inputs`, found by walking the planner without building primitives (kernels' shape_only mode);
 // shape subgraphs are still evaluated. For static shape inference.

@@ -143,18 +143,47 @@ absl::StatusOr<ScratchReorder> MakeScratchReorder(KernelContext& ctx, size_t inp
   return reorder;
 }
 
+absl::StatusOr<Tensor> RebuildSource(const dnnl::engine& engine, PackedWeights& weights,
+                                     const std::string& key) {
+  BRIGADE_ASSIGN_OR_RETURN(PackedWeights::Copy copy, weights.Fp32Copy(key));
+  BRIGADE_ASSIGN_OR_RETURN(
+      Tensor t,
+      Tensor::Allocate(DataType::kUint8, Shape{static_cast<int64_t>(copy.plain.get_size())}));
+  BRIGADE_RETURN_IF_ERROR(
+      ReorderNow(engine, copy.desc, copy.tensor->data(), copy.plain, t.mutable_data()));
+  weights.CountRebuild();
+  return t;
+}
+
 absl::StatusOr<std::shared_ptr<const Tensor>> PackConstant(KernelContext& ctx,
                                                            const std::string& key,
                                                            const dnnl::memory::desc& from,
                                                            const void* source,
                                                            const dnnl::memory::desc& to) {
   const dnnl::engine& engine = *ctx.engine;
-  return ctx.weights->GetOrPack(key, to, [&]() -> absl::StatusOr<Tensor> {
+  PackedWeights& weights = *ctx.weights;
+  if (source == nullptr) ++ctx.released_sources_packed;
+  auto packed = weights.GetOrPack(key, to, [&]() -> absl::StatusOr<Tensor> {
+    // A released source (null) is rebuilt from the copy packed before it was freed; `from`
+    // describes the same bytes, perhaps through other dims or strides.
+    Tensor rebuilt;
+    const void* bytes = source;
+    if (source == nullptr) {
+      BRIGADE_ASSIGN_OR_RETURN(rebuilt, RebuildSource(engine, weights, key));
+      if (rebuilt.byte_size() < from.get_size()) {
+        return absl::InternalError(StrCat("packed weights '", key, "': the rebuilt source has ",
+                                          rebuilt.byte_size(), " bytes, the layout needs ",
+                                          from.get_size()));
+      }
+      bytes = rebuilt.data();
+    }
     BRIGADE_ASSIGN_OR_RETURN(
         Tensor t, Tensor::Allocate(DataType::kUint8, Shape{static_cast<int64_t>(to.get_size())}));
-    BRIGADE_RETURN_IF_ERROR(ReorderNow(engine, from, source, to, t.mutable_data()));
+    BRIGADE_RETURN_IF_ERROR(ReorderNow(engine, from, bytes, to, t.mutable_data()));
     return t;
   });
+  if (packed.ok() && source != nullptr) weights.NoteSource(key, source, from.get_size(), from);
+  return packed;
 }
 
 absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& ctx,

@@ -124,12 +124,19 @@ absl::StatusOr<ScratchReorder> MakeScratchReorder(KernelContext& ctx, size_t inp
 
 // `source`, laid out as `from`, reordered once into `to` and shared through ctx.weights under
 // (`key`, `to`): every plan and instance of the model reuses the packed copy. `source` is read
-// only when no copy exists yet.
+// only when no copy exists yet. A null `source` is one the model released after every reader
+// packed it (CompiledModel::ReleaseSource): it is rebuilt from the fp32 copy stored under `key`
+// when `to` is a layout not stored yet.
 absl::StatusOr<std::shared_ptr<const Tensor>> PackConstant(KernelContext& ctx,
                                                            const std::string& key,
                                                            const dnnl::memory::desc& from,
                                                            const void* source,
                                                            const dnnl::memory::desc& to);
+
+// The plain source `key` was packed from, rebuilt from its stored fp32 copy (uint8 bytes, the
+// source's byte size): exact, since reorders between fp32 layouts do not round.
+absl::StatusOr<Tensor> RebuildSource(const dnnl::engine& engine, PackedWeights& weights,
+                                     const std::string& key);
 
 // Runs `reorder` for this call and points the main primitive at the copy.
 absl::Status RunScratchReorder(const ScratchReorder& reorder, const RunContext& ctx,

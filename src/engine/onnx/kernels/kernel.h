@@ -84,6 +84,10 @@ struct KernelContext {
   const dnnl::engine* engine = nullptr;
   // Packed constants shared by every plan and instance of the model.
   PackedWeights* weights = nullptr;
+  // PackConstant calls given a released source (null data, CompiledModel::ReleaseSource): the
+  // planner checks that each released input of the node was packed, and rebuilds the source
+  // for the node otherwise.
+  int released_sources_packed = 0;
   // The planner only wants the outputs described (static shape inference): factories of
   // expensive kernels may return a null kernel right after describing their outputs.
   bool shape_only = false;

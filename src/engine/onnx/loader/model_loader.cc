@@ -240,14 +240,17 @@ absl::Status ConvertAttribute(const ::onnx::AttributeProto& proto, std::string_v
 class GraphBuilder {
  public:
   // The model's main graph. `input_defaults` (borrowed for the call to Build) receives the
-  // initializers that became defaults of graph inputs (LoadOptions::initializer_inputs).
-  GraphBuilder(const ::onnx::ModelProto& model, std::string_view model_dir,
-               const LoadOptions& options, std::map<std::string, Tensor>* input_defaults)
-      : proto_(model.graph()),
+  // initializers that became defaults of graph inputs (LoadOptions::initializer_inputs). Build
+  // frees each initializer's raw_data in `model` once it is a Tensor, so that the file's weights
+  // are not held twice while the graph is built.
+  GraphBuilder(::onnx::ModelProto* model, std::string_view model_dir, const LoadOptions& options,
+               std::map<std::string, Tensor>* input_defaults)
+      : proto_(model->graph()),
+        release_(model->mutable_graph()),
         model_dir_(model_dir),
         options_(options),
         input_defaults_(input_defaults) {
-    for (const auto& opset : model.opset_import()) {
+    for (const auto& opset : model->opset_import()) {
       graph_.opsets()[NormalizeDomain(opset.domain())] = static_cast<int>(opset.version());
     }
   }
@@ -258,13 +261,18 @@ class GraphBuilder {
     for (const auto& input : g.input()) graph_inputs.insert(input.name());
     // Initializers are constants (even when also listed as graph inputs: requests do not override
     // weights), except those the caller asks to serve as inputs: their initializer is the default.
-    for (const auto& init : g.initializer()) {
+    for (int i = 0; i < g.initializer_size(); ++i) {
+      const ::onnx::TensorProto& init = g.initializer(i);
       if (graph_.FindValue(init.name()) != kNoValue ||
           (input_defaults_ != nullptr && input_defaults_->contains(init.name()))) {
         return absl::InvalidArgumentError(
             StrCat("initializer '", init.name(), "' is defined twice"));
       }
       BRIGADE_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(init, model_dir_));
+      // Swapped with an empty string, not cleared: clear() would keep the buffer.
+      if (release_ != nullptr) {
+        std::string().swap(*release_->mutable_initializer(i)->mutable_raw_data());
+      }
       if (input_defaults_ != nullptr && graph_inputs.contains(init.name()) &&
           std::find(options_.initializer_inputs.begin(), options_.initializer_inputs.end(),
                     init.name()) != options_.initializer_inputs.end()) {
@@ -509,6 +517,7 @@ class GraphBuilder {
   }
 
   const ::onnx::GraphProto& proto_;
+  ::onnx::GraphProto* release_ = nullptr;  // main graph only: where Build frees raw_data
   const std::string_view model_dir_;
   const LoadOptions& options_;
   std::map<std::string, Tensor>* input_defaults_;  // null for subgraphs
@@ -612,7 +621,7 @@ absl::StatusOr<LoadedModel> LoadParsedModel(::onnx::ModelProto model, std::strin
   loaded.producer_version = model.producer_version();
   loaded.graph_name = model.graph().name();
   for (const auto& entry : model.metadata_props()) loaded.metadata[entry.key()] = entry.value();
-  GraphBuilder builder(model, model_dir, options, &loaded.input_defaults);
+  GraphBuilder builder(&model, model_dir, options, &loaded.input_defaults);
   BRIGADE_ASSIGN_OR_RETURN(loaded.graph, builder.Build());
   BRIGADE_RETURN_IF_ERROR(CanonicalizeGraph(&loaded.graph));
   BRIGADE_RETURN_IF_ERROR(loaded.graph.SortTopologically());
