@@ -107,19 +107,27 @@ BatchQueue::Admission BatchQueue::Push(std::unique_ptr<InferRequest> request, in
         std::min(queued.slo_deadline_ns, Deadline::AfterUs(now_ns, options_.target_p99_us).ns());
   }
 
+  // Predicted for every request, not only under admission control: the answer's lateness
+  // against it is what SLO routing adds to its predictions (PredictCompletionNs).
+  AdmissionView view;
+  view.now_ns = now_ns;
+  view.rows = queued.rows;
+  for (int l = 0; l <= level; ++l) view.rows_ahead += levels_[static_cast<size_t>(l)].rows;
+  view.max_batch_size = batch_limit_;
+  view.load = load_.Signals(now_ns);
+  const int64_t predicted_ns = policy_->PredictCompletionNs(view);
   if (options_.admission_control) {
-    AdmissionView view;
-    view.now_ns = now_ns;
-    view.rows = queued.rows;
-    for (int l = 0; l <= level; ++l) view.rows_ahead += levels_[static_cast<size_t>(l)].rows;
-    view.max_batch_size = batch_limit_;
-    view.load = load_.Signals(now_ns);
-    admission.predicted_completion_ns = policy_->PredictCompletionNs(view);
+    admission.predicted_completion_ns = predicted_ns;
     admission.admission_deadline_ns = queued.slo_deadline_ns;
-    if (admission.predicted_completion_ns >= 0 &&
-        admission.predicted_completion_ns > admission.admission_deadline_ns) {
+    if (predicted_ns >= 0 && predicted_ns > admission.admission_deadline_ns) {
       return refuse(Refusal::kPredictedLate);
     }
+  }
+  if (predicted_ns >= 0) {
+    const int64_t arrival_ns = request->clock.at(Stage::kArrival);
+    const int64_t before_queue_ns =
+        arrival_ns > 0 && arrival_ns <= now_ns ? now_ns - arrival_ns : 0;
+    queued.expected_done_ns = predicted_ns - before_queue_ns;
   }
 
   queued.sequence = next_sequence_++;
@@ -319,7 +327,8 @@ int64_t BatchQueue::PredictCompletionNs(int rows, int64_t now_ns) const {
   for (const Level& level : levels_) view.rows_ahead += level.rows;
   view.max_batch_size = batch_limit_;
   view.load = load_.Signals(now_ns);
-  return policy_->PredictCompletionNs(view);
+  const int64_t predicted_ns = policy_->PredictCompletionNs(view);
+  return predicted_ns < 0 ? predicted_ns : predicted_ns + load_.lateness_p99_ns(now_ns);
 }
 
 }  // namespace brigade::scheduler

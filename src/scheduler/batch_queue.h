@@ -108,6 +108,10 @@ struct QueuedRequest {
   uint64_t sequence = 0;
   // Timed out under a DELAY policy.
   bool delayed = false;
+  // The predicted p99 completion at admission, moved back by the time the request spent before
+  // the queue (since its front end's arrival mark): when its answer would be on time for a
+  // prediction that counted from arrival. -1: no prediction (LoadTracker::OnAnswered).
+  int64_t expected_done_ns = -1;
 };
 
 // Why Push() handed a request back.
@@ -138,8 +142,10 @@ class BatchQueue {
   };
   Admission Push(std::unique_ptr<InferRequest> request, int64_t now_ns);
   // What admission control would predict for a request of `rows` rows arriving now behind
-  // everything queued (absolute p99 completion, Clock ns); -1 when the profile cannot tell yet.
-  // Queues nothing; for routers choosing among variants by SLO.
+  // everything queued (absolute p99 completion, Clock ns), plus the recent p99 of how late
+  // answers came against that prediction (LoadTracker::lateness_p99_ns: what the queue and the
+  // profile do not see); -1 when the profile cannot tell yet. Queues nothing; for routers
+  // choosing among variants by SLO.
   int64_t PredictCompletionNs(int rows, int64_t now_ns) const;
 
   struct Decision {

@@ -397,6 +397,75 @@ TEST(BatchQueueTest, AdmissionControlRefusesARequestPredictedToMissItsDeadline) 
   EXPECT_EQ(queue.Push(with_timeout("patient", 5000), now).refused, nullptr);
 }
 
+// Serves `count` one-row requests one at a time, each answered `late_us` after its predicted
+// p99 completion (the profile itself keeps predicting 1250 µs for a row).
+void AnswerLate(BatchQueue& queue, FakeClock& clock, int count, int64_t late_us) {
+  for (int i = 0; i < count; ++i) {
+    const int64_t start = clock.NowNs();
+    queue.Push(MakeRequest("late", 1), start);
+    BatchQueue::Decision decision = queue.Next(start);
+    ASSERT_EQ(decision.batch.size(), 1u);
+    const int64_t expected = decision.batch[0].expected_done_ns;
+    ASSERT_EQ(expected, start + 1'250'000);
+    clock.AdvanceNs(1'250'000 + late_us * 1000);
+    const int64_t done = clock.NowNs();
+    queue.OnBatchDone(0, 0, 0, done);  // rows 0: the profile keeps its linear cost
+    const int64_t answered[] = {expected};
+    queue.mutable_load().OnAnswered(answered, done);
+  }
+}
+
+TEST(BatchQueueTest, SloPredictionAddsHowLateRecentAnswersCame) {
+  BatchQueue queue(Batching(4, 0));
+  FakeClock clock;
+  LearnLinearCost(queue, clock);
+  EXPECT_EQ(queue.PredictCompletionNs(1, clock.NowNs()), clock.NowNs() + 1'250'000);
+  // Answers came 3 ms after what the profile and the queue predicted (the front end, the
+  // machine's contention): the router's prediction adds that tail.
+  AnswerLate(queue, clock, 100, 3000);
+  const int64_t predicted = queue.PredictCompletionNs(1, clock.NowNs()) - clock.NowNs();
+  EXPECT_GE(predicted, 1'250'000 + 2'600'000);  // within a histogram bucket (15%) of 3 ms
+  EXPECT_LE(predicted, 1'250'000 + 3'000'000);
+}
+
+TEST(BatchQueueTest, SloPredictionCountsTheTimeBeforeTheQueue) {
+  BatchQueue queue(Batching(4, 0));
+  FakeClock clock;
+  LearnLinearCost(queue, clock);
+  auto request = MakeRequest("routed", 1);
+  // It reached the front end 2 ms before the queue: answered on the predicted instant, it is
+  // 2 ms later than a prediction made at arrival.
+  request->clock.Mark(Stage::kArrival, clock.NowNs() - 2'000'000);
+  queue.Push(std::move(request), clock.NowNs());
+  BatchQueue::Decision decision = queue.Next(clock.NowNs());
+  ASSERT_EQ(decision.batch.size(), 1u);
+  EXPECT_EQ(decision.batch[0].expected_done_ns, clock.NowNs() + 1'250'000 - 2'000'000);
+}
+
+TEST(BatchQueueTest, SloPredictionForgetsLatenessOnceItsAnswersAgeOut) {
+  BatchQueue queue(Batching(4, 0));
+  FakeClock clock;
+  LearnLinearCost(queue, clock);
+  AnswerLate(queue, clock, 100, 10'000);
+  EXPECT_GT(queue.PredictCompletionNs(1, clock.NowNs()) - clock.NowNs(), 10'000'000);
+  // No answers for ten half-lives (a router that stopped sending): predicted afresh, or it
+  // would never be sent anything again.
+  clock.AdvanceNs(5'000'000'000);
+  EXPECT_EQ(queue.PredictCompletionNs(1, clock.NowNs()), clock.NowNs() + 1'250'000);
+}
+
+TEST(BatchQueueTest, SloPredictionCountsEarlyAnswersAsOnTime) {
+  BatchQueue queue(Batching(4, 0));
+  FakeClock clock;
+  LearnLinearCost(queue, clock);
+  const int64_t now = clock.NowNs();
+  // Answers before their prediction, and requests that had none (-1), add nothing.
+  std::vector<int64_t> expected(100, now + 5'000'000);
+  expected[0] = -1;
+  queue.mutable_load().OnAnswered(expected, now);
+  EXPECT_EQ(queue.PredictCompletionNs(1, now), now + 1'250'000);
+}
+
 TEST(BatchQueueTest, AdmissionControlAdmitsWhileTheProfileIsEmpty) {
   BatchQueueOptions options = Batching(4, 0);
   options.admission_control = true;

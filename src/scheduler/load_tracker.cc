@@ -28,7 +28,19 @@ LoadTracker::LoadTracker(Options options)
       profile_({options.instances, options.max_rows, options.profile_half_life_ns}),
       arrivals_(options.rate_half_life_ns),
       busy_ns_(options.rate_half_life_ns),
-      busy_until_ns_(static_cast<size_t>(std::max(1, options.instances)), -1) {}
+      busy_until_ns_(static_cast<size_t>(std::max(1, options.instances)), -1),
+      lateness_(options.lateness_half_life_ns) {}
+
+void LoadTracker::OnAnswered(std::span<const int64_t> expected_done_ns, int64_t done_ns) {
+  bool added = false;
+  for (const int64_t expected_ns : expected_done_ns) {
+    if (expected_ns < 0) continue;
+    lateness_.Add(std::max<int64_t>(0, done_ns - expected_ns), done_ns);
+    added = true;
+  }
+  if (!added) return;
+  lateness_p99_ns_ = lateness_.Quantile(0.99);
+}
 
 void LoadTracker::OnBatchStart(int instance, int64_t predicted_ns, int64_t now_ns) {
   if (instance < 0 || static_cast<size_t>(instance) >= busy_until_ns_.size()) return;

@@ -222,15 +222,17 @@ void Scheduler::ServeLoop(int index, engine::ModelInstance* instance) {
       AnswerRemoved(decision.expired);
       int rows = 0;
       int64_t start_ns = 0, end_ns = 0;
+      ExpectedDone expected;
       if (has_batch) {
         start_ns = options_.clock->NowNs();
-        rows = RunBatch(instance, std::move(decision.batch));
+        rows = RunBatch(instance, std::move(decision.batch), &expected);
         end_ns = options_.clock->NowNs();
       }
       mu_.Lock();
       if (has_batch) {
         const int64_t busy_ns = end_ns - std::min(ready_ns, start_ns);
         queue_.OnBatchDone(index, rows, busy_ns, end_ns);
+        queue_.mutable_load().OnAnswered(expected, end_ns);
         if (rows > 0) {
           decisions_.RecordOutcome(decision.predicted_p50_ns, decision.predicted_p99_ns, busy_ns);
         }
@@ -286,10 +288,12 @@ void Scheduler::RunLoan(Loan loan) {
   std::vector<QueuedRequest> removed;
   while (true) {
     const int64_t start_ns = options_.clock->NowNs();
-    const int rows = RunBatch(loan.instance, std::move(loan.decision.batch));
+    ExpectedDone expected;
+    const int rows = RunBatch(loan.instance, std::move(loan.decision.batch), &expected);
     const int64_t end_ns = options_.clock->NowNs();
     mu_.Lock();
     queue_.OnBatchDone(loan.index, rows, end_ns - start_ns, end_ns);
+    queue_.mutable_load().OnAnswered(expected, end_ns);
     if (rows > 0) {
       decisions_.RecordOutcome(loan.decision.predicted_p50_ns, loan.decision.predicted_p99_ns,
                                end_ns - start_ns);
@@ -384,7 +388,8 @@ void Scheduler::AnswerRemoved(std::vector<QueuedRequest>& removed) {
   }
 }
 
-int Scheduler::RunBatch(engine::ModelInstance* instance, std::vector<QueuedRequest> batch) {
+int Scheduler::RunBatch(engine::ModelInstance* instance, std::vector<QueuedRequest> batch,
+                        ExpectedDone* expected) {
   // A client that went away between the decision and now: skip its work.
   std::vector<QueuedRequest> cancelled;
   for (auto it = batch.begin(); it != batch.end();) {
@@ -403,7 +408,10 @@ int Scheduler::RunBatch(engine::ModelInstance* instance, std::vector<QueuedReque
     AnswerRemoved(cancelled);
   }
   int rows = 0;
-  for (const QueuedRequest& queued : batch) rows += queued.rows;
+  for (const QueuedRequest& queued : batch) {
+    rows += queued.rows;
+    expected->push_back(queued.expected_done_ns);
+  }
   runner_.Run(instance, std::move(batch));
   return rows;
 }

@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "core/clock.h"
@@ -202,8 +203,13 @@ class Scheduler {
   void TimerLoop();
   // Answers requests removed from the queue (timed out / cancelled) and releases their order.
   void AnswerRemoved(std::vector<QueuedRequest>& removed);
-  // Runs `decision.batch` minus requests cancelled meanwhile; returns the rows executed.
-  int RunBatch(engine::ModelInstance* instance, std::vector<QueuedRequest> batch);
+  // When each request of a batch was expected answered (QueuedRequest::expected_done_ns).
+  using ExpectedDone = absl::InlinedVector<int64_t, 32>;
+  // Runs `decision.batch` minus requests cancelled meanwhile; returns the rows executed and
+  // adds the executed requests' expected answer times to `expected` (for the lateness that SLO
+  // routing's prediction adds, measured once their answers are out).
+  int RunBatch(engine::ModelInstance* instance, std::vector<QueuedRequest> batch,
+               ExpectedDone* expected);
   void Respond(QueuedRequest& queued, absl::StatusOr<InferResponse> result);
   absl::Status RefusalStatus(const BatchQueue::Admission& admission, int64_t now_ns) const;
   // Sets the queue-length gauge (if any) to the queue's size; call after the queue changed.
