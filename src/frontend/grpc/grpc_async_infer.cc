@@ -19,10 +19,11 @@ using Poller = AsyncInferPollers::Poller;
 // request's completion, whichever comes later.
 //
 // gRPC's part (context, writer, response) lives in `grpc_` until both of its events for a started
-// call came back: the done notification and the end of the one Finish. Whoever claims `finished_`
-// first (the request's completion on any thread, or a cancellation seen on the poller) finishes
-// the call; the other leaves gRPC's part alone. The call object itself goes when gRPC's part is
-// gone and the completion, if the request was handed on, has run.
+// call came back: the done notification and the end of the one Finish (or, where no Finish was
+// sent because the call was already cancelled, the claim that decided not to send it). Whoever
+// claims `finished_` first (the request's completion on any thread, or a cancellation seen on the
+// poller) finishes the call; the other leaves gRPC's part alone. The call object itself goes when
+// gRPC's part is gone and the completion, if the request was handed on, has run.
 class AsyncInferCall {
  public:
   enum class Event { kArrived, kDone, kFinished };
@@ -59,7 +60,11 @@ class AsyncInferCall {
       case Event::kDone:
         if (grpc_->context.IsCancelled()) {
           cancel_->Cancel();
-          if (Claim()) FinishWith(absl::CancelledError("the call was cancelled"));
+          if (Claim()) {
+            // The call is over: a Finish could only fail. Its event counts as back.
+            call_.FinalStatus(absl::CancelledError("the call was cancelled"), &grpc_->context);
+            GrpcEventBack();
+          }
         }
         GrpcEventBack();
         return;
@@ -81,13 +86,13 @@ class AsyncInferCall {
       delete this;
       return;
     }
-    (new AsyncInferCall(poller_))->Request();  // keep the queue's number of waiting calls
-    grpc_events_ = 2;                          // the done notification and the Finish's end
+    (new AsyncInferCall(poller_))->Request();          // keep the queue's number of waiting calls
+    grpc_events_.store(2, std::memory_order_relaxed);  // the done notification, the Finish's end
     GrpcInferenceService* service = poller_->service;
     std::shared_ptr<const Parameters> forwarded;
     if (std::optional<grpc::Status> refused = service->AdmitInfer(grpc_->context, &forwarded)) {
       // Refused before decoding, as the callback API's handler refuses: nothing is reported.
-      if (Claim()) grpc_->writer.FinishWithError(*refused, &finished_tag_);
+      if (Claim()) SendFinish(*refused);
       return;
     }
     absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
@@ -107,18 +112,35 @@ class AsyncInferCall {
 
   bool Claim() { return !finished_.exchange(true, std::memory_order_acq_rel); }
 
+  // By the claimer, on any thread.
   void FinishWith(const absl::Status& status) {
-    const grpc::Status sent = call_.FinalStatus(status, &grpc_->context);
-    if (sent.ok()) {
-      grpc_->writer.Finish(grpc_->response, sent, &finished_tag_);
-    } else {
-      grpc_->writer.FinishWithError(sent, &finished_tag_);
-    }
+    SendFinish(call_.FinalStatus(status, &grpc_->context));
   }
 
+  void SendFinish(const grpc::Status& sent) {
+    {
+      // Under the poller's lock so no Finish reaches a queue Shutdown() closed (gRPC aborts on
+      // that): a completion on an instance thread may come after the server shut down. Finish
+      // only queues the write; the lock's other holders are the poller's requests for calls.
+      absl::MutexLock lock(&poller_->mu);
+      if (!poller_->closed) {
+        if (sent.ok()) {
+          grpc_->writer.Finish(grpc_->response, sent, &finished_tag_);
+        } else {
+          grpc_->writer.FinishWithError(sent, &finished_tag_);
+        }
+        return;
+      }
+    }
+    // The queue is closing, so the server's shutdown already cancelled this call.
+    GrpcEventBack();
+  }
+
+  // On the poller's thread, or the claimer's when its Finish was not sent.
   void GrpcEventBack() {
-    BRIGADE_CHECK(grpc_events_ > 0, "a gRPC event came back that was not expected");
-    if (--grpc_events_ > 0) return;
+    const int left = grpc_events_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    BRIGADE_CHECK(left >= 0, "a gRPC event came back that was not expected");
+    if (left > 0) return;
     call_.Report(call_.clock()->NowNs());
     grpc_.reset();  // gRPC's call ends with its context, before a late completion comes
     Unref();
@@ -137,8 +159,7 @@ class AsyncInferCall {
   InferCallState call_;
   std::shared_ptr<ChargedInferRequest> request_;
   std::unique_ptr<GrpcPart> grpc_;
-  // Touched on the poller's thread only.
-  int grpc_events_ = 0;
+  std::atomic<int> grpc_events_{0};
   const std::shared_ptr<CancelFlag> cancel_ = std::make_shared<CancelFlag>();
   std::atomic<bool> finished_{false};
   // gRPC's part (dropped in GrpcEventBack), plus one while the request's completion is due.
