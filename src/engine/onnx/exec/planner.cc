@@ -1,7 +1,6 @@
 #include "engine/onnx/exec/planner.h"
 
 #include <algorithm>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <set>
@@ -198,12 +197,9 @@ class Planner {
       BRIGADE_ASSIGN_OR_RETURN(Tensor bytes,
                                RebuildSource(target_.engine, target_.weights,
                                              (*target_.released_keys)[static_cast<size_t>(id)]));
-      BRIGADE_ASSIGN_OR_RETURN(Tensor source, Tensor::Allocate(v.info.dtype, v.info.shape));
-      if (bytes.byte_size() != source.byte_size()) {
-        return absl::InternalError(StrCat("value '", v.name, "': rebuilt source has ",
-                                          bytes.byte_size(), " bytes, not ", source.byte_size()));
-      }
-      std::memcpy(source.mutable_data(), bytes.data(), bytes.byte_size());
+      // Tensor::Copy checks that the rebuilt bytes fill the value's shape.
+      BRIGADE_ASSIGN_OR_RETURN(Tensor source,
+                               Tensor::Copy(v.info.dtype, v.info.shape, bytes.bytes()));
       v.info.constant = Own(std::move(source));
       v.known = true;
       v.slot = AddSlot(Slot{Slot::Kind::kConstant, 0, v.info.constant->data()});
@@ -731,6 +727,18 @@ void Planner::Resume() {
   values_[resume_->dynamic_value].info.shape = *dynamic_shape_;
 }
 
+// `model`'s main graph as a plan target; `releaser` (PlanAndReleaseSources only) is told of each
+// constant once its last reader is built.
+PlanTarget MainGraph(const CompiledModel& model, CompiledModel* releaser = nullptr) {
+  return {.graph = model.graph(),
+          .use_counts = model.use_counts(),
+          .engine = model.engine(),
+          .weights = model.weights(),
+          .precision = model.precision(),
+          .released_keys = &model.released_keys(),
+          .releaser = releaser};
+}
+
 // The main graph's input descriptions for `inputs`: the contents of shape inputs are known.
 std::vector<ValueInfo> DescribeInputs(const CompiledModel& model, std::span<const Tensor> inputs) {
   std::vector<ValueInfo> infos(inputs.size());
@@ -747,12 +755,7 @@ std::vector<ValueInfo> DescribeInputs(const CompiledModel& model, std::span<cons
 absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& model,
                                                          std::span<const Tensor> inputs,
                                                          int threads, dnnl::stream& stream) {
-  const PlanTarget target{.graph = model.graph(),
-                          .use_counts = model.use_counts(),
-                          .engine = model.engine(),
-                          .weights = model.weights(),
-                          .precision = model.precision(),
-                          .released_keys = &model.released_keys()};
+  const PlanTarget target = MainGraph(model);
   const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
   Planner planner(target, infos, threads, stream, /*shape_only=*/false);
   return planner.Build();
@@ -761,13 +764,7 @@ absl::StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const CompiledModel& mo
 absl::Status PlanAndReleaseSources(CompiledModel& model, std::span<const Tensor> inputs) {
   try {
     dnnl::stream stream(model.engine());
-    const PlanTarget target{.graph = model.graph(),
-                            .use_counts = model.use_counts(),
-                            .engine = model.engine(),
-                            .weights = model.weights(),
-                            .precision = model.precision(),
-                            .released_keys = &model.released_keys(),
-                            .releaser = &model};
+    const PlanTarget target = MainGraph(model, &model);
     const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
     Planner planner(target, infos, 1, stream, /*shape_only=*/false);
     return planner.Build().status();
@@ -780,12 +777,7 @@ absl::StatusOr<std::vector<std::optional<Shape>>> PropagateShapes(const Compiled
                                                                   std::span<const Tensor> inputs) {
   try {
     dnnl::stream stream(model.engine());
-    const PlanTarget target{.graph = model.graph(),
-                            .use_counts = model.use_counts(),
-                            .engine = model.engine(),
-                            .weights = model.weights(),
-                            .precision = model.precision(),
-                            .released_keys = &model.released_keys()};
+    const PlanTarget target = MainGraph(model);
     const std::vector<ValueInfo> infos = DescribeInputs(model, inputs);
     Planner planner(target, infos, 1, stream, /*shape_only=*/true);
     BRIGADE_RETURN_IF_ERROR(planner.Build().status());
