@@ -38,17 +38,8 @@ done
 command -v taskset >/dev/null || { echo "needs taskset (util-linux)" >&2; exit 1; }
 [[ $(nproc) -ge 2 ]] || { echo "needs two CPUs: servers on one, the client on the other" >&2; exit 1; }
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# WORK, PIDS (stopped at exit), free_port, cpu_ticks.
+source "$ROOT/bench/server_run.sh"
 mkdir -p "$WORK/repo"
 cp -r "$ROOT/models/identity" "$WORK/repo/"
 

@@ -43,17 +43,8 @@ for tool in wrk nginx taskset curl; do
 done
 [[ $(nproc) -ge 2 ]] || { echo "needs two CPUs: server and wrk on one each" >&2; exit 1; }
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# WORK, PIDS (stopped at exit), free_port, cpu_ticks.
+source "$ROOT/bench/server_run.sh"
 
 # The request and the answer Brigade gives it, byte for byte in the body.
 DATA="0,0.25,0.5,0.75,1,1.25,1.5,1.75,2,2.25,2.5,2.75,3,3.25,3.5,3.75"
