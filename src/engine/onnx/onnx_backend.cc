@@ -223,7 +223,16 @@ absl::StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const ModelLoadOptions&
   // holds one copy of a weight, not two. A model whose shapes depend on input contents may
   // refuse zero inputs; its weights are then packed (and kept) on first use instead.
   if (auto warm = MakeWarmupInputs(signature, options.max_batch_size > 0 ? 1 : 0); warm.ok()) {
-    (void)onnx::PlanAndReleaseSources(*compiled, *warm);
+    // The load goes on when this fails: a source is released only once all its readers have
+    // packed it, and a later plan rebuilds a released source from its packed copy, so the model
+    // still runs; the weights this plan did not reach keep their fp32 sources and are packed on
+    // first use.
+    if (absl::Status released = onnx::PlanAndReleaseSources(*compiled, *warm); !released.ok()) {
+      spdlog::warn(
+          "model '{}' version {}: packing the weights at load failed; those not packed keep "
+          "their fp32 initializers and are packed on first use: {}",
+          options.model_name, options.version, released.message());
+    }
   }
   return std::make_shared<OnnxModel>(std::move(compiled), std::move(signature),
                                      std::make_shared<const InputDefaults>(std::move(defaults)));
