@@ -17,10 +17,13 @@ models/fashion_mnist_cascade, then
      uncertain rows to the CNN; throughput is then counted in images per second.
 With --baseline PATH a second server (that binary, same repository) is started beside the
 first and every throughput run is made on both, one after the other, so that two builds
-compare within one run. --throughput-only skips 1. and 2.
+compare within one run. --throughput-only skips 1. and 2. --intra-op-threads N serves both
+models with N intra-op threads per instance (instance_group intra_op_threads; by default the
+scheduler gives each model's instance all the cores: 2 OpenMP threads per model here). The
+server inherits the environment (OMP_WAIT_POLICY, GOMP_SPINCOUNT).
 Printed, not asserted.
 Usage: bench/route_cascade.py [--brigade PATH] [--baseline PATH] [--duration-s N]
-                              [--batch-size B] [--throughput-only]
+                              [--batch-size B] [--throughput-only] [--intra-op-threads N]
 """
 
 import argparse
@@ -129,6 +132,8 @@ def main():
     parser.add_argument("--baseline", help="a second brigade binary measured beside the first")
     parser.add_argument("--throughput-only", action="store_true",
                         help="skip the accuracy and threshold tables")
+    parser.add_argument("--intra-op-threads", type=int, default=0,
+                        help="intra-op threads per model instance (0: the scheduler's default)")
     args = parser.parse_args()
     if not 1 <= args.batch_size <= 32:
         sys.exit("--batch-size must be within 1..32 (the demo models' max_batch_size)")
@@ -141,6 +146,15 @@ def main():
         for model in MODELS:
             # Copied: the server refuses a link out of its repository.
             shutil.copytree(os.path.join(ROOT, "models", model), os.path.join(repo, model))
+            config = os.path.join(repo, model, "config.pbtxt")
+            if args.intra_op_threads > 0 and model != "fashion_mnist_cascade":
+                with open(config) as f:
+                    text = f.read()
+                if "kind: KIND_CPU" not in text or "intra_op_threads" in text:
+                    sys.exit(f"{config}: cannot set intra_op_threads")
+                with open(config, "w") as f:
+                    f.write(text.replace("kind: KIND_CPU", "kind: KIND_CPU\n    intra_op_threads: "
+                                         f"{args.intra_op_threads}", 1))
         images, labels = load_test_set()
         samples = os.path.join(work, "samples")
         os.makedirs(samples)
@@ -199,7 +213,8 @@ def main():
 
         rows = args.batch_size
         print(f"\n# closed loop, concurrency 16, {args.duration_s} s, HTTP binary, same images, "
-              f"{rows} per request")
+              f"{rows} per request; intra-op threads {args.intra_op_threads or 'default'}, "
+              f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', 'unset')}")
         hz = os.sysconf("SC_CLK_TCK")
         throughput = {}
         cpu = {}
