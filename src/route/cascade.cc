@@ -25,7 +25,7 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
 
   void Start() {
     request_->clock.Mark(Stage::kInferStart, cascade_->clock_->NowNs());
-    Send(cascade_->spec_.first, WholeInputs());
+    Send(cascade_->spec_.first, WholeInputs(), /*last=*/false);
   }
 
  private:
@@ -49,18 +49,33 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
   // optional input the request left out stays out.
   std::vector<InferInput> WholeInputs() const {
     std::vector<InferInput> inputs;
+    inputs.reserve(request_->inputs.size());
     for (const InferInput& input : request_->inputs) {
       if (!input.tensor.empty()) inputs.push_back(input);
     }
     return inputs;
   }
 
-  void Send(int index, std::vector<InferInput> inputs) {
+  // The request's inputs (those it gives), moved out of it for its last step (the whole request
+  // escalated): nothing reads them after that.
+  std::vector<InferInput> TakeWholeInputs() {
+    std::vector<InferInput>& inputs = request_->inputs;
+    std::erase_if(inputs, [](const InferInput& input) { return input.tensor.empty(); });
+    return std::move(inputs);
+  }
+
+  // `last`: the second variant's step; nothing reads the request's requested outputs after it,
+  // so the step takes them instead of a copy.
+  void Send(int index, std::vector<InferInput> inputs, bool last) {
     std::unique_ptr<InferRequest> step =
         NewStepRequest(*request_, variant(index).model_name, variant(index).model_version,
                        cascade_->clock_->NowNs());
     step->inputs = std::move(inputs);
-    step->outputs = request_->outputs;
+    if (last) {
+      step->outputs = std::move(request_->outputs);
+    } else {
+      step->outputs = request_->outputs;
+    }
     if (!step->outputs.empty() && index == cascade_->spec_.first) {
       // The first variant must also give the scored output, even if the client did not ask.
       const std::string& scored = cascade_->spec_.output;
@@ -74,10 +89,10 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
     runner_->RunStep(std::move(step));
   }
 
-  // The whole request goes to the second variant.
+  // The whole request goes to the second variant, its last step.
   void Escalate() {
     escalated_rows_ = std::max<int64_t>(batch_rows_, 1);
-    Send(cascade_->spec_.second, WholeInputs());
+    Send(cascade_->spec_.second, TakeWholeInputs(), /*last=*/true);
   }
 
   void OnAnswer(int index, absl::StatusOr<InferResponse> result) {
@@ -158,7 +173,7 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
     first_answer_ = *std::move(result);
     uncertain_ = std::move(uncertain);
     escalated_rows_ = static_cast<int64_t>(uncertain_.size());
-    Send(spec.second, std::move(inputs));
+    Send(spec.second, std::move(inputs), /*last=*/true);
   }
 
   // Whether the first variant's answer can be split by row: the scored output has one row per

@@ -185,6 +185,26 @@ TEST_F(CascadeTest, OnlyTheOutputsAskedForAreAnsweredThoughTheScoredOneIsRequest
   EXPECT_EQ(result_->outputs[0].name, "extra");
 }
 
+TEST_F(CascadeTest, AnEscalatedRequestAsksTheLargeVariantForTheClientsOutputsOnly) {
+  Make();
+  std::unique_ptr<InferRequest> request = Request();
+  request->outputs.push_back(RequestedOutput{"extra", {}, false});
+  const std::byte* input = request->inputs[0].tensor.data();
+  cascade_->Run(std::move(request), &runner_);
+  ASSERT_EQ(runner_.sent[0]->outputs.size(), 2u);  // the scored output added for the small one
+  runner_.Answer({0.6f, 0.4f}, 1);
+  ASSERT_EQ(runner_.sent.size(), 1u);
+  EXPECT_EQ(runner_.sent[0]->model_name, "cnn");
+  ASSERT_EQ(runner_.sent[0]->inputs.size(), 1u);
+  EXPECT_EQ(runner_.sent[0]->inputs[0].name, "image");
+  EXPECT_EQ(runner_.sent[0]->inputs[0].tensor.data(), input);
+  ASSERT_EQ(runner_.sent[0]->outputs.size(), 1u);
+  EXPECT_EQ(runner_.sent[0]->outputs[0].name, "extra");
+  runner_.Answer({0.3f, 0.7f}, 1);
+  ASSERT_TRUE(result_.ok()) << result_.status();
+  EXPECT_EQ(Param("cascade"), "escalated");
+}
+
 TEST(CascadeConfigTest, ACascadeIsCheckedWhenThePolicyIsCreated) {
   auto error = [](std::string_view text) {
     config::ModelRouting config;
