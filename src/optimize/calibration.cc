@@ -47,14 +47,15 @@ void RangeCollector::Add(std::span<const float> values) {
     if (!std::isfinite(v)) continue;
     const int bin = std::min(kBins - 1, static_cast<int>(std::abs(v) * per_bin));
     histogram_[static_cast<size_t>(bin)] += 1;
+    if (v == 0.0f) ++zeros_;
     ++count_;
   }
 }
 
-float EntropyThreshold(std::span<const double> histogram, float bin_width) {
-  constexpr int kLevels = 128;
+float EntropyThreshold(std::span<const double> histogram, float bin_width, int levels) {
+  const int num_levels = std::max(levels, 1);
   const int bins = static_cast<int>(histogram.size());
-  if (bins <= kLevels) return bin_width * static_cast<float>(bins);
+  if (bins <= num_levels) return bin_width * static_cast<float>(bins);
   double best_kl = std::numeric_limits<double>::infinity();
   int best = bins;
   std::vector<double> p(static_cast<size_t>(bins));
@@ -62,18 +63,18 @@ float EntropyThreshold(std::span<const double> histogram, float bin_width) {
   double tail = 0;
   for (int i = 0; i < bins; ++i) tail += histogram[static_cast<size_t>(i)];
   double head = 0;
-  for (int i = 0; i < kLevels; ++i) head += histogram[static_cast<size_t>(i)];
+  for (int i = 0; i < num_levels; ++i) head += histogram[static_cast<size_t>(i)];
   tail -= head;
-  for (int i = kLevels; i <= bins; ++i) {
+  for (int i = num_levels; i <= bins; ++i) {
     // Reference: the first i bins with everything beyond folded into the last one.
     std::copy(histogram.begin(), histogram.begin() + i, p.begin());
     p[static_cast<size_t>(i - 1)] += tail;
-    // Candidate: the first i bins merged into kLevels levels, each level's mass spread evenly
+    // Candidate: the first i bins merged into num_levels levels, each level's mass spread evenly
     // over the bins of it that were not empty.
-    const int merged = i / kLevels;
-    for (int level = 0; level < kLevels; ++level) {
+    const int merged = i / num_levels;
+    for (int level = 0; level < num_levels; ++level) {
       const int begin = level * merged;
-      const int end = level == kLevels - 1 ? i : begin + merged;
+      const int end = level == num_levels - 1 ? i : begin + merged;
       double mass = 0;
       int nonzero = 0;
       for (int b = begin; b < end; ++b) {
@@ -124,7 +125,10 @@ TensorRange RangeCollector::Range(CalibrationMethod method, double percentile) c
       }
     }
   } else {
-    threshold = EntropyThreshold(histogram_, bin_width);
+    // Exact zeros are exact on every grid: the divergence is over the other values.
+    std::vector<double> nonzero = histogram_;
+    nonzero[0] = std::max(0.0, nonzero[0] - static_cast<double>(zeros_));
+    threshold = EntropyThreshold(nonzero, bin_width, min_ >= 0 ? 256 : 128);
   }
   range.min = std::max(range.min, -threshold);
   range.max = std::min(range.max, threshold);

@@ -178,6 +178,15 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& byt
   return absl::OkStatus();
 }
 
+void RankBySensitivity(std::vector<LayerSensitivity>* layers) {
+  std::stable_sort(layers->begin(), layers->end(),
+                   [](const LayerSensitivity& a, const LayerSensitivity& b) {
+                     if (a.drop_points != b.drop_points) return a.drop_points > b.drop_points;
+                     if (a.mean_cosine != b.mean_cosine) return a.mean_cosine < b.mean_cosine;
+                     return a.top1_agreement < b.top1_agreement;
+                   });
+}
+
 absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options) {
   if (options.output_path.empty()) {
     return absl::InvalidArgumentError("-o: an output path is required");
@@ -274,13 +283,10 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
       BRIGADE_ASSIGN_OR_RETURN(QuantizeResult one,
                                QuantizeModel(c.model, alone, c.ranges, c.model_dir));
       BRIGADE_ASSIGN_OR_RETURN(Comparison cmp, Evaluate(c, one, options.sensitivity_samples));
-      report.sensitivity.push_back({d.node, d.op_type, cmp.drop_points(), cmp.top1_agreement});
+      report.sensitivity.push_back(
+          {d.node, d.op_type, cmp.drop_points(), cmp.top1_agreement, cmp.mean_cosine});
     }
-    std::stable_sort(report.sensitivity.begin(), report.sensitivity.end(),
-                     [](const LayerSensitivity& a, const LayerSensitivity& b) {
-                       return a.drop_points != b.drop_points ? a.drop_points > b.drop_points
-                                                             : a.top1_agreement < b.top1_agreement;
-                     });
+    RankBySensitivity(&report.sensitivity);
   }
   if (options.fallback) {
     for (const LayerSensitivity& layer : report.sensitivity) {
@@ -290,6 +296,7 @@ absl::StatusOr<QuantizeReport> RunQuantizeJob(const QuantizeJobOptions& options)
       BRIGADE_ASSIGN_OR_RETURN(report.quantized,
                                QuantizeModel(c.model, quantize, c.ranges, c.model_dir));
       BRIGADE_ASSIGN_OR_RETURN(report.comparison, Evaluate(c, report.quantized, all_rows));
+      report.fallback_steps.push_back({layer.node, *report.comparison});
     }
   }
   report.gate_passed = gate();
@@ -391,8 +398,15 @@ std::string QuantizeReport::Text(const QuantizeJobOptions& options) const {
     add("sensitivity (each layer quantized alone, {} rows; most sensitive first)\n",
         std::min<int64_t>(options.sensitivity_samples, comparison ? comparison->rows : 0));
     for (const LayerSensitivity& s : sensitivity) {
-      add("    {:>7.2f} points  agreement {:>7.2f}%  {} {}\n", s.drop_points,
-          s.top1_agreement * 100, s.op_type, s.node);
+      add("    {:>7.2f} points  agreement {:>7.2f}%  cosine {:.6f}  {} {}\n", s.drop_points,
+          s.top1_agreement * 100, s.mean_cosine, s.op_type, s.node);
+    }
+  }
+  if (!fallback_steps.empty()) {
+    add("fallback    each layer back to fp32 in turn, then the whole model against fp32:\n");
+    for (const FallbackStep& s : fallback_steps) {
+      add("    agreement {:>7.2f}%  cosine {:.6f}  drop {:.2f} points  after {}\n",
+          s.after.top1_agreement * 100, s.after.mean_cosine, s.after.drop_points(), s.node);
     }
   }
   if (!fallback_fp32.empty()) {
@@ -470,6 +484,23 @@ std::string QuantizeReport::Json() const {
   field("mode", fmt::format("\"{}\"", ModeName(mode)));
   field("quantized_layers", fmt::format("{}", n));
   field("layers", layers);
+  std::string ranked = "[";
+  for (const LayerSensitivity& l : sensitivity) {
+    ranked += fmt::format(
+        "{}{{\"node\":\"{}\",\"op\":\"{}\",\"drop_points\":{},\"top1_agreement\":{},"
+        "\"mean_cosine\":{}}}",
+        ranked.size() > 1 ? "," : "", l.node, l.op_type, l.drop_points, l.top1_agreement,
+        l.mean_cosine);
+  }
+  field("sensitivity", ranked + "]");
+  std::string steps = "[";
+  for (const FallbackStep& f : fallback_steps) {
+    steps += fmt::format(
+        "{}{{\"node\":\"{}\",\"top1_agreement\":{},\"mean_cosine\":{},\"drop_points\":{}}}",
+        steps.size() > 1 ? "," : "", f.node, f.after.top1_agreement, f.after.mean_cosine,
+        f.after.drop_points());
+  }
+  field("fallback", steps + "]");
   if (comparison) {
     field("rows", fmt::format("{}", comparison->rows));
     field("top1_agreement", fmt::format("{}", comparison->top1_agreement));

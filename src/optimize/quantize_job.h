@@ -76,6 +76,20 @@ struct LayerSensitivity {
   std::string op_type;
   double drop_points = 0;  // quantizing this layer alone
   double top1_agreement = 0;
+  double mean_cosine = 1;
+};
+
+// Most sensitive first: the larger drop, then (among equal drops) the lower mean cosine, then the
+// lower agreement; graph order among full ties. A drop counts whole rows (one row of 200 is half
+// a point), so many layers tie on it, and most on a model whose classes nearly tie (random
+// weights): the cosine, which every change moves, tells them apart.
+void RankBySensitivity(std::vector<LayerSensitivity>* layers);
+
+// One step of the fallback: `node` went back to fp32, and `after` is the model's comparison with
+// fp32 once it had.
+struct FallbackStep {
+  std::string node;
+  Comparison after;
 };
 
 struct QuantizeReport {
@@ -84,6 +98,7 @@ struct QuantizeReport {
   std::optional<Comparison> comparison;
   std::vector<LayerSensitivity> sensitivity;  // most sensitive first
   std::vector<std::string> fallback_fp32;     // layers the fallback kept in fp32
+  std::vector<FallbackStep> fallback_steps;   // in the order they went back
   QuantMode mode = QuantMode::kStatic;
   // int8_*: the candidate's (the INT8 model, or the bf16 one in mode kBf16).
   std::optional<double> fp32_us, int8_us;  // median at batch 1

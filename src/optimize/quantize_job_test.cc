@@ -4,8 +4,10 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
+#include "core/strings.h"
 #include "engine/onnx/kernels/cpu_isa.h"
 #include "engine/onnx/test_util/onnx_builder.h"
 #include "gmock/gmock.h"
@@ -100,6 +102,34 @@ TEST_F(QuantizeJobTest, SensitivityAndFallbackKeepLayersFp32UntilTheGateHolds) {
   ASSERT_EQ(report->sensitivity.size(), 2u);
   EXPECT_EQ(report->fallback_fp32.size(), 2u);
   EXPECT_THAT(report->Text(options_), HasSubstr("sensitivity"));
+  // Each step's comparison, the last with every layer back in fp32: the fp32 model itself.
+  ASSERT_EQ(report->fallback_steps.size(), 2u);
+  EXPECT_EQ(report->fallback_steps[0].node, report->sensitivity[0].node);
+  EXPECT_DOUBLE_EQ(report->fallback_steps[1].after.top1_agreement, 1.0);
+  EXPECT_NEAR(report->fallback_steps[1].after.mean_cosine, 1.0, 1e-6);
+  for (const LayerSensitivity& l : report->sensitivity) {
+    EXPECT_GT(l.mean_cosine, 0.9);
+    EXPECT_LE(l.mean_cosine, 1.0 + 1e-9);
+  }
+  const std::string json = report->Json();
+  EXPECT_THAT(
+      json, HasSubstr(StrCat("\"sensitivity\":[{\"node\":\"", report->sensitivity[0].node, "\"")));
+  EXPECT_THAT(
+      json, HasSubstr(StrCat("\"fallback\":[{\"node\":\"", report->fallback_steps[0].node, "\"")));
+}
+
+TEST(RankBySensitivityTest, EqualDropsAreRankedByCosine) {
+  std::vector<LayerSensitivity> layers = {
+      {"a", "Conv", 0.0, 1.0, 0.9999}, {"b", "Conv", 0.5, 0.995, 0.9990},
+      {"c", "Conv", 0.0, 1.0, 0.9950}, {"d", "Conv", 0.5, 0.995, 0.9999},
+      {"e", "Conv", 0.0, 1.0, 0.9999},
+  };
+  RankBySensitivity(&layers);
+  std::vector<std::string> order;
+  order.reserve(layers.size());
+  for (const LayerSensitivity& l : layers) order.push_back(l.node);
+  // The larger drop first; within a drop the lower cosine; a full tie keeps graph order.
+  EXPECT_THAT(order, ::testing::ElementsAre("b", "d", "c", "a", "e"));
 }
 
 TEST_F(QuantizeJobTest, DynamicModeWithoutDataNeedsForce) {
