@@ -252,13 +252,6 @@ void RequestPipeline::Answer(const std::shared_ptr<Context>& context,
     } else {
       router->stats().RecordFailure(protocol::FailureReasonOf(result.status()), elapsed_ns);
     }
-    // An SLO router learns the tail it delivers from every answer, failures included (a late
-    // failure is as late to the client).
-    route::SloController* slo =
-        router->routing() != nullptr ? router->routing()->slo_controller() : nullptr;
-    if (slo != nullptr) {
-      slo->Record(elapsed_ns, context->arrival_ns + elapsed_ns);
-    }
   }
   if (telemetry::ModelRequestMetrics* metrics = version.metrics()) metrics->in_flight().Decrement();
   std::optional<cache::ResponseCache::PendingStore> pending = std::move(context->pending);

@@ -228,30 +228,6 @@ TEST_F(RequestPipelineTest, ARouterAnswersAsItselfAndSaysWhichVariantServed) {
             2u);
 }
 
-TEST_F(RequestPipelineTest, AnSloRouterLearnsTheTailItDeliversFromItsAnswers) {
-  std::string copy(testing::kAddSubConfig);
-  Start(/*cached=*/false, {{"simple_copy", copy},
-                           {"slo_router", R"pb(name: "slo_router"
-                                               platform: "brigade_router"
-                                               routing {
-                                                 variant { model_name: "simple" accuracy: 0.9 }
-                                                 variant { model_name: "simple_copy" accuracy: 0.8 }
-                                                 slo { target_p99_microseconds: 1000000 }
-                                               })pb"}});
-  const route::SloController* slo =
-      (*repository_->Get("slo_router", -1))->routing()->slo_controller();
-  ASSERT_NE(slo, nullptr);
-  // A full window of answers far inside the 1 s target: the router may now predict later.
-  for (int i = 0; i < route::SloController::kWindowCapacity; ++i) {
-    auto answer = Run(AddSub(1, 2, "slo_router"));
-    ASSERT_TRUE(answer.ok()) << answer.status();
-  }
-  EXPECT_TRUE(pipeline_->WaitIdle(kWait));
-  EXPECT_GT(slo->LastWindowP99Ns(), 0);
-  EXPECT_LT(slo->LastWindowP99Ns(), 800'000'000);
-  EXPECT_GT(slo->MarginNs(), 0);
-}
-
 TEST_F(RequestPipelineTest, ClassifiedOutputsAreTopKStringsWithLabelsOnMissesAndHits) {
   std::string labels;
   for (int i = 0; i < 15; ++i) labels += "class" + std::to_string(i) + "\n";  // none for 15

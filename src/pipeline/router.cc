@@ -65,12 +65,9 @@ absl::StatusOr<route::RouteDecision> Router::ChooseBySlo(const route::RoutingPol
   const route::SloSpec& slo = *policy.slo();
   const std::vector<route::RouteVariant>& variants = policy.variants();
   const int64_t now_ns = clock_->NowNs();
-  // The router's target p99, moved by the tail its answers actually had (SloController); a
-  // request's own timeout is its own deadline.
-  const int64_t deadline_ns =
-      request.deadline.infinite()
-          ? Deadline::AfterUs(now_ns, slo.target_p99_us).ns() + policy.slo_controller()->MarginNs()
-          : request.deadline.ns();
+  const int64_t deadline_ns = request.deadline.infinite()
+                                  ? Deadline::AfterUs(now_ns, slo.target_p99_us).ns()
+                                  : request.deadline.ns();
   // A fixed array (routers name at most kMaxRouteVariants): nothing allocated per request.
   std::array<int64_t, route::kMaxRouteVariants> predicted;
   predicted.fill(INT64_MAX);

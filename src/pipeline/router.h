@@ -8,8 +8,7 @@
 // variant serves the request; a variant that is not ready is routed around (the default, then
 // the others), counted as a fallback. A router with an `slo` section sends a request no rule
 // routes to the most accurate variant its scheduler predicts to meet the deadline (the
-// request's timeout, or now + the router's target p99 + the margin its SloController learned
-// from the tail of the router's answers), or the fastest, or refuses it
+// request's timeout, or now + the router's target p99), or the fastest, or refuses it
 // (UNAVAILABLE) when the config says so. Everything after this stage works on the Route it returns.
 //
 // Thread safety: const and safe from any thread; one shared-lock lookup in the repository.

@@ -29,36 +29,6 @@ void AppendRoutingMetrics(std::span<const RouterSample> routers, std::string* ou
   }
 }
 
-void AppendSloControllerMetrics(std::span<const RouterSample> routers, std::string* out) {
-  bool any = false;
-  for (const RouterSample& router : routers) any |= router.policy->slo_controller() != nullptr;
-  if (!any) return;
-  telemetry::PrometheusTextWriter writer(out);
-  constexpr std::string_view kMargin = "brigade_route_slo_margin_seconds";
-  constexpr std::string_view kP99 = "brigade_route_slo_window_p99_seconds";
-  writer.Family(kMargin,
-                "What an SLO router adds to its target deadline, learned from the tail it delivers",
-                telemetry::MetricType::kGauge);
-  for (const RouterSample& router : routers) {
-    const SloController* slo = router.policy->slo_controller();
-    if (slo == nullptr) continue;
-    const std::string version = std::to_string(router.version);
-    const telemetry::LabelPair labels[] = {{"model", router.policy->router_name()},
-                                           {"version", version}};
-    writer.Sample(kMargin, labels, static_cast<double>(slo->MarginNs()) / 1e9);
-  }
-  writer.Family(kP99, "The p99 latency of an SLO router's answers over its last closed window",
-                telemetry::MetricType::kGauge);
-  for (const RouterSample& router : routers) {
-    const SloController* slo = router.policy->slo_controller();
-    if (slo == nullptr) continue;
-    const std::string version = std::to_string(router.version);
-    const telemetry::LabelPair labels[] = {{"model", router.policy->router_name()},
-                                           {"version", version}};
-    writer.Sample(kP99, labels, static_cast<double>(slo->LastWindowP99Ns()) / 1e9);
-  }
-}
-
 void AppendEnsembleBranchMetrics(std::span<const EnsembleSample> ensembles, std::string* out) {
   std::vector<std::pair<const EnsembleSample*, std::vector<Ensemble::BranchCount>>> counted;
   for (const EnsembleSample& sample : ensembles) {

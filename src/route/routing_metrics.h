@@ -27,15 +27,6 @@ struct RouterSample {
 
 void AppendRoutingMetrics(std::span<const RouterSample> routers, std::string* out);
 
-// AppendSloControllerMetrics: each SLO router's controller (route/slo_controller.h), two gauges
-//
-//   brigade_route_slo_margin_seconds{model="<router>",version="<v>"}      (may be negative)
-//   brigade_route_slo_window_p99_seconds{model="<router>",version="<v>"}
-//
-// so a share that moves between variants is explained by the tail that moved it. Routers without
-// an `slo` section add nothing.
-void AppendSloControllerMetrics(std::span<const RouterSample> routers, std::string* out);
-
 // AppendEnsembleBranchMetrics: every ensemble switch's decisions,
 //
 //   brigade_ensemble_branch_total{model="<ensemble>",version="<v>",step="<switch>",

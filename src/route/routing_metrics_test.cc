@@ -32,46 +32,6 @@ TEST(RoutingMetricsTest, EachVariantAndReasonIsOneCounterSeries) {
   EXPECT_TRUE(none.empty());
 }
 
-TEST(RoutingMetricsTest, AnSloRoutersControllerIsTwoGauges) {
-  config::ModelRouting slo_config;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"pb(variant { name: "cnn" model_name: "big" accuracy: 0.9 }
-           variant { name: "mlp" model_name: "small" accuracy: 0.8 }
-           slo { target_p99_microseconds: 5000 })pb",
-      &slo_config));
-  auto slo = RoutingPolicy::Create("slo_router", slo_config);
-  ASSERT_TRUE(slo.ok()) << slo.status();
-  ASSERT_NE((*slo)->slo_controller(), nullptr);
-  // One full window 4 ms over the 5 ms target: the margin drops by the excess.
-  for (int i = 0; i < SloController::kWindowCapacity; ++i) {
-    (*slo)->slo_controller()->Record(9'000'000, i);
-  }
-  config::ModelRouting plain_config;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"pb(variant { name: "only" model_name: "m" })pb", &plain_config));
-  auto plain = RoutingPolicy::Create("plain", plain_config);
-  ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_EQ((*plain)->slo_controller(), nullptr);
-
-  std::string text;
-  const RouterSample routers[] = {{plain->get(), 1}, {slo->get(), 2}};
-  AppendSloControllerMetrics(routers, &text);
-  EXPECT_NE(text.find("# TYPE brigade_route_slo_margin_seconds gauge"), std::string::npos) << text;
-  EXPECT_NE(
-      text.find("brigade_route_slo_margin_seconds{model=\"slo_router\",version=\"2\"} -0.004"),
-      std::string::npos)
-      << text;
-  EXPECT_NE(
-      text.find("brigade_route_slo_window_p99_seconds{model=\"slo_router\",version=\"2\"} 0.009"),
-      std::string::npos)
-      << text;
-  EXPECT_EQ(text.find("plain"), std::string::npos) << text;
-  std::string none;
-  const RouterSample plain_only[] = {{plain->get(), 1}};
-  AppendSloControllerMetrics(plain_only, &none);
-  EXPECT_TRUE(none.empty()) << none;
-}
-
 TEST(RoutingMetricsTest, EachSwitchBranchAndReasonIsOneCounterSeries) {
   config::ModelConfig config;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(

@@ -249,10 +249,7 @@ RoutingPolicy::RoutingPolicy(std::string router_name, std::vector<RouteVariant> 
       default_variant_(default_variant),
       cascade_(std::move(cascade)),
       slo_(std::move(slo)),
-      counts_(std::make_unique<std::atomic<uint64_t>[]>(variants_.size() * kNumRouteReasons)),
-      slo_controller_(slo_.has_value() ? std::make_unique<SloController>(SloController::Options{
-                                             .target_ns = slo_->target_p99_us * 1000})
-                                       : nullptr) {}
+      counts_(std::make_unique<std::atomic<uint64_t>[]>(variants_.size() * kNumRouteReasons)) {}
 
 bool RoutingPolicy::Matches(const Rule& rule, const ParameterValue& value) const {
   if (rule.op == config::ModelRouting::Rule::PRESENT) return true;

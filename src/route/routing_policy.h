@@ -20,9 +20,8 @@
 // Decide() allocates nothing and reads only the request's parameters: a few comparisons per rule
 // (bench/route_decision_benchmark measures it).
 //
-// Thread safety: immutable after Create() except the decision counters, which are atomic, and
-// an SLO router's SloController (safe from any thread); Decide() and Count() are safe from any
-// thread.
+// Thread safety: immutable after Create() except the decision counters, which are atomic;
+// Decide() and Count() are safe from any thread.
 // Failure: Create() answers INVALID_ARGUMENT naming the router and the variant, rule or split at
 // fault (unknown variant, a non-numeric value for an ordering comparison, no weight, ...).
 
@@ -38,7 +37,6 @@
 #include "absl/status/statusor.h"
 #include "core/parameters.h"
 #include "protocol/model_config.pb.h"
-#include "route/slo_controller.h"
 
 namespace brigade::route {
 
@@ -114,10 +112,6 @@ class RoutingPolicy {
   // Set when the router selects by SLO: Decide() then answers kSlo for a request no rule
   // routes, and the caller chooses with ChooseBySlo() from its variants' predictions.
   const std::optional<SloSpec>& slo() const { return slo_; }
-  // Set with slo(): the feedback on the tail the router delivers (route/slo_controller.h). The
-  // controller is the policy's only mutable state besides the counters; it lives as long as
-  // the policy.
-  SloController* slo_controller() const { return slo_controller_.get(); }
 
   RouteDecision Decide(const Parameters& parameters) const;
 
@@ -157,7 +151,6 @@ class RoutingPolicy {
   // Spreads non-sticky split decisions by their weights.
   mutable std::atomic<uint64_t> split_sequence_{0};
   const std::unique_ptr<std::atomic<uint64_t>[]> counts_;
-  const std::unique_ptr<SloController> slo_controller_;
 };
 
 }  // namespace brigade::route

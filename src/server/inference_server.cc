@@ -271,7 +271,6 @@ std::string InferenceServer::MetricsText() const {
     if (model->routing() != nullptr) routers.push_back({model->routing().get(), model->version()});
   }
   route::AppendRoutingMetrics(routers, &text);
-  route::AppendSloControllerMetrics(routers, &text);
   // Each ensemble switch's decisions, per branch.
   std::vector<route::EnsembleSample> ensembles;
   for (const auto& model : impl_->repo_->ReadyModels()) {
