@@ -25,7 +25,7 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
 
   void Start() {
     request_->clock.Mark(Stage::kInferStart, cascade_->clock_->NowNs());
-    Send(cascade_->spec_.first, WholeInputs(), /*last=*/false);
+    Send(cascade_->spec_.first, WholeInputs());
   }
 
  private:
@@ -64,14 +64,14 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
     return std::move(inputs);
   }
 
-  // `last`: the second variant's step; nothing reads the request's requested outputs after it,
-  // so the step takes them instead of a copy.
-  void Send(int index, std::vector<InferInput> inputs, bool last) {
+  // The second variant's step is the last (Create refuses a cascade whose two variants are the
+  // same): nothing reads the request's requested outputs after it, so it takes them, not a copy.
+  void Send(int index, std::vector<InferInput> inputs) {
     std::unique_ptr<InferRequest> step =
         NewStepRequest(*request_, variant(index).model_name, variant(index).model_version,
                        cascade_->clock_->NowNs());
     step->inputs = std::move(inputs);
-    if (last) {
+    if (index == cascade_->spec_.second) {
       step->outputs = std::move(request_->outputs);
     } else {
       step->outputs = request_->outputs;
@@ -92,7 +92,7 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
   // The whole request goes to the second variant, its last step.
   void Escalate() {
     escalated_rows_ = std::max<int64_t>(batch_rows_, 1);
-    Send(cascade_->spec_.second, TakeWholeInputs(), /*last=*/true);
+    Send(cascade_->spec_.second, TakeWholeInputs());
   }
 
   void OnAnswer(int index, absl::StatusOr<InferResponse> result) {
@@ -173,7 +173,7 @@ class CascadeRun : public std::enable_shared_from_this<CascadeRun> {
     first_answer_ = *std::move(result);
     uncertain_ = std::move(uncertain);
     escalated_rows_ = static_cast<int64_t>(uncertain_.size());
-    Send(spec.second, std::move(inputs), /*last=*/true);
+    Send(spec.second, std::move(inputs));
   }
 
   // Whether the first variant's answer can be split by row: the scored output has one row per
